@@ -1,0 +1,79 @@
+"""The ``lakewide`` command line; the single place errors become exit codes (0 / 1 / 2)."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import click
+import yaml
+from rich.console import Console
+from rich.table import Table
+
+from lakewide import __version__
+from lakewide.errors import LakewideError
+from lakewide.manifest import Manifest, load_manifest
+from lakewide.profiles import find_profiles_file, load_output
+from lakewide.project import load_project
+
+console = Console(highlight=False, soft_wrap=True)
+
+
+@dataclass
+class Options:
+    project_dir: Path
+    profiles_dir: Path | None
+    target: str | None
+    variables: dict[str, Any]
+
+    def manifest(self) -> Manifest:
+        project = load_project(self.project_dir)
+        profiles = find_profiles_file(project.root, self.profiles_dir)
+        output = load_output(profiles, project.profile, self.target, project.root)
+        return load_manifest(project, output, variables=self.variables)
+
+
+def _parse_vars(_ctx: click.Context, _param: click.Parameter, value: str | None) -> dict[str, Any]:
+    if not value:
+        return {}
+    data = yaml.safe_load(value)
+    if not isinstance(data, dict):
+        raise click.BadParameter("expected a YAML mapping, e.g. --vars '{day: 2024-05-01}'")
+    return data
+
+
+@click.group()
+@click.version_option(__version__, prog_name="lakewide")
+@click.option("--project-dir", type=click.Path(file_okay=False, path_type=Path), default=".",
+              show_default=True, help="The project folder (holds pyproject.toml).")
+@click.option("--profiles-dir", type=click.Path(file_okay=False, path_type=Path),
+              help="Folder holding profiles.yml (default: the project, then ~/.lakewide).")
+@click.option("--target", "-t", help="Target of the profile (default: the profile's target).")
+@click.option("--vars", "variables", callback=_parse_vars, help="YAML mapping for var().")
+@click.pass_context
+def cli(ctx: click.Context, project_dir: Path, profiles_dir: Path | None, target: str | None,
+        variables: dict[str, Any]) -> None:
+    """lakewide: wide tables on Apache Iceberg from SQL models with merge engines."""
+    ctx.obj = Options(project_dir, profiles_dir, target, variables)
+
+
+def main() -> None:
+    """Console entry point: maps LakewideError to exit code 2 (config) or 1 (model failed)."""
+    try:
+        cli.main(standalone_mode=False)
+    except click.exceptions.Exit as done:
+        sys.exit(done.exit_code)
+    except click.ClickException as err:
+        err.show()
+        sys.exit(2)
+    except click.exceptions.Abort:
+        sys.exit(130)
+    except LakewideError as err:
+        console.print(f"[red]error:[/red] {err}", soft_wrap=True)
+        sys.exit(err.exit_code)
+
+
+# Commands live in their own module and attach themselves to ``cli``.
+from lakewide import commands as _commands  # noqa: E402,F401

@@ -1,0 +1,83 @@
+"""The compiler: model nodes in, sqlglot statements out. Never imports pyspark."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from sqlglot import exp
+
+from lakewide.compiler.build_bootstrap import build_bootstrap
+from lakewide.compiler.build_merge import build_merge
+from lakewide.compiler.layout import create_table_as
+from lakewide.compiler.wide_model import DIALECT, analyze, parse_model_sql
+from lakewide.errors import CompileError
+from lakewide.nodes import ModelNode
+
+SUPPORTED_ENGINES = ("partial_update",)
+
+
+@dataclass
+class SourceMerge:
+    """The incremental step of one source branch."""
+
+    branch: int
+    name: str
+    statement: exp.Merge
+
+
+@dataclass
+class CompiledModel:
+    """Every statement a model can run, by plan."""
+
+    node: ModelNode
+    kind: str
+    bootstrap: exp.Expression
+    merges: list[SourceMerge] = field(default_factory=list)
+    full_refresh: exp.Expression | None = None
+
+    def files(self) -> dict[str, str]:
+        """File name -> SQL text, as written under ``target/compiled/<model>/``."""
+        first = "bootstrap.sql" if self.kind == "primary_key" else f"{self.kind}.sql"
+        out = {first: to_sql(self.bootstrap)}
+        for merge in self.merges:
+            out[f"merge_{merge.branch + 1:02d}_{merge.name}.sql"] = to_sql(merge.statement)
+        return out
+
+
+def to_sql(statement: exp.Expression, *, pretty: bool = True) -> str:
+    """The one place SQL text is produced from a tree (Spark dialect)."""
+    return statement.sql(DIALECT, pretty=pretty) + (";\n" if pretty else "")
+
+
+def _query(node: ModelNode) -> exp.Query:
+    query = parse_model_sql(node)
+    if not isinstance(query, exp.Query):
+        raise CompileError(f"a model is a SELECT query, found {query.key.upper()}",
+                           path=node.path, model=node.name)
+    return query
+
+
+def compile_model(node: ModelNode) -> CompiledModel:
+    """Compile one model into its bootstrap statement and, for key tables, per-source MERGEs."""
+    kind = node.config.kind
+    if kind == "view":
+        view = exp.Create(this=node.relation.table(), kind="VIEW", replace=True,
+                          expression=_query(node))
+        if not node.relation.catalog:
+            view.set("properties", exp.Properties(expressions=[exp.TemporaryProperty()]))
+        return CompiledModel(node, kind, view)
+    if kind in ("table", "incremental"):
+        if kind == "incremental":
+            raise CompileError("materialized='incremental' (append-only log tables) is not "
+                               "supported yet; use 'table', 'view' or a merge_engine",
+                               path=node.path, model=node.name, key="materialized")
+        return CompiledModel(node, kind, create_table_as(node, _query(node), replace=True))
+    engine = node.config.merge_engine
+    if engine not in SUPPORTED_ENGINES:
+        raise CompileError(f"merge_engine='{engine}' is not supported yet; supported: "
+                           f"{', '.join(SUPPORTED_ENGINES)}", path=node.path, model=node.name,
+                           key="merge_engine")
+    model = analyze(node)
+    merges = [SourceMerge(b.index, b.name, build_merge(model, b)) for b in model.branches]
+    return CompiledModel(node, kind, build_bootstrap(model), merges,
+                         full_refresh=build_bootstrap(model, replace=True))

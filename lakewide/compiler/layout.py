@@ -1,0 +1,53 @@
+"""Iceberg table layout of a model: USING iceberg, PARTITIONED BY, TBLPROPERTIES."""
+
+from __future__ import annotations
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import ParseError
+
+from lakewide.errors import CompileError
+from lakewide.nodes import ModelNode
+
+WRITE_MODE_PROPERTIES = ("write.merge.mode", "write.update.mode", "write.delete.mode")
+
+
+def table_properties(node: ModelNode) -> dict[str, str]:
+    """The TBLPROPERTIES lakewide sets for a model: format, write mode, key, then the user's."""
+    config = node.config
+    props = {"format-version": str(config.format_version)}
+    if config.write_mode:
+        props.update({name: config.write_mode for name in WRITE_MODE_PROPERTIES})
+    if config.merge_engine:
+        props["lakewide.merge-engine"] = config.merge_engine
+        props["lakewide.primary-key"] = ",".join(config.primary_key)
+    if config.sequence_field:
+        props["lakewide.sequence-field"] = ",".join(config.sequence_field)
+    props.update(config.table_properties)
+    return props
+
+
+def _partition_expressions(node: ModelNode) -> list[exp.Expression]:
+    parsed: list[exp.Expression] = []
+    for text in node.config.partition_by:
+        try:
+            parsed.append(sqlglot.parse_one(text, read="spark"))
+        except ParseError:
+            raise CompileError(
+                f"partition_by entry {text!r} does not parse; expected a column or an Iceberg "
+                "transform: bucket(N, col), truncate(N, col), years/months/days/hours(col)",
+                path=node.path, model=node.name, key="partition_by") from None
+    return parsed
+
+
+def create_table_as(node: ModelNode, query: exp.Query, *, replace: bool) -> exp.Create:
+    """``CREATE [OR REPLACE] TABLE <model> USING iceberg ... AS <query>`` (one atomic commit)."""
+    properties: list[exp.Expression] = [exp.FileFormatProperty(this=exp.var("iceberg"))]
+    partitions = _partition_expressions(node)
+    if partitions:
+        properties.append(exp.PartitionedByProperty(this=exp.Schema(expressions=partitions)))
+    for name, value in table_properties(node).items():
+        properties.append(exp.Property(this=exp.Literal.string(name),
+                                       value=exp.Literal.string(value)))
+    return exp.Create(this=node.relation.table(), kind="TABLE", replace=replace,
+                      expression=query, properties=exp.Properties(expressions=properties))

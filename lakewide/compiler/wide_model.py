@@ -1,0 +1,99 @@
+"""A primary-key model seen as the compiler needs it: columns, keys and source branches."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import ParseError
+
+from lakewide.compiler.owned_columns import model_columns, owned_columns
+from lakewide.compiler.split_union import split_union
+from lakewide.errors import CompileError
+from lakewide.nodes import ModelNode
+
+DIALECT = "spark"
+BRANCH_COLUMN = "__lw_branch"
+ROW_COLUMN = "__lw_row"
+
+
+@dataclass(frozen=True)
+class Branch:
+    """One UNION ALL branch: a source writing only the columns it owns."""
+
+    index: int
+    name: str
+    select: exp.Select
+    owned: dict[str, exp.Expression]
+
+    def projected(self, columns: list[str]) -> exp.Select:
+        """The branch's SELECT narrowed to ``columns`` (owned ones), aliased to model names."""
+        select = self.select.copy()
+        select.set("expressions", [exp.alias_(self.owned[c].copy(), c, quoted=None)
+                                   for c in columns])
+        return select
+
+
+@dataclass(frozen=True)
+class WideModel:
+    """The parts of a merge-engine model every plan builder needs."""
+
+    node: ModelNode
+    columns: list[str]
+    primary_key: list[str]
+    sequence: list[str]
+    branches: list[Branch]
+
+    @property
+    def value_columns(self) -> list[str]:
+        """Columns merged by the engine: neither key nor sequence."""
+        keep = set(self.primary_key) | set(self.sequence)
+        return [c for c in self.columns if c not in keep]
+
+
+def parse_model_sql(node: ModelNode) -> exp.Expression:
+    """Parse a rendered model into one sqlglot tree, with the file named on failure."""
+    try:
+        statements = [s for s in sqlglot.parse(node.sql, read=DIALECT) if s is not None]
+    except ParseError as err:
+        detail = err.errors[0] if err.errors else {}
+        raise CompileError(f"SQL does not parse: {detail.get('description', err)}",
+                           path=node.path, line=detail.get("line"), model=node.name) from None
+    if len(statements) != 1:
+        raise CompileError(f"a model is one SELECT statement, found {len(statements)} statements",
+                           path=node.path, model=node.name)
+    return statements[0]
+
+
+def _branch_name(select: exp.Select, index: int) -> str:
+    table = select.find(exp.Table)
+    return table.name if table is not None and table.name else f"branch_{index + 1}"
+
+
+def analyze(node: ModelNode) -> WideModel:
+    """Split a merge-engine model into branches and check keys against its columns."""
+    where = {"model": node.name, "path": node.path}
+    query = parse_model_sql(node)
+    branches = split_union(query, **where)
+    columns = model_columns(branches[0], **where)
+    config = node.config
+    for key, names in (("primary_key", config.primary_key),
+                       ("sequence_field", config.sequence_field)):
+        for name in names:
+            if name not in columns:
+                raise CompileError(f"{key} column '{name}' is not a column of the model "
+                                   f"(columns: {', '.join(columns)})", key=key, **where)
+    built: list[Branch] = []
+    for index, select in enumerate(branches):
+        owned = owned_columns(select, columns, index=index, **where)
+        for key, names in (("primary_key", config.primary_key),
+                           ("sequence_field", config.sequence_field)):
+            missing = [n for n in names if n not in owned]
+            if missing:
+                raise CompileError(
+                    f"UNION ALL branch {index + 1} ({_branch_name(select, index)}) does not "
+                    f"provide {key} column(s) {', '.join(missing)}; every source must give "
+                    f"the full {key}", key=key, **where)
+        built.append(Branch(index, _branch_name(select, index), select, owned))
+    return WideModel(node, columns, list(config.primary_key), list(config.sequence_field), built)

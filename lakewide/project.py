@@ -1,0 +1,92 @@
+"""A lakewide project on disk: ``[tool.lakewide]`` settings and where models, macros, seeds live."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from lakewide.errors import ConfigError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python 3.10 only
+    import tomli as tomllib
+
+SETTINGS = {
+    "profile": "name of the profile in profiles.yml (default: the project name)",
+    "model-paths": "folders holding models (default ['models'])",
+    "macro-paths": "folders holding macros (default ['macros'])",
+    "seed-paths": "folders holding CSV seeds (default ['seeds'])",
+    "target-path": "where compiled SQL and run results go (default 'target')",
+    "seed-schema": "namespace seeds are loaded into (default: the profile's namespace)",
+    "vars": "values for var() in models",
+}
+
+
+@dataclass(frozen=True)
+class Project:
+    """Paths and settings of one project directory."""
+
+    root: Path
+    name: str
+    profile: str
+    model_paths: list[Path]
+    macro_paths: list[Path]
+    seed_paths: list[Path]
+    target_path: Path
+    seed_schema: str | None = None
+    vars: dict[str, Any] = field(default_factory=dict)
+
+    def relative(self, path: Path) -> str:
+        """A path as shown to users: relative to the project root when inside it."""
+        try:
+            return str(path.resolve().relative_to(self.root))
+        except ValueError:
+            return str(path)
+
+
+def _paths(root: Path, settings: dict[str, Any], key: str, default: str) -> list[Path]:
+    value = settings.get(key, [default])
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"expected a folder name or a list of folder names, got {value!r}",
+                          path=root / "pyproject.toml", key=f"tool.lakewide.{key}")
+    return [root / v for v in value]
+
+
+def load_project(root: Path | str = ".") -> Project:
+    """Read ``pyproject.toml``'s ``[tool.lakewide]`` table (all keys optional)."""
+    root = Path(root).resolve()
+    pyproject = root / "pyproject.toml"
+    if not pyproject.is_file():
+        raise ConfigError(f"no pyproject.toml in {root}; run `lakewide init DIR` to start a "
+                          "project or pass --project-dir", path=pyproject)
+    try:
+        data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as err:
+        raise ConfigError(f"pyproject.toml is not valid TOML: {err}", path=pyproject) from None
+    settings = data.get("tool", {}).get("lakewide", {})
+    unknown = sorted(set(settings) - set(SETTINGS))
+    if unknown:
+        accepted = "; ".join(f"{k}: {v}" for k, v in SETTINGS.items())
+        raise ConfigError(f"unknown setting '{unknown[0]}'. Accepted: {accepted}",
+                          path=pyproject, key=f"tool.lakewide.{unknown[0]}")
+    name = str(data.get("project", {}).get("name", root.name))
+    variables = settings.get("vars", {})
+    if not isinstance(variables, dict):
+        raise ConfigError("expected a table of name = value", path=pyproject,
+                          key="tool.lakewide.vars")
+    return Project(
+        root=root,
+        name=name,
+        profile=str(settings.get("profile", name)),
+        model_paths=_paths(root, settings, "model-paths", "models"),
+        macro_paths=_paths(root, settings, "macro-paths", "macros"),
+        seed_paths=_paths(root, settings, "seed-paths", "seeds"),
+        target_path=root / str(settings.get("target-path", "target")),
+        seed_schema=settings.get("seed-schema"),
+        vars=dict(variables),
+    )

@@ -1,0 +1,24 @@
+"""Shared pytest fixtures: one local SparkSession with an Iceberg hadoop catalog named ``lw``."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "slow: starts a real Spark JVM (deselect with -m 'not slow')")
+
+
+@pytest.fixture(scope="session")
+def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """A SparkSession built by lakewide's runtime, with catalog ``lw`` over a temp warehouse."""
+    from lakewide.engine.runtime import create_session, spark_conf
+
+    warehouse = tmp_path_factory.mktemp("warehouse")
+    conf = spark_conf("local[2]", "lw", {"type": "hadoop", "warehouse": str(warehouse)}, {})
+    session = create_session("lakewide-tests", "local[2]", conf)
+    yield session
+    session.stop()
