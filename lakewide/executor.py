@@ -41,8 +41,11 @@ def _run_one(adapter: SparkAdapter, compiled: CompiledModel, full_refresh: bool)
     else:
         result.plan = "incremental"
         for merge in compiled.merges:
-            adapter.sql(merge.statement)
-        result.statements = len(compiled.merges)
+            staged = adapter.stage(merge.batch_view, merge.batch)
+            result.details[merge.name] = f"{staged} keys"
+            if staged:
+                adapter.sql(merge.statement)
+                result.statements += 1
     if compiled.kind != "view":
         total = adapter.snapshot_summary(node.relation).get("total-records")
         result.rows = int(total) if total is not None else None

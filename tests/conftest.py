@@ -9,7 +9,7 @@ import pytest
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "slow: starts a real Spark JVM (deselect with -m 'not slow')")
+    config.addinivalue_line("markers", "slow: slower scenarios, e.g. a real Spark JVM")
 
 
 @pytest.fixture(scope="session")

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from sqlglot import exp
 
 from lakewide.compiler.build_bootstrap import build_bootstrap
-from lakewide.compiler.build_merge import build_merge
+from lakewide.compiler.build_merge import batch_view, build_batch, build_merge
 from lakewide.compiler.layout import create_table_as
 from lakewide.compiler.wide_model import DIALECT, analyze, parse_model_sql
 from lakewide.errors import CompileError
@@ -18,11 +18,20 @@ SUPPORTED_ENGINES = ("partial_update",)
 
 @dataclass
 class SourceMerge:
-    """The incremental step of one source branch."""
+    """The incremental step of one source branch: stage its batch, then MERGE it."""
 
     branch: int
     name: str
+    batch_view: str
+    batch: exp.Select
     statement: exp.Merge
+
+    def staging(self) -> exp.Create:
+        """The batch as a temporary view (what the engine materializes before the MERGE)."""
+        view = exp.Create(this=exp.table_(self.batch_view), kind="VIEW", replace=True,
+                          expression=self.batch.copy())
+        view.set("properties", exp.Properties(expressions=[exp.TemporaryProperty()]))
+        return view
 
 
 @dataclass
@@ -40,7 +49,8 @@ class CompiledModel:
         first = "bootstrap.sql" if self.kind == "primary_key" else f"{self.kind}.sql"
         out = {first: to_sql(self.bootstrap)}
         for merge in self.merges:
-            out[f"merge_{merge.branch + 1:02d}_{merge.name}.sql"] = to_sql(merge.statement)
+            out[f"merge_{merge.branch + 1:02d}_{merge.name}.sql"] = (
+                to_sql(merge.staging()) + to_sql(merge.statement))
         return out
 
 
@@ -78,6 +88,7 @@ def compile_model(node: ModelNode) -> CompiledModel:
                            f"{', '.join(SUPPORTED_ENGINES)}", path=node.path, model=node.name,
                            key="merge_engine")
     model = analyze(node)
-    merges = [SourceMerge(b.index, b.name, build_merge(model, b)) for b in model.branches]
+    merges = [SourceMerge(b.index, b.name, batch_view(b), build_batch(model, b),
+                          build_merge(model, b)) for b in model.branches]
     return CompiledModel(node, kind, build_bootstrap(model), merges,
                          full_refresh=build_bootstrap(model, replace=True))

@@ -52,6 +52,20 @@ class SparkAdapter:
         except Exception as err:  # noqa: BLE001 - py4j/analysis errors have many types
             raise ModelRunError(_short(err), sql=text) from err
 
+    def stage(self, view: str, query: exp.Expression) -> int:
+        """Materialize ``query`` as temporary view ``view``; return its row count.
+
+        The local checkpoint makes the view deterministic for a MERGE source and pins the batch:
+        the MERGE sees exactly the rows that were counted.
+        """
+        frame = self.sql(query)
+        try:
+            frame = frame.localCheckpoint(eager=True)
+            frame.createOrReplaceTempView(view)
+            return int(frame.count())
+        except Exception as err:  # noqa: BLE001
+            raise ModelRunError(_short(err), sql=to_sql(query, pretty=False)) from err
+
     def rows(self, statement: exp.Expression) -> tuple[list[str], list[tuple[Any, ...]]]:
         """Column names and rows of a query."""
         frame = self.sql(statement)

