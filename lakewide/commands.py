@@ -105,13 +105,12 @@ def debug(options: Options) -> None:
 
 
 def _seed(manifest: Manifest, adapter: Any) -> None:
-    from lakewide.seeds import find_seeds
+    from lakewide.executor import SeedResult, load_seeds
 
-    for seed in find_seeds(manifest.project, manifest.output):
-        started = time.perf_counter()
-        rows = adapter.load_csv(seed.path, seed.relation, seed.column_types)
-        console.print(f"seed {seed.path.stem:<24} {rows:>8} rows -> {seed.relation} "
-                      f"({time.perf_counter() - started:.1f}s)")
+    def report(seed: SeedResult) -> None:
+        console.print(f"seed {seed.name:<24} {seed.rows:>8} rows -> {seed.relation} "
+                      f"({seed.seconds:.1f}s)")
+    load_seeds(manifest, adapter, report)
 
 
 def _run(manifest: Manifest, adapter: Any, names: list[str], full_refresh: bool) -> int:

@@ -52,6 +52,33 @@ def _run_one(adapter: SparkAdapter, compiled: CompiledModel, full_refresh: bool)
     return result
 
 
+@dataclass
+class SeedResult:
+    """One CSV seed loaded into its table."""
+
+    name: str
+    relation: str
+    rows: int
+    seconds: float
+
+
+def load_seeds(manifest: Manifest, adapter: SparkAdapter,
+               on_result: Callable[[SeedResult], None] | None = None) -> list[SeedResult]:
+    """Replace every seed table with its CSV's rows."""
+    from lakewide.seeds import find_seeds
+
+    results = []
+    for seed in find_seeds(manifest.project, manifest.output):
+        started = time.perf_counter()
+        rows = adapter.load_csv(seed.path, seed.relation, seed.column_types)
+        result = SeedResult(seed.path.stem, str(seed.relation), rows,
+                            time.perf_counter() - started)
+        results.append(result)
+        if on_result:
+            on_result(result)
+    return results
+
+
 def run_models(manifest: Manifest, names: list[str], adapter: SparkAdapter, *,
                full_refresh: bool = False,
                on_result: Callable[[ModelResult], None] | None = None) -> list[ModelResult]:

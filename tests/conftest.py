@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,11 +14,16 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 @pytest.fixture(scope="session")
-def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+def warehouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The hadoop-catalog warehouse folder behind the session's ``lw`` catalog."""
+    return tmp_path_factory.mktemp("warehouse")
+
+
+@pytest.fixture(scope="session")
+def spark(warehouse: Path) -> Iterator[Any]:
     """A SparkSession built by lakewide's runtime, with catalog ``lw`` over a temp warehouse."""
     from lakewide.engine.runtime import create_session, spark_conf
 
-    warehouse = tmp_path_factory.mktemp("warehouse")
     conf = spark_conf("local[2]", "lw", {"type": "hadoop", "warehouse": str(warehouse)}, {})
     session = create_session("lakewide-tests", "local[2]", conf)
     yield session

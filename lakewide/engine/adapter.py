@@ -19,10 +19,12 @@ from lakewide.profiles import Output
 class SparkAdapter:
     """Runs statements on one lazily started SparkSession (one per CLI invocation)."""
 
-    def __init__(self, output: Output, app_name: str = "lakewide") -> None:
+    def __init__(self, output: Output, app_name: str = "lakewide", spark: Any = None) -> None:
+        """``spark``: an existing session to use (and not stop); default: start one lazily."""
         self.output = output
         self.app_name = app_name
-        self._spark: Any = None
+        self._spark: Any = spark
+        self._owns_session = spark is None
 
     @property
     def spark(self) -> Any:
@@ -40,7 +42,7 @@ class SparkAdapter:
         return self._spark is not None
 
     def stop(self) -> None:
-        if self._spark is not None:
+        if self._spark is not None and self._owns_session:
             self._spark.stop()
             self._spark = None
 

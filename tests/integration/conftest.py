@@ -1,0 +1,98 @@
+"""Integration fixtures: copies of the example project wired to the session's Spark + warehouse."""
+
+from __future__ import annotations
+
+import itertools
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+
+from lakewide.engine.adapter import SparkAdapter
+from lakewide.executor import ModelResult, load_seeds, run_models
+from lakewide.graph import select
+from lakewide.manifest import Manifest, load_manifest
+from lakewide.profiles import find_profiles_file, load_output
+from lakewide.project import load_project
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLE_PARTS = ("pyproject.toml", "models", "macros", "seeds")
+_counter = itertools.count(1)
+
+
+def null_first(row: tuple) -> tuple:
+    """Sort key for rows holding NULLs: None sorts before any value."""
+    return tuple((v is not None, v) for v in row)
+
+
+@dataclass
+class ProjectRun:
+    """One project on disk, bound to the test session's Spark and warehouse."""
+
+    root: Path
+    spark: Any
+    namespace: str
+    seed_schema: str
+
+    def manifest(self) -> Manifest:
+        project = load_project(self.root)
+        output = load_output(find_profiles_file(project.root), project.profile, None, project.root)
+        return load_manifest(project, output)
+
+    def adapter(self, manifest: Manifest) -> SparkAdapter:
+        return SparkAdapter(manifest.output, spark=self.spark)
+
+    def seed(self) -> None:
+        manifest = self.manifest()
+        load_seeds(manifest, self.adapter(manifest))
+
+    def run(self, *selectors: str, full_refresh: bool = False) -> dict[str, ModelResult]:
+        manifest = self.manifest()
+        names = select(manifest.models, list(selectors) or None, None, manifest.project.root)
+        results = run_models(manifest, names, self.adapter(manifest), full_refresh=full_refresh)
+        failed = [r for r in results if r.status != "success"]
+        assert not failed, [r.message for r in failed]
+        return {r.name: r for r in results}
+
+    def rows(self, table: str, schema: str | None = None) -> list[tuple]:
+        name = f"lw.{schema or self.namespace}.{table}"
+        return sorted((tuple(r) for r in self.spark.table(name).collect()), key=null_first)
+
+    def sql(self, text: str) -> None:
+        self.spark.sql(text.replace("{ods}", f"lw.{self.seed_schema}")
+                       .replace("{ns}", f"lw.{self.namespace}"))
+
+
+@pytest.fixture
+def example(tmp_path: Path, spark: Any, warehouse: Path) -> ProjectRun:
+    """A fresh copy of the repository's example project in its own namespaces."""
+    return copy_project(tmp_path, spark, warehouse, REPO)
+
+
+def copy_project(tmp_path: Path, spark: Any, warehouse: Path, source: Path,
+                 edit: Callable[[Path], None] | None = None) -> ProjectRun:
+    """Copy a project, point its profile at the session warehouse with unique namespaces."""
+    n = next(_counter)
+    namespace, seed_schema = f"it{n}_analytics", f"it{n}_ods"
+    root = tmp_path / "project"
+    root.mkdir()
+    for part in EXAMPLE_PARTS:
+        path = source / part
+        if path.is_dir():
+            shutil.copytree(path, root / part)
+        elif path.exists():
+            shutil.copy(path, root / part)
+    pyproject = root / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text().replace('seed-schema = "ods"',
+                                                       f'seed-schema = "{seed_schema}"'))
+    sources = root / "models" / "sources.yml"
+    if sources.exists():
+        sources.write_text(sources.read_text().replace("schema: ods", f"schema: {seed_schema}"))
+    (root / "profiles.yml").write_text(
+        "lakewide_example:\n  target: test\n  outputs:\n    test:\n      catalog: lw\n"
+        f"      catalog_type: hadoop\n      warehouse: {warehouse}\n      namespace: {namespace}\n")
+    if edit:
+        edit(root)
+    return ProjectRun(root, spark, namespace, seed_schema)

@@ -1,0 +1,151 @@
+"""The example project end to end on real Spark + Iceberg."""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+from pathlib import Path
+
+import pytest
+
+from tests.integration.conftest import REPO, ProjectRun, null_first
+from tests.oracle import partial_update as oracle
+
+pytestmark = [pytest.mark.spark, pytest.mark.slow]
+
+# From the Fluss partial-update article (issue #2): the merged wide table after all sources.
+USER_REC_WIDE = [
+    ("user_101", "prod_501", 0.92, 3, 1),
+    ("user_101", "prod_502", 0.78, 1, 2),
+    ("user_102", "prod_503", 0.83, 7, 1),
+    ("user_103", "prod_501", 0.67, 4, 1),
+    ("user_104", "prod_504", 0.88, 2, 1),
+]
+ORDER_COLUMNS = ["order_id", "product_type", "plat_name", "ref_id", "start_city_name",
+                 "end_city_name", "create_time", "order_status", "binlog_time"]
+INFO_COLUMNS = ["order_id", "product_type", "plat_name", "ref_id", "create_time",
+                "order_status", "binlog_time"]
+ADDRESS_COLUMNS = ["order_id", "start_city_name", "end_city_name", "binlog_time"]
+
+
+def _typed(row: dict[str, str]) -> dict:
+    out: dict = {}
+    for column, value in row.items():
+        if column in ("order_id", "ref_id", "order_status"):
+            out[column] = int(value)
+        elif column.endswith("_time"):
+            out[column] = dt.datetime.fromisoformat(value)
+        else:
+            out[column] = value
+    return out
+
+
+def order_records() -> list[tuple[int, dict]]:
+    """(source, record) pairs read from the seed CSVs, in branch order."""
+    records = []
+    for source, name in enumerate(("order_info", "order_address")):
+        with open(REPO / "seeds" / f"{name}.csv", newline="") as handle:
+            records += [(source, _typed(row)) for row in csv.DictReader(handle)]
+    return records
+
+
+def test_build_gives_the_articles_wide_table(example: ProjectRun) -> None:
+    example.seed()
+    results = example.run()
+    assert results["user_rec_wide"].plan == "bootstrap"
+    assert example.rows("user_rec_wide") == USER_REC_WIDE
+    expected = oracle.as_rows(oracle.bootstrap(order_records(), ["order_id"], ["binlog_time"]),
+                              ORDER_COLUMNS)
+    assert example.rows("order_detail") == expected
+    assert results["order_detail"].rows == len(expected)
+    # downstream table model sees the wide table
+    statuses = [r[7] for r in expected]
+    counts = {s: statuses.count(s) for s in statuses}
+    assert example.rows("order_status_counts") == sorted(counts.items(), key=null_first)
+
+
+def test_second_run_without_new_data_changes_nothing(example: ProjectRun) -> None:
+    example.seed()
+    example.run()
+    before = {m: example.rows(m) for m in ("user_rec_wide", "order_detail")}
+    results = example.run()
+    assert results["user_rec_wide"].plan == "incremental"
+    assert {m: example.rows(m) for m in before} == before
+
+
+def test_appended_rows_merge_into_owned_columns_only(example: ProjectRun) -> None:
+    example.seed()
+    example.run()
+    # a new click count for an existing key, a brand-new key from impressions only,
+    # and a NULL click count that must not erase the stored one
+    example.sql("INSERT INTO {ods}.clicks VALUES ('user_101', 'prod_501', 5), "
+                "('user_102', 'prod_503', NULL)")
+    example.sql("INSERT INTO {ods}.impressions VALUES ('user_105', 'prod_505', 9)")
+    results = example.run("user_rec_wide")
+    assert results["user_rec_wide"].plan == "incremental"
+    expected = [r for r in USER_REC_WIDE if r[:2] != ("user_101", "prod_501")]
+    expected += [("user_101", "prod_501", 0.92, 3, 5), ("user_105", "prod_505", None, 9, None)]
+    assert example.rows("user_rec_wide") == sorted(expected, key=null_first)
+
+
+def test_late_record_only_fills_null_columns(example: ProjectRun) -> None:
+    example.seed()
+    example.run("order_detail")
+    late = dt.datetime(2024, 5, 1, 8, 0, 0)
+    # order 1003 has no address yet; order 1001's status 2 is newer than this late row
+    example.sql("INSERT INTO {ods}.order_address VALUES "
+                "(1003, 'Nanjing', 'Wuhan', TIMESTAMP '2024-05-01 08:00:00')")
+    example.sql("INSERT INTO {ods}.order_info VALUES (1001, 'watch', 'web', 999, "
+                "TIMESTAMP '2024-05-01 08:00:00', 9, TIMESTAMP '2024-05-01 08:00:00')")
+    example.run("order_detail")
+    appended = [(1, {"order_id": 1003, "start_city_name": "Nanjing", "end_city_name": "Wuhan",
+                     "binlog_time": late}),
+                (0, {"order_id": 1001, "product_type": "watch", "plat_name": "web",
+                     "ref_id": 999, "create_time": late, "order_status": 9,
+                     "binlog_time": late})]
+    first = order_records()
+    # what lakewide does today: bootstrap on the seeds, then each run re-merges every source
+    expected = oracle.incremental([first, first + appended], ["order_id"], ["binlog_time"], 2)
+    rows = example.rows("order_detail")
+    assert rows == oracle.as_rows(expected, ORDER_COLUMNS)
+    by_id = {r[0]: r for r in rows}
+    assert by_id[1001][1] == "phone" and by_id[1001][7] == 2     # late row lost on 1001
+    assert by_id[1003][4:6] == ("Nanjing", "Wuhan")               # but filled 1003's nulls
+
+
+def test_full_refresh_equals_bootstrap(example: ProjectRun) -> None:
+    example.seed()
+    example.run()
+    first = example.rows("order_detail")
+    results = example.run("order_detail", full_refresh=True)
+    assert results["order_detail"].plan == "full-refresh"
+    assert example.rows("order_detail") == first
+
+
+def test_table_partitioned_as_configured(example: ProjectRun) -> None:
+    example.seed()
+    example.run("order_detail")
+    spec = example.spark.sql(f"DESCRIBE TABLE EXTENDED lw.{example.namespace}.order_detail")
+    text = " ".join(str(tuple(r)) for r in spec.collect())
+    assert "bucket(4, order_id)" in text
+    props = example.spark.sql(f"SHOW TBLPROPERTIES lw.{example.namespace}.order_detail")
+    values = {r[0]: r[1] for r in props.collect()}
+    assert values["lakewide.merge-engine"] == "partial_update"
+    assert values["lakewide.primary-key"] == "order_id"
+
+
+def test_unused_path_is_not_read(example: ProjectRun, tmp_path: Path) -> None:
+    """A model error fails that model (status error) and skips its downstream."""
+    from lakewide.executor import run_models
+
+    example.seed()
+    broken = example.root / "models" / "wide" / "order_detail.sql"
+    broken.write_text(broken.read_text().replace("order_status, binlog_time",
+                                                 "no_such_column, binlog_time"))
+    manifest = example.manifest()
+    results = {r.name: r for r in run_models(manifest, ["order_detail", "order_status_counts"],
+                                             example.adapter(manifest))}
+    assert results["order_detail"].status == "error"
+    assert "no_such_column" in results["order_detail"].message
+    assert results["order_status_counts"].status == "skipped"
+    assert not example.spark.catalog.tableExists(f"lw.{example.namespace}.order_detail")

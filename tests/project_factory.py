@@ -1,0 +1,73 @@
+"""Build small lakewide projects on disk for tests (dbt style: a dict of relative path -> text)."""
+
+from __future__ import annotations
+
+import shutil
+import textwrap
+from pathlib import Path
+from typing import Any
+
+from lakewide.manifest import Manifest, load_manifest
+from lakewide.profiles import find_profiles_file, load_output
+from lakewide.project import load_project
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+EXAMPLE_PARTS = ("pyproject.toml", "profiles.yml", "models", "macros", "seeds")
+
+DEFAULT_PYPROJECT = """\
+[project]
+name = "demo"
+version = "0.1.0"
+
+[tool.lakewide]
+profile = "demo"
+"""
+
+DEFAULT_PROFILES = """\
+demo:
+  target: dev
+  outputs:
+    dev:
+      catalog: lw
+      catalog_type: hadoop
+      warehouse: warehouse
+      namespace: analytics
+"""
+
+
+def make_project(tmp_path: Path, files: dict[str, str | None]) -> Path:
+    """Write ``files`` (relative path -> text, dedented) under ``tmp_path`` and return it.
+
+    ``pyproject.toml`` and ``profiles.yml`` get defaults (project and profile ``demo``, a hadoop
+    catalog ``lw`` with namespace ``analytics``) unless given; map one to ``None`` to leave it out.
+    """
+    everything: dict[str, str | None] = {"pyproject.toml": DEFAULT_PYPROJECT,
+                                         "profiles.yml": DEFAULT_PROFILES, **files}
+    for relative, text in everything.items():
+        if text is None:
+            continue
+        path = tmp_path / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text), encoding="utf-8")
+    return tmp_path
+
+
+def manifest_of(root: Path, *, target: str | None = None, variables: dict[str, Any] | None = None,
+                incremental: set[str] | None = None) -> Manifest:
+    """Load a project's manifest the way the CLI does (profiles.yml from the project folder)."""
+    project = load_project(root)
+    output = load_output(find_profiles_file(project.root, root), project.profile, target,
+                         project.root)
+    return load_manifest(project, output, variables=variables, incremental=incremental)
+
+
+def copy_example_project(dest: Path) -> Path:
+    """Copy the repository's example project (pyproject, profiles, models, macros, seeds)."""
+    dest.mkdir(parents=True, exist_ok=True)
+    for part in EXAMPLE_PARTS:
+        source = REPO_ROOT / part
+        if source.is_dir():
+            shutil.copytree(source, dest / part)
+        else:
+            shutil.copy2(source, dest / part)
+    return dest
