@@ -10,7 +10,7 @@ from typing import Any
 import click
 import yaml
 from rich.console import Console
-from rich.table import Table
+from rich.markup import escape
 
 from lakewide import __version__
 from lakewide.errors import LakewideError
@@ -71,7 +71,7 @@ def main() -> None:
     except click.exceptions.Abort:
         sys.exit(130)
     except LakewideError as err:
-        console.print(f"[red]error:[/red] {err}", soft_wrap=True)
+        console.print(f"[red]error:[/red] {escape(str(err))}", soft_wrap=True)
         sys.exit(err.exit_code)
 
 

@@ -56,7 +56,8 @@ def load_manifest(project: Project, output: Output, *, variables: dict[str, Any]
     relations: dict[str, Relation] = {}
     for name, path in paths.items():
         guess = Relation(output.catalog, output.namespace, name)
-        first[name] = renderer.render(path, texts[name], resolve_ref=placeholder, this=guess)
+        shown = Path(project.relative(path))
+        first[name] = renderer.render(shown, texts[name], resolve_ref=placeholder, this=guess)
         config = first[name].config
         alias = str(config.get("alias") or name)
         if config.get("materialized") == "view" and output.catalog_type == "hadoop":
@@ -72,7 +73,8 @@ def load_manifest(project: Project, output: Output, *, variables: dict[str, Any]
 
     models: dict[str, ModelNode] = {}
     for name, path in paths.items():
-        result = renderer.render(path, texts[name], resolve_ref=resolve, this=relations[name],
+        result = renderer.render(Path(project.relative(path)), texts[name],
+                                 resolve_ref=resolve, this=relations[name],
                                  is_incremental=name in (incremental or set()))
         for ref_name in result.refs:
             resolve(ref_name)

@@ -170,8 +170,6 @@ def test_bad_config_key_exits_2_naming_file_and_line(monkeypatch: pytest.MonkeyP
     assert not (example / "target/compiled").exists()  # nothing compiled before the error
 
 
-@pytest.mark.xfail(strict=True, reason="cli.main prints errors as rich markup: '[primay_key]' "
-                   "and '[tool.lakewide.vars]' are swallowed as style tags")
 @pytest.mark.parametrize(("model", "expected"), [
     ("{{ config(primay_key='order_status') }}\nSELECT 1 AS x\n",
      "models/staging/order_status_counts.sql:1: [primay_key] unknown config key"),

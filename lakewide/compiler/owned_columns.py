@@ -28,7 +28,9 @@ def model_columns(first: exp.Select, *, model: str, path: object = None) -> list
             raise CompileError(
                 "SELECT * cannot be split into owned columns; list the columns of the first "
                 "branch explicitly", model=model, path=path)
-        name = projection.alias_or_name
+        named = isinstance(projection, exp.Alias) or (
+            isinstance(projection, exp.Column) and not isinstance(projection.this, exp.Star))
+        name = projection.alias_or_name if named else ""
         if not name:
             raise CompileError(
                 f"column {position} of the first branch has no name; add AS <column_name> "

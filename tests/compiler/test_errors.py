@@ -122,17 +122,12 @@ def test_unnamed_function_call_in_first_branch() -> None:
     assert "column 2 of the first branch has no name" in err.message
 
 
-@pytest.mark.xfail(strict=True, reason="owned_columns.model_columns uses alias_or_name: "
-                   "COUNT(*) becomes a column named '*' instead of a 'has no name' error")
 def test_unnamed_aggregate_in_first_branch() -> None:
     err = compile_error("SELECT id, COUNT(*) FROM s1 GROUP BY id "
                         "UNION ALL SELECT id, CAST(NULL AS BIGINT) FROM s2")
     assert "column 2 of the first branch has no name" in err.message
 
 
-@pytest.mark.xfail(strict=True, reason="owned_columns.model_columns uses alias_or_name: an "
-                   "unaliased CAST(NULL AS T) in the first branch becomes a column named NULL "
-                   "and the bootstrap SQL says `AS NULL`")
 def test_unaliased_null_in_first_branch() -> None:
     err = compile_error("SELECT id, CAST(NULL AS STRING) FROM s1 UNION ALL SELECT id, name FROM s2")
     assert "column 2 of the first branch has no name" in err.message

@@ -172,6 +172,8 @@ def test_spark_conf_defaults(fake_jars: None) -> None:
     conf = runtime.spark_conf("local[2]", "lw", {"type": "hadoop", "warehouse": "/wh"}, {})
     assert conf == {
         "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.driver.extraJavaOptions": "-Dlog4j2.configurationFile=" + runtime.LOG_CONFIG.as_uri(),
         "spark.sql.session.timeZone": "UTC",
         "spark.sql.extensions": runtime.ICEBERG_EXTENSIONS,
         "spark.sql.catalog.lw": "org.apache.iceberg.spark.SparkCatalog",
