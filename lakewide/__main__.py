@@ -1,0 +1,5 @@
+"""``python -m lakewide``: the same as the ``lakewide`` command."""
+
+from lakewide.cli import main
+
+main()
