@@ -9,11 +9,11 @@ from sqlglot import exp
 from lakewide.compiler.build_bootstrap import build_bootstrap
 from lakewide.compiler.build_merge import batch_view, build_batch, build_merge
 from lakewide.compiler.layout import create_table_as
+from lakewide.compiler.validate import validate
 from lakewide.compiler.wide_model import DIALECT, analyze, parse_model_sql
 from lakewide.errors import CompileError
 from lakewide.nodes import ModelNode
 
-SUPPORTED_ENGINES = ("partial_update",)
 
 
 @dataclass
@@ -82,12 +82,8 @@ def compile_model(node: ModelNode) -> CompiledModel:
                                "supported yet; use 'table', 'view' or a merge_engine",
                                path=node.path, model=node.name, key="materialized")
         return CompiledModel(node, kind, create_table_as(node, _query(node), replace=True))
-    engine = node.config.merge_engine
-    if engine not in SUPPORTED_ENGINES:
-        raise CompileError(f"merge_engine='{engine}' is not supported yet; supported: "
-                           f"{', '.join(SUPPORTED_ENGINES)}", path=node.path, model=node.name,
-                           key="merge_engine")
     model = analyze(node)
+    validate(model)
     merges = [SourceMerge(b.index, b.name, batch_view(b), build_batch(model, b),
                           build_merge(model, b)) for b in model.branches]
     return CompiledModel(node, kind, build_bootstrap(model), merges,

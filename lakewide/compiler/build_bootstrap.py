@@ -4,30 +4,31 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from lakewide.compiler import partial_update
+from lakewide.compiler import engines
 from lakewide.compiler.layout import create_table_as
-from lakewide.compiler.wide_model import BRANCH_COLUMN, ROW_COLUMN, WideModel
+from lakewide.compiler.ordering import BRANCH_COLUMN, ROW_COLUMN
+from lakewide.compiler.wide_model import WideModel
 
 
-def reduce_per_key(model: WideModel, rows: exp.Query, columns: list[str], *,
-                   with_branch: bool) -> exp.Select:
-    """Fold ``rows`` (already aliased to model column names) to one row per primary key.
+def reduce_per_key(rows: engines.Rows, source: exp.Query) -> exp.Select:
+    """Fold ``source`` (rows aliased to model column names) to one row per primary key.
 
     Rows whose primary key has a NULL are dropped here (a key table cannot hold them).
     """
+    model = rows.model
     numbered = (exp.select(exp.Star(), exp.alias_(exp.func("MONOTONICALLY_INCREASING_ID"),
                                                  ROW_COLUMN))
-                .from_(rows.subquery("b")))
-    order = partial_update.ordering(model, with_branch=with_branch)
-    projections: list[exp.Expression] = []
-    for column in columns:
-        if column in model.primary_key:
-            projections.append(exp.column(column))
-        else:
-            projections.append(exp.alias_(partial_update.fold(model, column, order), column))
+                .from_(source.subquery("b")))
+    prefilter = rows.prefilter()
+    if prefilter is not None:
+        numbered = numbered.where(prefilter)
+    window = rows.window()
+    if window:
+        numbered = exp.select(exp.Star(), *window).from_(numbered.subquery("w"))
     key_not_null = exp.and_(*(exp.column(k).is_(exp.null()).not_() for k in model.primary_key))
-    return (exp.select(*projections).from_(numbered.subquery("r"))
-            .where(key_not_null).group_by(*(exp.column(k) for k in model.primary_key)))
+    keys = [exp.column(k) for k in model.primary_key]
+    return (exp.select(*keys, *engines.folds(rows)).from_(numbered.subquery("r"))
+            .where(key_not_null).group_by(*(k.copy() for k in keys)))
 
 
 def bootstrap_query(model: WideModel) -> exp.Select:
@@ -42,7 +43,18 @@ def bootstrap_query(model: WideModel) -> exp.Select:
         ])
         union = select if union is None else exp.union(union, select, distinct=False)
     assert union is not None
-    return reduce_per_key(model, union, model.columns, with_branch=True)
+    rows = engines.Rows(model, model.stored, with_branch=True,
+                        has_row_kind=model.row_kind is not None)
+    folded = reduce_per_key(rows, union)
+    keep = engines.keep_key(rows)
+    if keep is None and not any(_is_helper(p) for p in folded.expressions):
+        return folded
+    final = exp.select(*(exp.column(c) for c in model.stored)).from_(folded.subquery("f"))
+    return final.where(keep) if keep is not None else final
+
+
+def _is_helper(projection: exp.Expression) -> bool:
+    return projection.alias_or_name.startswith("__lw_")
 
 
 def build_bootstrap(model: WideModel, *, replace: bool = False) -> exp.Create:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import sqlglot
 from sqlglot import exp
@@ -14,8 +14,9 @@ from lakewide.errors import CompileError
 from lakewide.nodes import ModelNode
 
 DIALECT = "spark"
-BRANCH_COLUMN = "__lw_branch"
-ROW_COLUMN = "__lw_row"
+ADD_KINDS = ("+I", "+U", "INSERT", "UPDATE_AFTER")
+RETRACT_KINDS = ("-U", "-D", "UPDATE_BEFORE", "DELETE")
+DELETE_KINDS = ("-D", "DELETE")
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,19 @@ class Branch:
 
 
 @dataclass(frozen=True)
+class Group:
+    """A sequence group: its own sequence field(s) guarding some columns."""
+
+    index: int
+    sequence: list[str]
+    columns: list[str]
+
+    @property
+    def all_columns(self) -> list[str]:
+        return [*self.columns, *self.sequence]
+
+
+@dataclass(frozen=True)
 class WideModel:
     """The parts of a merge-engine model every plan builder needs."""
 
@@ -44,12 +58,27 @@ class WideModel:
     primary_key: list[str]
     sequence: list[str]
     branches: list[Branch]
+    groups: list[Group] = field(default_factory=list)
 
     @property
-    def value_columns(self) -> list[str]:
-        """Columns merged by the engine: neither key nor sequence."""
-        keep = set(self.primary_key) | set(self.sequence)
-        return [c for c in self.columns if c not in keep]
+    def engine(self) -> str:
+        return str(self.node.config.merge_engine)
+
+    @property
+    def row_kind(self) -> str | None:
+        return self.node.config.row_kind_column
+
+    @property
+    def stored(self) -> list[str]:
+        """Columns of the target table: every model column but the row kind."""
+        return [c for c in self.columns if c != self.row_kind]
+
+    def group_of(self, column: str) -> Group | None:
+        """The sequence group guarding or sequencing ``column``, if any."""
+        for group in self.groups:
+            if column in group.all_columns:
+                return group
+        return None
 
 
 def parse_model_sql(node: ModelNode) -> exp.Expression:
@@ -96,4 +125,7 @@ def analyze(node: ModelNode) -> WideModel:
                     f"provide {key} column(s) {', '.join(missing)}; every source must give "
                     f"the full {key}", key=key, **where)
         built.append(Branch(index, _branch_name(select, index), select, owned))
-    return WideModel(node, columns, list(config.primary_key), list(config.sequence_field), built)
+    groups = [Group(i, [f.strip() for f in seq.split(",") if f.strip()], list(cols))
+              for i, (seq, cols) in enumerate(config.sequence_groups.items())]
+    return WideModel(node, columns, list(config.primary_key), list(config.sequence_field), built,
+                     groups)

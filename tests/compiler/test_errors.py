@@ -165,15 +165,6 @@ def test_table_model_must_be_a_query() -> None:
     assert "a model is a SELECT query, found INSERT" in err.message
 
 
-def test_unsupported_merge_engine_names_the_key() -> None:
-    err = compile_error("SELECT id, a FROM s1", {"merge_engine": "aggregation",
-                                                 "primary_key": "id"})
-    assert err.key == "merge_engine"
-    assert "merge_engine='aggregation' is not supported yet" in err.message
-    assert "supported: partial_update" in err.message
-    assert "[merge_engine]" in str(err)
-
-
 def test_incremental_not_supported_names_materialized() -> None:
     err = compile_error("SELECT 1 AS id", {"materialized": "incremental"})
     assert err.key == "materialized"

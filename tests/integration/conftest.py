@@ -96,3 +96,45 @@ def copy_project(tmp_path: Path, spark: Any, warehouse: Path, source: Path,
     if edit:
         edit(root)
     return ProjectRun(root, spark, namespace, seed_schema)
+
+
+@dataclass
+class ModelRun:
+    """A one-model project over source tables the test writes batch by batch."""
+
+    run: ProjectRun
+    schemas: dict[str, str]  # source table -> Spark DDL schema
+
+    def write(self, table: str, rows: list[tuple]) -> None:
+        """Replace a source table's rows with ``rows`` (one data file, in this order)."""
+        frame = self.run.spark.createDataFrame(rows, self.schemas[table]).coalesce(1)
+        frame.writeTo(f"lw.{self.run.seed_schema}.{table}").using("iceberg").createOrReplace()
+
+    def step(self, batches: dict[str, list[tuple]], **kwargs: Any) -> list[tuple]:
+        """Write each source's batch, run the model, return the table's rows."""
+        for table, rows in batches.items():
+            self.write(table, rows)
+        self.run.run(**kwargs)
+        return self.run.rows("m")
+
+
+@pytest.fixture
+def model_run(tmp_path: Path, spark: Any, warehouse: Path) -> Callable[..., ModelRun]:
+    """Factory: ``model_run(sql, schemas)`` builds a project with model ``m`` over ``src``."""
+    def build(sql: str, schemas: dict[str, str]) -> ModelRun:
+        n = next(_counter)
+        namespace, seed_schema = f"m{n}_analytics", f"m{n}_src"
+        root = tmp_path / f"model{n}"
+        (root / "models").mkdir(parents=True)
+        (root / "pyproject.toml").write_text(
+            '[project]\nname = "t"\n\n[tool.lakewide]\nprofile = "t"\n')
+        (root / "profiles.yml").write_text(
+            "t:\n  target: test\n  outputs:\n    test:\n      catalog: lw\n"
+            f"      catalog_type: hadoop\n      warehouse: {warehouse}\n"
+            f"      namespace: {namespace}\n")
+        tables = "".join(f"      - name: {t}\n" for t in schemas)
+        (root / "models" / "sources.yml").write_text(
+            f"sources:\n  - name: src\n    schema: {seed_schema}\n    tables:\n{tables}")
+        (root / "models" / "m.sql").write_text(sql)
+        return ModelRun(ProjectRun(root, spark, namespace, seed_schema), schemas)
+    return build

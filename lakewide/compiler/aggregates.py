@@ -1,0 +1,253 @@
+"""Aggregate functions of the aggregation engine (Paimon's names), one small unit each.
+
+A function says how to fold one batch of a key (an aggregate over the batch's rows) and how to
+combine the stored value ``t`` with the folded one ``s``. Adding a function is one entry in
+``REGISTRY``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from sqlglot import exp
+
+NUMERIC = ("TINYINT", "SMALLINT", "INT", "BIGINT", "FLOAT", "DOUBLE", "DECIMAL")
+
+
+@dataclass(frozen=True)
+class FoldInput:
+    """What a fold may use: the column, the retract predicate and the record order."""
+
+    value: exp.Expression
+    retract: exp.Expression | None  # None: this column sees no retracts
+    order: exp.Expression
+    options: dict[str, Any]
+    keep: exp.Expression | None = None  # rows outside it take no part (ignored retracts, ...)
+
+    def where(self, *conditions: exp.Expression) -> exp.Expression:
+        """``keep`` AND the given conditions (TRUE when there are none)."""
+        parts = [c.copy() for c in conditions] + ([self.keep.copy()] if self.keep else [])
+        return exp.and_(*parts) if parts else exp.true()
+
+
+@dataclass(frozen=True)
+class Combine:
+    """What a combine may use: stored ``t``, folded ``s``, helpers and ordering predicates."""
+
+    t: exp.Expression
+    s: exp.Expression
+    minus: exp.Expression | None  # collect / merge_map: what the batch retracted
+    wins: exp.Expression  # incoming sequence >= stored
+    older: exp.Expression  # incoming sequence < stored
+    options: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Aggregate:
+    """One registered function."""
+
+    name: str
+    fold: Callable[[FoldInput], exp.Expression]
+    combine: Callable[[Combine], exp.Expression]
+    retracts: bool = False
+    types: tuple[str, ...] = ()  # accepted declared types (empty: any)
+    counts_nulls: bool = False  # the fold has a value even when every input is NULL
+    minus: Callable[[FoldInput], exp.Expression] | None = None
+    options: tuple[str, ...] = field(default_factory=tuple)
+
+
+def _not_null(value: exp.Expression) -> exp.Expression:
+    return value.copy().is_(exp.null()).not_()
+
+
+def _adds(inp: FoldInput) -> exp.Expression:
+    """Filter condition: kept, non-null, non-retract inputs."""
+    if inp.retract is None:
+        return inp.where(_not_null(inp.value))
+    return inp.where(_not_null(inp.value), exp.not_(inp.retract.copy()))
+
+
+def _present(inp: FoldInput) -> exp.Expression:
+    """Filter condition: kept, non-null inputs (adds and retracts)."""
+    return inp.where(_not_null(inp.value))
+
+
+def _filtered(agg: exp.Expression, cond: exp.Expression) -> exp.Expression:
+    return exp.Filter(this=agg, expression=exp.Where(this=cond))
+
+
+def _coalesce_pair(both: exp.Expression, c: Combine) -> exp.Expression:
+    """``f(t, s)`` with NULL meaning no value: COALESCE(f(t, s), t, s)."""
+    return exp.func("COALESCE", both, c.t.copy(), c.s.copy())
+
+
+def _signed(inp: FoldInput, negate: Callable[[exp.Expression], exp.Expression]) -> exp.Expression:
+    value = inp.value.copy()
+    if inp.retract is None:
+        return value
+    return exp.If(this=inp.retract.copy(), true=negate(value.copy()), false=value)
+
+
+def _ordered_values(inp: FoldInput, cond: exp.Expression) -> exp.Expression:
+    """Values whose record satisfies ``cond``, as an array in record order."""
+    pairs = exp.Struct(expressions=[exp.alias_(inp.order.copy(), "o"),
+                                    exp.alias_(inp.value.copy(), "v")])
+    collected = _filtered(exp.func("COLLECT_LIST", pairs), cond)
+    return exp.func("TRANSFORM", exp.func("ARRAY_SORT", collected),
+                    exp.Lambda(this=exp.column("v", table="x"), expressions=[exp.to_identifier("x")]))
+
+
+def _latest(inp: FoldInput, non_null: bool) -> exp.Expression:
+    value = inp.value.copy()
+    if inp.retract is not None:
+        value = exp.If(this=inp.retract.copy(), true=exp.null(), false=value)
+    agg = exp.ArgMax(this=value, expression=inp.order.copy())
+    return _filtered(agg, _present(inp) if non_null else inp.where())
+
+
+def _earliest(inp: FoldInput, non_null: bool) -> exp.Expression:
+    agg = exp.ArgMin(this=inp.value.copy(), expression=inp.order.copy())
+    return _filtered(agg, _adds(inp) if non_null else inp.where())
+
+
+def _delimiter(options: dict[str, Any]) -> exp.Expression:
+    return exp.Literal.string(str(options.get("delimiter", ",")))
+
+
+def _listagg_fold(inp: FoldInput) -> exp.Expression:
+    values = _ordered_values(inp, _adds(inp))
+    if inp.options.get("distinct"):
+        values = exp.func("ARRAY_DISTINCT", values)
+    joined = exp.func("ARRAY_JOIN", values, _delimiter(inp.options))
+    return exp.If(this=exp.EQ(this=exp.func("SIZE", values.copy()), expression=exp.Literal.number(0)),
+                  true=exp.null(), false=joined)
+
+
+def _listagg_combine(c: Combine) -> exp.Expression:
+    delim = _delimiter(c.options)
+    later = exp.func("CONCAT", c.t.copy(), delim, c.s.copy())
+    earlier = exp.func("CONCAT", c.s.copy(), delim.copy(), c.t.copy())
+    both: exp.Expression = exp.If(this=c.older.copy(), true=earlier, false=later)
+    if c.options.get("distinct"):
+        # split on the literal delimiter (escaped for the regex), keep first occurrences
+        pattern = exp.func("CONCAT", exp.Literal.string("\\Q"), delim.copy(), exp.Literal.string("\\E"))
+        parts = exp.func("ARRAY_DISTINCT", exp.func("SPLIT", both, pattern))
+        both = exp.func("ARRAY_JOIN", parts, delim.copy())
+    return _coalesce_pair(both, c)
+
+
+def _bool(op: type[exp.Binary]) -> Callable[[Combine], exp.Expression]:
+    return lambda c: _coalesce_pair(op(this=c.t.copy(), expression=c.s.copy()), c)
+
+
+def _collect_fold(inp: FoldInput) -> exp.Expression:
+    arrays = _ordered_values(inp, _adds(inp))
+    flat = exp.func("FLATTEN", arrays)
+    return exp.func("ARRAY_DISTINCT", flat) if inp.options.get("distinct") else flat
+
+
+def _collect_minus(inp: FoldInput) -> exp.Expression:
+    assert inp.retract is not None
+    cond = inp.where(_not_null(inp.value), inp.retract.copy())
+    return exp.func("FLATTEN", _filtered(exp.func("COLLECT_LIST", inp.value.copy()), cond))
+
+
+def _collect_combine(c: Combine) -> exp.Expression:
+    empty = exp.func("ARRAY")
+    both: exp.Expression = exp.func("CONCAT", exp.func("COALESCE", c.t.copy(), empty), c.s.copy())
+    if c.minus is not None:
+        keep = exp.not_(exp.func("ARRAY_CONTAINS", exp.func("COALESCE", c.minus.copy(), empty.copy()),
+                                 exp.column("e")))
+        both = exp.func("FILTER", both, exp.Lambda(this=keep, expressions=[exp.to_identifier("e")]))
+    return exp.func("ARRAY_DISTINCT", both) if c.options.get("distinct") else both
+
+
+def _map_merge(maps: exp.Expression) -> exp.Expression:
+    """Fold an array of maps left to right, later keys replacing earlier ones."""
+    acc, m = exp.to_identifier("acc"), exp.to_identifier("m")
+    drop = exp.func("MAP_FILTER", exp.column("acc"), exp.Lambda(
+        this=exp.not_(exp.func("ARRAY_CONTAINS", exp.func("MAP_KEYS", exp.column("m")),
+                               exp.column("k"))),
+        expressions=[exp.to_identifier("k"), exp.to_identifier("v")]))
+    step = exp.Lambda(this=exp.func("MAP_CONCAT", drop, exp.column("m")), expressions=[acc, m])
+    first = exp.Bracket(this=maps.copy(), expressions=[exp.Literal.number(0)])
+    start = exp.func("MAP_FILTER", first, exp.Lambda(
+        this=exp.false(), expressions=[exp.to_identifier("k"), exp.to_identifier("v")]))
+    return exp.func("AGGREGATE", maps, start, step)
+
+
+def _merge_map_fold(inp: FoldInput) -> exp.Expression:
+    maps = _ordered_values(inp, _adds(inp))
+    return exp.If(this=exp.EQ(this=exp.func("SIZE", maps.copy()), expression=exp.Literal.number(0)),
+                  true=exp.null(), false=_map_merge(maps))
+
+
+def _merge_map_minus(inp: FoldInput) -> exp.Expression:
+    assert inp.retract is not None
+    cond = inp.where(_not_null(inp.value), inp.retract.copy())
+    keys = exp.func("TRANSFORM", _filtered(exp.func("COLLECT_LIST", inp.value.copy()), cond),
+                    exp.Lambda(this=exp.func("MAP_KEYS", exp.column("x")),
+                               expressions=[exp.to_identifier("x")]))
+    return exp.func("FLATTEN", keys)
+
+
+def _merge_map_combine(c: Combine) -> exp.Expression:
+    stored = c.t.copy()
+    if c.minus is not None:
+        stored = exp.func("MAP_FILTER", stored, exp.Lambda(
+            this=exp.not_(exp.func("ARRAY_CONTAINS", exp.func("COALESCE", c.minus.copy(), exp.func("ARRAY")),
+                                   exp.column("k"))),
+            expressions=[exp.to_identifier("k"), exp.to_identifier("v")]))
+    if c.s is None:
+        return stored
+    both = _map_merge(exp.func("ARRAY", stored, c.s.copy()))
+    return exp.func("COALESCE", both, stored.copy(), c.s.copy())
+
+
+def _sum_combine(c: Combine) -> exp.Expression:
+    return _coalesce_pair(exp.Add(this=c.t.copy(), expression=c.s.copy()), c)
+
+
+def _product_fold(inp: FoldInput) -> exp.Expression:
+    factors = _signed(inp, lambda v: exp.Div(this=exp.Literal.number(1), expression=v))
+    return _filtered(exp.func("PRODUCT", factors), _present(inp))
+
+
+REGISTRY: dict[str, Aggregate] = {a.name: a for a in (
+    Aggregate("sum", lambda i: _filtered(exp.func("SUM", _signed(i, exp.Neg)), _present(i)),
+              _sum_combine, retracts=True, types=NUMERIC),
+    Aggregate("product", _product_fold,
+              lambda c: _coalesce_pair(exp.Mul(this=c.t.copy(), expression=c.s.copy()), c),
+              retracts=True, types=NUMERIC),
+    Aggregate("max", lambda i: _filtered(exp.Max(this=i.value.copy()), _adds(i)),
+              lambda c: exp.func("GREATEST", c.t.copy(), c.s.copy())),
+    Aggregate("min", lambda i: _filtered(exp.Min(this=i.value.copy()), _adds(i)),
+              lambda c: exp.func("LEAST", c.t.copy(), c.s.copy())),
+    Aggregate("last_value", lambda i: _latest(i, non_null=False),
+              lambda c: exp.If(this=c.wins.copy(), true=c.s.copy(), false=c.t.copy()),
+              retracts=True, counts_nulls=True),
+    Aggregate("last_non_null_value", lambda i: _latest(i, non_null=True),
+              lambda c: exp.If(this=exp.or_(c.t.copy().is_(exp.null()), c.wins.copy()),
+                               true=c.s.copy(), false=c.t.copy()),
+              retracts=True),
+    Aggregate("first_value", lambda i: _earliest(i, non_null=False),
+              lambda c: exp.If(this=exp.or_(c.t.copy().is_(exp.null()), c.older.copy()),
+                               true=c.s.copy(), false=c.t.copy()),
+              counts_nulls=True),
+    Aggregate("first_non_null_value", lambda i: _earliest(i, non_null=True),
+              lambda c: exp.If(this=exp.or_(c.t.copy().is_(exp.null()), c.older.copy()),
+                               true=c.s.copy(), false=c.t.copy())),
+    Aggregate("listagg", _listagg_fold, _listagg_combine, types=("STRING", "VARCHAR", "CHAR"),
+              options=("delimiter", "distinct")),
+    Aggregate("bool_and", lambda i: _filtered(exp.func("BOOL_AND", i.value.copy()), _adds(i)),
+              _bool(exp.And), types=("BOOLEAN",)),
+    Aggregate("bool_or", lambda i: _filtered(exp.func("BOOL_OR", i.value.copy()), _adds(i)),
+              _bool(exp.Or), types=("BOOLEAN",)),
+    Aggregate("collect", _collect_fold, _collect_combine, retracts=True, types=("ARRAY",),
+              minus=_collect_minus, options=("distinct",)),
+    Aggregate("merge_map", _merge_map_fold, _merge_map_combine, retracts=True, types=("MAP",),
+              minus=_merge_map_minus),
+)}
+
+COMMON_OPTIONS = ("function", "ignore_retract")

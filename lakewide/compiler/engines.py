@@ -1,0 +1,324 @@
+"""Merge engines as SQL: how rows fold per key and how a folded batch merges into the table.
+
+One ``Rows`` context describes the rows being folded (one source's batch, or every source for
+the bootstrap). Each engine contributes fold aggregates, MERGE clauses and, for the bootstrap,
+which folded keys survive. The contract is docs/merge-semantics.md.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlglot import exp
+
+from lakewide.compiler.aggregates import REGISTRY, Combine, FoldInput
+from lakewide.compiler.ordering import incoming_older, incoming_wins, ordering
+from lakewide.compiler.wide_model import DELETE_KINDS, RETRACT_KINDS, Group, WideModel
+
+T, S = "t", "s"
+LAST_DELETE = "__lw_last_delete"
+
+
+def helper(name: str) -> str:
+    """Name of a helper column of a folded batch (never stored)."""
+    return f"__lw_{name}"
+
+
+def _kinds(column: str, kinds: tuple[str, ...]) -> exp.Expression:
+    test = exp.In(this=exp.column(column), expressions=[exp.Literal.string(k) for k in kinds])
+    return exp.func("COALESCE", test, exp.false())
+
+
+def case(condition: exp.Expression, then: exp.Expression, otherwise: exp.Expression) -> exp.Case:
+    """``CASE WHEN condition THEN then ELSE otherwise END``."""
+    return exp.Case(ifs=[exp.If(this=condition, true=then)], default=otherwise)
+
+
+def _any_not_null(fields: list[str], table: str | None = None) -> exp.Expression:
+    return exp.or_(*(exp.column(f, table=table).is_(exp.null()).not_() for f in fields))
+
+
+def _count(where: exp.Expression | None) -> exp.Expression:
+    count = exp.Count(this=exp.Star())
+    return count if where is None else exp.Filter(this=count, expression=exp.Where(this=where))
+
+
+def _filter(agg: exp.Expression, where: exp.Expression | None) -> exp.Expression:
+    return agg if where is None else exp.Filter(this=agg, expression=exp.Where(this=where))
+
+
+def _positive(name: str) -> exp.Expression:
+    """``s.<name> > 0`` for a helper count of the folded batch."""
+    return exp.GT(this=exp.column(name, table=S), expression=exp.Literal.number(0))
+
+
+@dataclass
+class Rows:
+    """The rows being folded: which stored columns they carry and what predicates apply."""
+
+    model: WideModel
+    columns: list[str]  # stored columns present in the rows, model order (key included)
+    with_branch: bool
+    has_row_kind: bool
+
+    @property
+    def config(self):  # noqa: ANN201 - ModelConfig
+        return self.model.node.config
+
+    @property
+    def retracts(self) -> bool:
+        """Whether retract rows reach the folds (ignore_delete and first_row drop them)."""
+        return self.has_row_kind and not self.config.ignore_delete \
+            and self.model.engine != "first_row"
+
+    @property
+    def removes_on_delete(self) -> bool:
+        return self.retracts and self.config.remove_record_on_delete
+
+    def retract(self) -> exp.Expression:
+        assert self.model.row_kind
+        return _kinds(self.model.row_kind, RETRACT_KINDS)
+
+    def is_delete(self) -> exp.Expression:
+        assert self.model.row_kind
+        return _kinds(self.model.row_kind, DELETE_KINDS)
+
+    def order(self, fields: list[str] | None = None) -> exp.Expression:
+        return ordering(self.model.sequence if fields is None else fields,
+                        with_branch=self.with_branch)
+
+    def prefilter(self) -> exp.Expression | None:
+        """Rows dropped before folding: ignored retracts; ``-U`` under remove_record_on_delete."""
+        if self.has_row_kind and not self.retracts:
+            return exp.not_(self.retract())
+        if self.removes_on_delete:
+            return exp.not_(exp.and_(self.retract(), exp.not_(self.is_delete())))
+        return None
+
+    def window(self) -> list[exp.Expression]:
+        """Extra per-row columns computed with window functions before the fold."""
+        if not self.removes_on_delete:
+            return []
+        last = exp.Window(
+            this=exp.Max(this=exp.If(this=self.is_delete(), true=self.order(), false=exp.null())),
+            partition_by=[exp.column(k) for k in self.model.primary_key])
+        return [exp.alias_(last, LAST_DELETE)]
+
+    def live(self) -> exp.Expression | None:
+        """Rows after the key's last delete (remove_record_on_delete), else every row."""
+        if not self.removes_on_delete:
+            return None
+        return exp.or_(exp.column(LAST_DELETE).is_(exp.null()),
+                       exp.GT(this=self.order(), expression=exp.column(LAST_DELETE)))
+
+    def values(self) -> list[str]:
+        """Stored non-key columns present in the rows."""
+        return [c for c in self.columns if c not in self.model.primary_key]
+
+
+def _and(*parts: exp.Expression | None) -> exp.Expression | None:
+    present = [p for p in parts if p is not None]
+    return exp.and_(*present) if present else None
+
+
+def _aggregate_fold(rows: Rows, column: str, order: exp.Expression,
+                    keep: exp.Expression | None) -> list[exp.Expression]:
+    """The fold of an aggregate column plus its helper columns (count, retracted part)."""
+    name, options = aggregate_of(rows.model, column)
+    function = REGISTRY[name]
+    retract = rows.retract() if rows.retracts and function.retracts else None
+    if rows.retracts and not function.retracts:  # ignore_retract (validated at compile time)
+        keep = _and(keep, exp.not_(rows.retract()))
+    inp = FoldInput(exp.column(column), retract, order, options, keep)
+    counted = keep if function.counts_nulls else _and(keep, exp.column(column).is_(exp.null()).not_())
+    out = [exp.alias_(function.fold(inp), column),
+           exp.alias_(_count(counted), helper(f"n_{column}"))]
+    if function.minus is not None and retract is not None:
+        out.append(exp.alias_(function.minus(inp), helper(f"minus_{column}")))
+    return out
+
+
+def _aggregate_merge(rows: Rows, column: str, wins: exp.Expression,
+                     older: exp.Expression) -> exp.Expression:
+    name, options = aggregate_of(rows.model, column)
+    function = REGISTRY[name]
+    minus = (exp.column(helper(f"minus_{column}"), table=S)
+             if function.minus is not None and rows.retracts else None)
+    combined = function.combine(Combine(exp.column(column, table=T), exp.column(column, table=S),
+                                        minus, wins, older, options))
+    return case(_positive(helper(f"n_{column}")), combined, exp.column(column, table=T))
+
+
+def aggregate_of(model: WideModel, column: str) -> tuple[str, dict]:
+    """The aggregate function name and options of a column (default: last_non_null_value)."""
+    config = model.node.config
+    spec = config.aggregates.get(column, config.default_aggregate or "last_non_null_value")
+    if isinstance(spec, str):
+        return spec, {}
+    options = dict(spec)
+    return str(options.pop("function")), options
+
+
+def _group_wins(group: Group) -> exp.Expression:
+    return exp.and_(_positive(helper(f"gn_{group.index}")),
+                    incoming_wins(group.sequence, S, T))
+
+
+# ---------------------------------------------------------------- folds
+
+
+def folds(rows: Rows) -> list[exp.Expression]:
+    """Aggregates folding the rows of one key (aliased; key columns are grouped on)."""
+    model, engine = rows.model, rows.model.engine
+    order = rows.order()
+    out: list[exp.Expression] = []
+    if engine in ("deduplicate", "first_row"):
+        pick = exp.ArgMax if engine == "deduplicate" else exp.ArgMin
+        for column in rows.values():
+            out.append(exp.alias_(pick(this=exp.column(column), expression=order.copy()), column))
+        if rows.retracts:
+            out.append(exp.alias_(exp.ArgMax(this=rows.retract(), expression=order.copy()),
+                                  helper("deleted")))
+        return out
+    live = rows.live()
+    group_rows = exp.not_(rows.retract()) if rows.retracts and model.groups else None
+    plain_keep = _and(live, group_rows)
+    for column in rows.values():
+        group = model.group_of(column)
+        if column in model.sequence:
+            keep = group_rows if model.groups else None
+            out.append(exp.alias_(_filter(exp.ArgMax(this=exp.column(column), expression=order.copy()),
+                                          keep), column))
+        elif group is not None:
+            out += _group_column_fold(rows, group, column)
+        elif engine == "aggregation":
+            out += _aggregate_fold(rows, column, order, None)
+        else:
+            cond = _and(exp.column(column).is_(exp.null()).not_(), plain_keep)
+            out.append(exp.alias_(_filter(exp.ArgMax(this=exp.column(column), expression=order.copy()),
+                                          cond), column))
+    for group in model.groups:
+        if any(c in rows.columns for c in group.all_columns):
+            present = _any_not_null(group.sequence)
+            out.append(exp.alias_(_count(present), helper(f"gn_{group.index}")))
+            if rows.retracts:
+                out.append(exp.alias_(_filter(exp.ArgMax(this=rows.retract(),
+                                                         expression=rows.order(group.sequence)),
+                                              present.copy()), helper(f"gdel_{group.index}")))
+    if rows.removes_on_delete:
+        out.append(exp.alias_(_count(rows.is_delete()), helper("dels")))
+        out.append(exp.alias_(_count(_and(live, exp.not_(rows.retract()))), helper("live")))
+    return out
+
+
+def _group_column_fold(rows: Rows, group: Group, column: str) -> list[exp.Expression]:
+    order = rows.order(group.sequence)
+    present = _any_not_null(group.sequence)
+    if column in rows.model.node.config.aggregates:
+        return _aggregate_fold(rows, column, order, present)
+    value: exp.Expression = exp.column(column)
+    if rows.retracts and column not in group.sequence:
+        value = exp.If(this=rows.retract(), true=exp.null(), false=value)
+    return [exp.alias_(_filter(exp.ArgMax(this=value, expression=order), present), column)]
+
+
+# ---------------------------------------------------------------- merge
+
+
+def updates(rows: Rows) -> list[exp.Expression]:
+    """``SET`` assignments of the normal matched update."""
+    model = rows.model
+    wins = incoming_wins(model.sequence, S, T)
+    older = incoming_older(model.sequence, S, T)
+    out = []
+    for column in rows.values():
+        t, s = exp.column(column, table=T), exp.column(column, table=S)
+        group = model.group_of(column)
+        if model.engine == "deduplicate":
+            value: exp.Expression = s
+        elif column in model.sequence:
+            value = case(wins.copy(), s, t)
+        elif group is not None and column in model.node.config.aggregates:
+            gwins = _group_wins(group)
+            value = case(_positive(helper(f"gn_{group.index}")),
+                         _aggregate_merge(rows, column, gwins, exp.not_(gwins.copy())), t)
+        elif group is not None:
+            value = case(_group_wins(group), s, t)
+        elif model.engine == "aggregation":
+            value = _aggregate_merge(rows, column, wins.copy(), older.copy())
+        elif not model.sequence:
+            value = exp.func("COALESCE", s, t)
+        else:
+            take = exp.and_(s.is_(exp.null()).not_(), exp.or_(t.is_(exp.null()), wins.copy()))
+            value = case(take, s.copy(), t.copy())
+        out.append(exp.EQ(this=exp.column(column, table=T), expression=value))
+    return out
+
+
+def _replace_row(rows: Rows) -> exp.Update:
+    """Every stored column replaced: the source's from the batch, the others NULL."""
+    sets = []
+    for column in rows.model.stored:
+        if column in rows.model.primary_key:
+            continue
+        value = exp.column(column, table=S) if column in rows.columns else exp.null()
+        sets.append(exp.EQ(this=exp.column(column, table=T), expression=value))
+    return exp.Update(expressions=sets)
+
+
+def _flag(name: str) -> exp.Expression:
+    return exp.func("COALESCE", exp.column(helper(name), table=S), exp.false())
+
+
+def whens(rows: Rows) -> list[exp.When]:
+    """The WHEN clauses of the source's MERGE."""
+    model = rows.model
+    wins = incoming_wins(model.sequence, S, T)
+    insert = exp.Insert(this=exp.Tuple(expressions=[exp.column(c) for c in rows.columns]),
+                        expression=exp.Tuple(expressions=[exp.column(c, table=S)
+                                                          for c in rows.columns]))
+    matched: list[tuple[exp.Expression | None, exp.Expression]] = []
+    insert_if: exp.Expression | None = None
+    if model.engine == "first_row":
+        return [exp.When(matched=False, source=False, then=insert)]
+    if model.engine == "deduplicate":
+        if rows.retracts:
+            matched.append((exp.and_(wins.copy(), _flag("deleted")), exp.var("DELETE")))
+            insert_if = exp.not_(_flag("deleted"))
+        matched.append((wins.copy(), _replace_row(rows)))
+    else:
+        if rows.removes_on_delete:
+            deleted = exp.and_(_positive(helper("dels")), wins.copy())
+            matched.append((exp.and_(deleted, exp.EQ(this=exp.column(helper("live"), table=S),
+                                                     expression=exp.Literal.number(0))),
+                            exp.var("DELETE")))
+            matched.append((deleted.copy(), _replace_row(rows)))
+            insert_if = _positive(helper("live"))
+        removing = [g for g in model.groups
+                    if g.sequence and ",".join(g.sequence) in model.node.config.remove_record_on_sequence_group
+                    and any(c in rows.columns for c in g.all_columns) and rows.retracts]
+        if removing:
+            matched.append((exp.or_(*(exp.and_(_flag(f"gdel_{g.index}"), _group_wins(g))
+                                      for g in removing)), exp.var("DELETE")))
+            insert_if = exp.not_(exp.or_(*(_flag(f"gdel_{g.index}") for g in removing)))
+        sets = updates(rows)
+        if sets:
+            matched.append((None, exp.Update(expressions=sets)))
+    out = [exp.When(matched=True, source=False, condition=cond, then=then) for cond, then in matched]
+    out.append(exp.When(matched=False, source=False, condition=insert_if, then=insert))
+    return out
+
+
+def keep_key(rows: Rows) -> exp.Expression | None:
+    """Bootstrap: which folded keys become rows (deleted ones do not)."""
+    model = rows.model
+    if model.engine == "deduplicate" and rows.retracts:
+        return exp.not_(exp.func("COALESCE", exp.column(helper("deleted")), exp.false()))
+    if rows.removes_on_delete:
+        return exp.GT(this=exp.column(helper("live")), expression=exp.Literal.number(0))
+    removing = [g for g in model.groups
+                if ",".join(g.sequence) in model.node.config.remove_record_on_sequence_group]
+    if removing and rows.retracts:
+        return exp.not_(exp.or_(*(exp.func("COALESCE", exp.column(helper(f"gdel_{g.index}")),
+                                           exp.false()) for g in removing)))
+    return None

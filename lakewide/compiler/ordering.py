@@ -1,0 +1,48 @@
+"""Record order and "who wins" predicates, shared by every merge engine.
+
+Within a batch records are ordered by (sequence fields with NULL oldest, source, arrival);
+between a folded batch and the stored row, the incoming row wins when its sequence is >= the
+stored one (ties: the incoming row arrived later).
+"""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+BRANCH_COLUMN = "__lw_branch"
+ROW_COLUMN = "__lw_row"
+
+
+def ordering(fields: list[str], *, with_branch: bool) -> exp.Struct:
+    """Order of records inside one fold: the given sequence fields, then arrival."""
+    names = [*fields, *([BRANCH_COLUMN] if with_branch else []), ROW_COLUMN]
+    return exp.Struct(expressions=[exp.column(name) for name in names])
+
+
+def _greater(new: exp.Expression, old: exp.Expression, *, or_equal: bool) -> exp.Expression:
+    """``new > old`` (or ``>=``) with NULL as the oldest value, never NULL itself."""
+    if or_equal:
+        return exp.or_(old.is_(exp.null()),
+                       exp.func("COALESCE", exp.GTE(this=new, expression=old), exp.false()))
+    return exp.or_(exp.and_(old.is_(exp.null()), new.is_(exp.null()).not_()),
+                   exp.func("COALESCE", exp.GT(this=new, expression=old), exp.false()))
+
+
+def incoming_wins(fields: list[str], new: str, old: str) -> exp.Expression:
+    """True when the incoming sequence is >= the stored one, fields compared in order."""
+    if not fields:
+        return exp.true()
+    *leading, last = fields
+    result = _greater(exp.column(last, table=new), exp.column(last, table=old), or_equal=True)
+    for name in reversed(leading):
+        n, o = exp.column(name, table=new), exp.column(name, table=old)
+        result = exp.or_(_greater(n, o, or_equal=False),
+                         exp.and_(exp.NullSafeEQ(this=n, expression=o), result))
+    return result
+
+
+def incoming_older(fields: list[str], new: str, old: str) -> exp.Expression:
+    """True when the incoming sequence is strictly older than the stored one."""
+    if not fields:
+        return exp.false()
+    return exp.not_(incoming_wins(fields, new, old))

@@ -1,0 +1,143 @@
+"""Rule: reject the merge-engine configurations Paimon rejects, with the fix in the message."""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+from lakewide.compiler.aggregates import COMMON_OPTIONS, REGISTRY
+from lakewide.compiler.wide_model import WideModel
+from lakewide.errors import CompileError
+
+DELETE_POLICIES = (
+    "partial_update cannot take delete rows (row_kind_column is set) without a policy; "
+    "choose one: 1. ignore_delete=true to drop delete and update-before rows; "
+    "2. remove_record_on_delete=true to remove the whole row on -D; "
+    "3. sequence_groups={...} to retract only the columns of a group")
+
+
+def _fail(model: WideModel, key: str, message: str) -> None:
+    raise CompileError(message, path=model.node.path, model=model.node.name, key=key)
+
+
+def declared_type(model: WideModel, column: str) -> str | None:
+    """The type a branch declares for ``column`` with ``CAST(... AS T)``, if any."""
+    index = model.columns.index(column)
+    for branch in model.branches:
+        projection = branch.select.expressions[index]
+        node = projection.this if isinstance(projection, exp.Alias) else projection
+        if isinstance(node, (exp.Cast, exp.TryCast)):
+            return node.to.sql("spark").upper()
+    return None
+
+
+def _check_aggregates(model: WideModel) -> None:
+    config = model.node.config
+    accepted = ", ".join(REGISTRY)
+    specs = dict(config.aggregates)
+    if config.default_aggregate is not None:
+        specs["<default_aggregate>"] = config.default_aggregate
+    for column, spec in specs.items():
+        key = "default_aggregate" if column.startswith("<") else f"aggregates.{column}"
+        options = {"function": spec} if isinstance(spec, str) else dict(spec)
+        name = options.get("function")
+        if name not in REGISTRY:
+            _fail(model, key, f"unknown aggregate function {name!r}; expected one of {accepted}")
+        function = REGISTRY[str(name)]
+        unknown = set(options) - set(COMMON_OPTIONS) - set(function.options)
+        if unknown:
+            _fail(model, key, f"option '{sorted(unknown)[0]}' does not apply to {name}; accepted: "
+                  f"{', '.join((*COMMON_OPTIONS, *function.options))}")
+        if column.startswith("<"):
+            continue
+        if column not in model.stored or column in model.primary_key:
+            _fail(model, key, f"'{column}' is not a value column of the model")
+        declared = declared_type(model, column)
+        if function.types and declared and not declared.startswith(function.types):
+            _fail(model, key, f"{name} cannot aggregate column '{column}' of type {declared}; "
+                  f"it takes {', '.join(function.types)}")
+        retracts = model.row_kind is not None and not config.ignore_delete
+        if retracts and not function.retracts and not options.get("ignore_retract"):
+            _fail(model, key, f"{name} cannot retract (-U/-D rows arrive through "
+                  f"row_kind_column '{model.row_kind}'); set "
+                  f"aggregates={{'{column}': {{'function': '{name}', 'ignore_retract': true}}}} "
+                  "or ignore_delete=true. Retractable: "
+                  f"{', '.join(n for n, f in REGISTRY.items() if f.retracts)}")
+
+
+def _check_groups(model: WideModel) -> None:
+    config = model.node.config
+    seen: dict[str, str] = {}
+    for group in model.groups:
+        label = ",".join(group.sequence)
+        for column in group.all_columns:
+            if column not in model.stored:
+                _fail(model, "sequence_groups", f"group '{label}' names '{column}', which is not "
+                      f"a column of the model (columns: {', '.join(model.stored)})")
+            if column in model.primary_key:
+                _fail(model, "sequence_groups", f"primary key column '{column}' cannot be in "
+                      f"sequence group '{label}'")
+            if column in seen and seen[column] != label:
+                _fail(model, "sequence_groups", f"column '{column}' is in two sequence groups "
+                      f"('{seen[column]}' and '{label}')")
+            seen[column] = label
+        for branch in model.branches:
+            owned = [c for c in group.all_columns if c in branch.owned]
+            if owned and len(owned) != len(group.all_columns):
+                missing = [c for c in group.all_columns if c not in branch.owned]
+                _fail(model, "sequence_groups", f"UNION ALL branch {branch.index + 1} "
+                      f"({branch.name}) owns part of group '{label}' but not "
+                      f"{', '.join(missing)}; a source writes a whole group or none of it")
+    names = {",".join(g.sequence) for g in model.groups}
+    for name in config.remove_record_on_sequence_group:
+        if name not in names:
+            _fail(model, "remove_record_on_sequence_group", f"'{name}' is not a sequence group; "
+                  f"groups: {', '.join(sorted(names)) or 'none'}")
+    for column in config.aggregates:
+        if model.group_of(column) is None and model.engine == "partial_update":
+            name = config.aggregates[column]
+            name = name if isinstance(name, str) else name.get("function")
+            if name != "last_non_null_value":
+                _fail(model, f"aggregates.{column}", f"partial_update can aggregate '{column}' "
+                      f"with {name} only inside a sequence group; add it to sequence_groups")
+
+
+def validate(model: WideModel) -> None:
+    """Raise CompileError for combinations Paimon rejects (see docs/merge-semantics.md)."""
+    config = model.node.config
+    engine = model.engine
+    if config.ignore_delete and config.remove_record_on_delete:
+        _fail(model, "remove_record_on_delete", "ignore_delete and remove_record_on_delete "
+              "contradict each other; keep one")
+    if config.remove_record_on_delete and config.sequence_groups:
+        _fail(model, "remove_record_on_delete", "remove_record_on_delete cannot be combined with "
+              "sequence_groups (groups retract their own columns); use "
+              "remove_record_on_sequence_group")
+    if engine != "partial_update":
+        for key in ("sequence_groups", "remove_record_on_delete", "remove_record_on_sequence_group"):
+            if getattr(config, key):
+                _fail(model, key, f"{key} applies to merge_engine='partial_update', "
+                      f"not '{engine}'")
+    if engine not in ("aggregation", "partial_update") and (config.aggregates
+                                                         or config.default_aggregate):
+        _fail(model, "aggregates", f"aggregates apply to merge_engine='aggregation' (or "
+              f"partial_update sequence groups), not '{engine}'")
+    if engine == "first_row":
+        if config.sequence_field:
+            _fail(model, "sequence_field", "first_row keeps the first arrived row and takes no "
+                  "sequence_field; drop it or use merge_engine='deduplicate'")
+        if model.row_kind and not config.ignore_delete:
+            _fail(model, "ignore_delete", "first_row cannot take -U/-D rows; set "
+                  "ignore_delete=true")
+    if model.row_kind is not None and model.row_kind not in model.columns:
+        _fail(model, "row_kind_column", f"row_kind_column '{model.row_kind}' is not a column of "
+              f"the model (columns: {', '.join(model.columns)})")
+    if model.row_kind in model.primary_key + model.sequence:
+        _fail(model, "row_kind_column", "the row kind column cannot be a key or sequence column")
+    if engine == "partial_update" and model.row_kind and not (
+            config.ignore_delete or config.remove_record_on_delete or config.sequence_groups):
+        _fail(model, "row_kind_column", DELETE_POLICIES)
+    if config.remove_record_on_sequence_group and not model.row_kind:
+        _fail(model, "remove_record_on_sequence_group", "removing rows on a group retract needs "
+              "row_kind_column (where retracts come from)")
+    _check_groups(model)
+    _check_aggregates(model)
