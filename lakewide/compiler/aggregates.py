@@ -94,7 +94,14 @@ def _ordered_values(inp: FoldInput, cond: exp.Expression) -> exp.Expression:
     pairs = exp.Struct(expressions=[exp.alias_(inp.order.copy(), "o"),
                                     exp.alias_(inp.value.copy(), "v")])
     collected = _filtered(exp.func("COLLECT_LIST", pairs), cond)
-    return exp.func("TRANSFORM", exp.func("ARRAY_SORT", collected),
+    left, right = exp.column("o", table="l"), exp.column("o", table="r")
+    compare = exp.Case(ifs=[exp.If(this=exp.LT(this=left, expression=right),
+                                   true=exp.Literal.number(-1)),
+                            exp.If(this=exp.GT(this=left.copy(), expression=right.copy()),
+                                   true=exp.Literal.number(1))],
+                       default=exp.Literal.number(0))
+    by_order = exp.Lambda(this=compare, expressions=[exp.to_identifier("l"), exp.to_identifier("r")])
+    return exp.func("TRANSFORM", exp.func("ARRAY_SORT", collected, by_order),
                     exp.Lambda(this=exp.column("v", table="x"), expressions=[exp.to_identifier("x")]))
 
 
@@ -111,6 +118,12 @@ def _earliest(inp: FoldInput, non_null: bool) -> exp.Expression:
     return _filtered(agg, _adds(inp) if non_null else inp.where())
 
 
+def _none_if_empty(inputs: exp.Expression, value: exp.Expression) -> exp.Expression:
+    """NULL when no input took part (NULL means "no value"), else ``value``."""
+    empty = exp.EQ(this=exp.func("SIZE", inputs.copy()), expression=exp.Literal.number(0))
+    return exp.If(this=empty, true=exp.null(), false=value)
+
+
 def _delimiter(options: dict[str, Any]) -> exp.Expression:
     return exp.Literal.string(str(options.get("delimiter", ",")))
 
@@ -119,9 +132,7 @@ def _listagg_fold(inp: FoldInput) -> exp.Expression:
     values = _ordered_values(inp, _adds(inp))
     if inp.options.get("distinct"):
         values = exp.func("ARRAY_DISTINCT", values)
-    joined = exp.func("ARRAY_JOIN", values, _delimiter(inp.options))
-    return exp.If(this=exp.EQ(this=exp.func("SIZE", values.copy()), expression=exp.Literal.number(0)),
-                  true=exp.null(), false=joined)
+    return _none_if_empty(values, exp.func("ARRAY_JOIN", values.copy(), _delimiter(inp.options)))
 
 
 def _listagg_combine(c: Combine) -> exp.Expression:
@@ -144,7 +155,18 @@ def _bool(op: type[exp.Binary]) -> Callable[[Combine], exp.Expression]:
 def _collect_fold(inp: FoldInput) -> exp.Expression:
     arrays = _ordered_values(inp, _adds(inp))
     flat = exp.func("FLATTEN", arrays)
-    return exp.func("ARRAY_DISTINCT", flat) if inp.options.get("distinct") else flat
+    if inp.retract is not None:  # the batch's own retracts remove its own elements too
+        flat = _without(flat, _collect_minus(inp))
+    if inp.options.get("distinct"):
+        flat = exp.func("ARRAY_DISTINCT", flat)
+    return _none_if_empty(arrays, flat)
+
+
+def _without(values: exp.Expression, removed: exp.Expression) -> exp.Expression:
+    """Elements of ``values`` not in ``removed``."""
+    keep = exp.not_(exp.func("ARRAY_CONTAINS", exp.func("COALESCE", removed, exp.func("ARRAY")),
+                             exp.column("e")))
+    return exp.func("FILTER", values, exp.Lambda(this=keep, expressions=[exp.to_identifier("e")]))
 
 
 def _collect_minus(inp: FoldInput) -> exp.Expression:
@@ -155,11 +177,10 @@ def _collect_minus(inp: FoldInput) -> exp.Expression:
 
 def _collect_combine(c: Combine) -> exp.Expression:
     empty = exp.func("ARRAY")
-    both: exp.Expression = exp.func("CONCAT", exp.func("COALESCE", c.t.copy(), empty), c.s.copy())
+    stored = exp.func("COALESCE", c.t.copy(), empty)
     if c.minus is not None:
-        keep = exp.not_(exp.func("ARRAY_CONTAINS", exp.func("COALESCE", c.minus.copy(), empty.copy()),
-                                 exp.column("e")))
-        both = exp.func("FILTER", both, exp.Lambda(this=keep, expressions=[exp.to_identifier("e")]))
+        stored = _without(stored, c.minus.copy())
+    both: exp.Expression = exp.func("CONCAT", stored, exp.func("COALESCE", c.s.copy(), empty.copy()))
     return exp.func("ARRAY_DISTINCT", both) if c.options.get("distinct") else both
 
 
@@ -179,8 +200,18 @@ def _map_merge(maps: exp.Expression) -> exp.Expression:
 
 def _merge_map_fold(inp: FoldInput) -> exp.Expression:
     maps = _ordered_values(inp, _adds(inp))
-    return exp.If(this=exp.EQ(this=exp.func("SIZE", maps.copy()), expression=exp.Literal.number(0)),
-                  true=exp.null(), false=_map_merge(maps))
+    merged = _map_merge(maps.copy())
+    if inp.retract is not None:
+        merged = _drop_keys(merged, _merge_map_minus(inp))
+    return _none_if_empty(maps, merged)
+
+
+def _drop_keys(mapping: exp.Expression, keys: exp.Expression) -> exp.Expression:
+    """``mapping`` without the entries whose key is in ``keys``."""
+    return exp.func("MAP_FILTER", mapping, exp.Lambda(
+        this=exp.not_(exp.func("ARRAY_CONTAINS", exp.func("COALESCE", keys, exp.func("ARRAY")),
+                               exp.column("k"))),
+        expressions=[exp.to_identifier("k"), exp.to_identifier("v")]))
 
 
 def _merge_map_minus(inp: FoldInput) -> exp.Expression:
@@ -195,12 +226,7 @@ def _merge_map_minus(inp: FoldInput) -> exp.Expression:
 def _merge_map_combine(c: Combine) -> exp.Expression:
     stored = c.t.copy()
     if c.minus is not None:
-        stored = exp.func("MAP_FILTER", stored, exp.Lambda(
-            this=exp.not_(exp.func("ARRAY_CONTAINS", exp.func("COALESCE", c.minus.copy(), exp.func("ARRAY")),
-                                   exp.column("k"))),
-            expressions=[exp.to_identifier("k"), exp.to_identifier("v")]))
-    if c.s is None:
-        return stored
+        stored = _drop_keys(stored, c.minus.copy())
     both = _map_merge(exp.func("ARRAY", stored, c.s.copy()))
     return exp.func("COALESCE", both, stored.copy(), c.s.copy())
 
@@ -211,11 +237,16 @@ def _sum_combine(c: Combine) -> exp.Expression:
 
 def _product_fold(inp: FoldInput) -> exp.Expression:
     factors = _signed(inp, lambda v: exp.Div(this=exp.Literal.number(1), expression=v))
-    return _filtered(exp.func("PRODUCT", factors), _present(inp))
+    collected = _filtered(exp.func("COLLECT_LIST", factors), _present(inp))
+    one = exp.Cast(this=exp.Literal.number(1), to=exp.DataType.build("DOUBLE"))
+    step = exp.Lambda(this=exp.Mul(this=exp.column("a"), expression=exp.column("x")),
+                      expressions=[exp.to_identifier("a"), exp.to_identifier("x")])
+    product = exp.func("AGGREGATE", collected, one, step)
+    return _none_if_empty(collected, product)
 
 
 REGISTRY: dict[str, Aggregate] = {a.name: a for a in (
-    Aggregate("sum", lambda i: _filtered(exp.func("SUM", _signed(i, exp.Neg)), _present(i)),
+    Aggregate("sum", lambda i: _filtered(exp.func("SUM", _signed(i, lambda v: exp.Neg(this=v))), _present(i)),
               _sum_combine, retracts=True, types=NUMERIC),
     Aggregate("product", _product_fold,
               lambda c: _coalesce_pair(exp.Mul(this=c.t.copy(), expression=c.s.copy()), c),
