@@ -149,3 +149,45 @@ def test_unused_path_is_not_read(example: ProjectRun, tmp_path: Path) -> None:
     assert "no_such_column" in results["order_detail"].message
     assert results["order_status_counts"].status == "skipped"
     assert not example.spark.catalog.tableExists(f"lw.{example.namespace}.order_detail")
+
+
+def event_records() -> list[dict]:
+    with open(REPO / "seeds" / "user_events.csv", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    return [{"user_id": r["user_id"], "event_time": dt.datetime.fromisoformat(r["event_time"]),
+             "amount": float(r["amount"]) if r["amount"] else None,
+             "page": r["page"] or None, "is_mobile": r["is_mobile"] == "true"} for r in rows]
+
+
+def activity_reference(events: list[dict]) -> list[tuple]:
+    """The user_activity counters computed directly from the events (independent of lakewide)."""
+    out = []
+    for user in sorted({e["user_id"] for e in events}):
+        mine = sorted((e for e in events if e["user_id"] == user), key=lambda e: e["event_time"])
+        amounts = [e["amount"] for e in mine if e["amount"] is not None]
+        pages = [e["page"] for e in mine if e["page"] is not None]
+        out.append((user, len(mine), sum(amounts) if amounts else None,
+                    max(amounts) if amounts else None, pages[-1] if pages else None,
+                    " > ".join(pages) if pages else None, mine[0]["event_time"],
+                    any(e["is_mobile"] for e in mine), mine[-1]["event_time"]))
+    return out
+
+
+def test_aggregation_example_counts_events_incrementally(example: ProjectRun) -> None:
+    example.seed()
+    example.run("user_activity")
+    events = event_records()
+    assert example.rows("user_activity") == activity_reference(events)
+    # new events only: lakewide re-reads the source today, so replace it with the new batch
+    new = [("user_101", "2024-05-01 10:00:00", 5.0, "home", False),
+           ("user_104", "2024-05-01 10:01:00", 1.0, None, True)]
+    example.sql("DELETE FROM {ods}.user_events")
+    for user, ts, amount, page, mobile in new:
+        page_sql = "NULL" if page is None else f"'{page}'"
+        example.sql(f"INSERT INTO {{ods}}.user_events VALUES ('{user}', TIMESTAMP '{ts}', "
+                    f"{amount}, {page_sql}, {str(mobile).lower()})")
+        events.append({"user_id": user, "event_time": dt.datetime.fromisoformat(ts),
+                       "amount": amount, "page": page, "is_mobile": mobile})
+    results = example.run("user_activity")
+    assert results["user_activity"].plan == "incremental"
+    assert example.rows("user_activity") == activity_reference(events)
