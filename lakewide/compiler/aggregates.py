@@ -25,10 +25,10 @@ class FoldInput:
     options: dict[str, Any]
     keep: exp.Expression | None = None  # rows outside it take no part (ignored retracts, ...)
 
-    def where(self, *conditions: exp.Expression) -> exp.Expression:
-        """``keep`` AND the given conditions (TRUE when there are none)."""
+    def where(self, *conditions: exp.Expression) -> exp.Expression | None:
+        """``keep`` AND the given conditions (None when there are none)."""
         parts = [c.copy() for c in conditions] + ([self.keep.copy()] if self.keep else [])
-        return exp.and_(*parts) if parts else exp.true()
+        return exp.and_(*parts) if parts else None
 
 
 @dataclass(frozen=True)
@@ -73,8 +73,8 @@ def _present(inp: FoldInput) -> exp.Expression:
     return inp.where(_not_null(inp.value))
 
 
-def _filtered(agg: exp.Expression, cond: exp.Expression) -> exp.Expression:
-    return exp.Filter(this=agg, expression=exp.Where(this=cond))
+def _filtered(agg: exp.Expression, cond: exp.Expression | None) -> exp.Expression:
+    return agg if cond is None else exp.Filter(this=agg, expression=exp.Where(this=cond))
 
 
 def _coalesce_pair(both: exp.Expression, c: Combine) -> exp.Expression:
@@ -141,9 +141,8 @@ def _listagg_combine(c: Combine) -> exp.Expression:
     earlier = exp.func("CONCAT", c.s.copy(), delim.copy(), c.t.copy())
     both: exp.Expression = exp.If(this=c.older.copy(), true=earlier, false=later)
     if c.options.get("distinct"):
-        # split on the literal delimiter (escaped for the regex), keep first occurrences
-        pattern = exp.func("CONCAT", exp.Literal.string("\\Q"), delim.copy(), exp.Literal.string("\\E"))
-        parts = exp.func("ARRAY_DISTINCT", exp.func("SPLIT", both, pattern))
+        # sqlglot's SPLIT splits on a literal (it quotes the delimiter for Spark's regex)
+        parts = exp.func("ARRAY_DISTINCT", exp.func("SPLIT", both, delim.copy()))
         both = exp.func("ARRAY_JOIN", parts, delim.copy())
     return _coalesce_pair(both, c)
 

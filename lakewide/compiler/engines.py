@@ -266,6 +266,11 @@ def _replace_row(rows: Rows) -> exp.Update:
     return exp.Update(expressions=sets)
 
 
+def _paren(condition: exp.Expression | None) -> exp.Expression | None:
+    """A WHEN condition, parenthesized when it is an OR (for the reader; the grammar agrees)."""
+    return exp.Paren(this=condition) if isinstance(condition, exp.Or) else condition
+
+
 def _flag(name: str) -> exp.Expression:
     return exp.func("COALESCE", exp.column(helper(name), table=S), exp.false())
 
@@ -304,8 +309,9 @@ def whens(rows: Rows) -> list[exp.When]:
         sets = updates(rows)
         if sets:
             matched.append((None, exp.Update(expressions=sets)))
-    out = [exp.When(matched=True, source=False, condition=cond, then=then) for cond, then in matched]
-    out.append(exp.When(matched=False, source=False, condition=insert_if, then=insert))
+    out = [exp.When(matched=True, source=False, condition=_paren(cond), then=then)
+           for cond, then in matched]
+    out.append(exp.When(matched=False, source=False, condition=_paren(insert_if), then=insert))
     return out
 
 

@@ -24,8 +24,11 @@ def _statements(text: str) -> list[str]:
     return [s.strip() for s in text.split(";") if s.strip()]
 
 
-def load_cases(file_name: str) -> list[Case]:
-    """Split a fixture file into cases at ``-- case:`` lines."""
+def load_cases(file_name: str, *, has_input: bool = True) -> list[Case]:
+    """Split a fixture file into cases at ``-- case:`` lines.
+
+    Without ``has_input`` every statement of a case is an expected one (the input is the config).
+    """
     text = (FIXTURES / file_name).read_text(encoding="utf-8")
     cases = []
     for chunk in re.split(r"^-- case: ", text, flags=re.M)[1:]:
@@ -36,7 +39,10 @@ def load_cases(file_name: str) -> list[Case]:
             config = json.loads(match.group(1))
             body = body[match.end():]
         statements = _statements(body)
-        cases.append(Case(name.strip(), config, statements[0], statements[1:]))
+        if not has_input:
+            cases.append(Case(name.strip(), config, "", statements))
+        else:
+            cases.append(Case(name.strip(), config, statements[0], statements[1:]))
     return cases
 
 

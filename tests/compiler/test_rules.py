@@ -58,3 +58,31 @@ def test_full_refresh_is_create_or_replace_of_the_bootstrap() -> None:
     replaced = compiled.full_refresh.copy()
     replaced.set("replace", False)
     assert replaced == compiled.bootstrap
+
+
+AGGREGATES = load_cases("aggregates.sql", has_input=False)
+
+
+@pytest.mark.parametrize("case", AGGREGATES, ids=ids(AGGREGATES))
+def test_aggregates(case: Case) -> None:
+    from sqlglot import exp
+
+    from lakewide.compiler.aggregates import REGISTRY, Combine, FoldInput
+
+    options = {k: v for k, v in case.config.items() if k not in ("function", "retract")}
+    function = REGISTRY[case.config["function"]]
+    retract = exp.column("rk") if case.config["retract"] else None
+    inp = FoldInput(exp.column("v"), retract, exp.column("o"), options)
+    minus = exp.column("m", table="s") if function.minus and retract else None
+    combine = Combine(exp.column("v", table="t"), exp.column("v", table="s"), minus,
+                      exp.column("wins"), exp.column("older"), options)
+    produced = [function.fold(inp), function.combine(combine)]
+    if minus is not None:
+        produced.append(function.minus(inp))
+    assert [normalize(p.sql("spark")) for p in produced] == [normalize(e) for e in case.expected]
+
+
+def test_every_registered_aggregate_has_a_fixture() -> None:
+    from lakewide.compiler.aggregates import REGISTRY
+
+    assert {c.config["function"] for c in AGGREGATES} == set(REGISTRY)
