@@ -16,6 +16,7 @@ from tests.project_factory import REPO_ROOT, copy_example_project
 
 PK_MODELS = {
     "order_detail": {"bootstrap.sql", "merge_01_order_info.sql", "merge_02_order_address.sql"},
+    "user_activity": {"bootstrap.sql", "merge_01_user_events.sql"},
     "user_rec_wide": {"bootstrap.sql", "merge_01_recommendations.sql",
                       "merge_02_impressions.sql", "merge_03_clicks.sql"},
 }
@@ -133,6 +134,8 @@ def test_ls_lists_models_in_run_order(example: Path) -> None:
          "models/wide/order_detail.sql"],
         ["order_status_counts", "table", "lw.analytics.order_status_counts",
          "models/staging/order_status_counts.sql"],
+        ["user_activity", "aggregation", "lw.analytics.user_activity",
+         "models/wide/user_activity.sql"],
         ["user_rec_wide", "partial_update", "lw.analytics.user_rec_wide",
          "models/wide/user_rec_wide.sql"],
     ]
@@ -190,7 +193,7 @@ def test_unknown_selector_exits_2(monkeypatch: pytest.MonkeyPatch,
                             "compile", "-s", "order_detial")
     assert code == 2
     assert "selector 'order_detial' matches no model" in output
-    assert "order_detail, order_status_counts, user_rec_wide" in output
+    assert "order_detail, order_status_counts, user_activity, user_rec_wide" in output
 
 
 def test_compile_error_exits_2(monkeypatch: pytest.MonkeyPatch,
