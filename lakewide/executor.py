@@ -6,6 +6,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
+from sqlglot import exp
+
 from lakewide.compiler import CompiledModel, compile_model
 from lakewide.engine.adapter import SparkAdapter
 from lakewide.errors import LakewideError
@@ -23,12 +25,21 @@ class ModelResult:
     rows: int | None = None
     seconds: float = 0.0
     message: str = ""
+    rejected: int = 0  # rows dropped for a NULL primary key
     details: dict[str, str] = field(default_factory=dict)
+
+
+def _count(adapter: SparkAdapter, query: exp.Select | None) -> int:
+    if query is None:
+        return 0
+    _, rows = adapter.rows(query)
+    return int(rows[0][0])
 
 
 def _run_one(adapter: SparkAdapter, compiled: CompiledModel, full_refresh: bool) -> ModelResult:
     node = compiled.node
     result = ModelResult(node.name, "success", plan=compiled.kind)
+    rejected = 0
     if compiled.kind != "view":
         adapter.ensure_namespace(node.relation)
     if compiled.kind in ("view", "table"):
@@ -36,16 +47,22 @@ def _run_one(adapter: SparkAdapter, compiled: CompiledModel, full_refresh: bool)
         result.statements = 1
     elif full_refresh or not adapter.table_exists(node.relation):
         result.plan = "full-refresh" if full_refresh else "bootstrap"
+        rejected = _count(adapter, compiled.null_keys)
         adapter.sql(compiled.full_refresh if full_refresh else compiled.bootstrap)
         result.statements = 1
     else:
         result.plan = "incremental"
         for merge in compiled.merges:
+            rejected += _count(adapter, merge.null_keys)
             staged = adapter.stage(merge.batch_view, merge.batch)
             result.details[merge.name] = f"{staged} keys"
             if staged:
                 adapter.sql(merge.statement)
                 result.statements += 1
+    if compiled.kind == "primary_key":
+        result.rejected = rejected
+        if rejected:
+            result.message = f"rejected {rejected} row(s) with a NULL primary key"
     if compiled.kind != "view":
         total = adapter.snapshot_summary(node.relation).get("total-records")
         result.rows = int(total) if total is not None else None

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from sqlglot import exp
 
-from lakewide.compiler.build_bootstrap import build_bootstrap
+from lakewide.compiler.build_bootstrap import build_bootstrap, null_key_count, union_of_branches
 from lakewide.compiler.build_merge import batch_view, build_batch, build_merge
 from lakewide.compiler.layout import create_table_as
 from lakewide.compiler.validate import validate
@@ -25,6 +25,7 @@ class SourceMerge:
     batch_view: str
     batch: exp.Select
     statement: exp.Merge
+    null_keys: exp.Select | None = None
 
     def staging(self) -> exp.Create:
         """The batch as a temporary view (what the engine materializes before the MERGE)."""
@@ -43,6 +44,7 @@ class CompiledModel:
     bootstrap: exp.Expression
     merges: list[SourceMerge] = field(default_factory=list)
     full_refresh: exp.Expression | None = None
+    null_keys: exp.Select | None = None  # rows the bootstrap rejects for a NULL key
 
     def files(self) -> dict[str, str]:
         """File name -> SQL text, as written under ``target/compiled/<model>/``."""
@@ -85,6 +87,9 @@ def compile_model(node: ModelNode) -> CompiledModel:
     model = analyze(node)
     validate(model)
     merges = [SourceMerge(b.index, b.name, batch_view(b), build_batch(model, b),
-                          build_merge(model, b)) for b in model.branches]
+                          build_merge(model, b),
+                          null_key_count(model, b.projected(model.primary_key)))
+              for b in model.branches]
     return CompiledModel(node, kind, build_bootstrap(model), merges,
-                         full_refresh=build_bootstrap(model, replace=True))
+                         full_refresh=build_bootstrap(model, replace=True),
+                         null_keys=null_key_count(model, union_of_branches(model)))

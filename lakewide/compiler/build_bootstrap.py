@@ -31,8 +31,15 @@ def reduce_per_key(rows: engines.Rows, source: exp.Query) -> exp.Select:
             .where(key_not_null).group_by(*(k.copy() for k in keys)))
 
 
-def bootstrap_query(model: WideModel) -> exp.Select:
-    """All branches, each tagged with its position, folded per key with the engine's rule."""
+def null_key_count(model: WideModel, source: exp.Query) -> exp.Select:
+    """``SELECT COUNT(*)`` of the rows whose primary key has a NULL (they are rejected)."""
+    any_null = exp.or_(*(exp.column(k).is_(exp.null()) for k in model.primary_key))
+    return exp.select(exp.alias_(exp.Count(this=exp.Star()), "rejected")).from_(
+        source.subquery("b")).where(any_null)
+
+
+def union_of_branches(model: WideModel) -> exp.Query:
+    """Every branch aliased to the model's columns and tagged with its position."""
     union: exp.Query | None = None
     for branch in model.branches:
         select = branch.select.copy()
@@ -43,6 +50,12 @@ def bootstrap_query(model: WideModel) -> exp.Select:
         ])
         union = select if union is None else exp.union(union, select, distinct=False)
     assert union is not None
+    return union
+
+
+def bootstrap_query(model: WideModel) -> exp.Select:
+    """All branches folded per key with the engine's rule."""
+    union = union_of_branches(model)
     rows = engines.Rows(model, model.stored, with_branch=True,
                         has_row_kind=model.row_kind is not None)
     folded = reduce_per_key(rows, union)

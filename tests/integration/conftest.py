@@ -104,6 +104,7 @@ class ModelRun:
 
     run: ProjectRun
     schemas: dict[str, str]  # source table -> Spark DDL schema
+    last: Any = None  # ModelResult of the last step
 
     def write(self, table: str, rows: list[tuple]) -> None:
         """Replace a source table's rows with ``rows`` (one data file, in this order)."""
@@ -114,7 +115,7 @@ class ModelRun:
         """Write each source's batch, run the model, return the table's rows."""
         for table, rows in batches.items():
             self.write(table, rows)
-        self.run.run(**kwargs)
+        self.last = self.run.run(**kwargs)["m"]
         return self.run.rows("m")
 
 

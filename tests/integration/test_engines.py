@@ -137,3 +137,17 @@ def test_remove_record_on_delete(model_run: Callable[..., ModelRun]) -> None:
     rows = m.step({"x": [(1, None, 5, "-D"), (2, None, 5, "-D"), (2, "new", 6, "+I"),
                          (3, None, 5, "-U")], "y": []})
     assert rows == [(2, "new", None, 6), (3, "a3", None, 1)]
+
+
+def test_null_primary_keys_are_rejected_and_counted(model_run: Callable[..., ModelRun]) -> None:
+    m = model_run(REMOVE_MODEL.replace("row_kind_column='op', remove_record_on_delete=true",
+                                       "row_kind_column='op', ignore_delete=true"),
+                  {"x": "k INT, a STRING, ts INT, op STRING", "y": "k INT, b STRING, ts INT"})
+    rows = m.step({"x": [(1, "a", 1, "+I"), (None, "lost", 1, "+I")],
+                   "y": [(None, "lost", 1), (None, "lost", 2)]})
+    assert rows == [(1, "a", None, 1)]
+    assert m.last.plan == "bootstrap" and m.last.rejected == 3
+    assert "rejected 3 row(s)" in m.last.message
+    rows = m.step({"x": [(None, "again", 2, "+I")], "y": [(1, "b", 2)]})
+    assert rows == [(1, "a", "b", 2)]
+    assert m.last.plan == "incremental" and m.last.rejected == 1
