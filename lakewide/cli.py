@@ -27,6 +27,7 @@ class Options:
     profiles_dir: Path | None
     target: str | None
     variables: dict[str, Any]
+    lock_wait: float = 30.0
 
     def manifest(self) -> Manifest:
         project = load_project(self.project_dir)
@@ -52,11 +53,13 @@ def _parse_vars(_ctx: click.Context, _param: click.Parameter, value: str | None)
               help="Folder holding profiles.yml (default: the project, then ~/.lakewide).")
 @click.option("--target", "-t", help="Target of the profile (default: the profile's target).")
 @click.option("--vars", "variables", callback=_parse_vars, help="YAML mapping for var().")
+@click.option("--lock-wait", default=30.0, show_default=True, type=click.FloatRange(min=0),
+              help="Seconds to wait for another lakewide process on the same warehouse.")
 @click.pass_context
 def cli(ctx: click.Context, project_dir: Path, profiles_dir: Path | None, target: str | None,
-        variables: dict[str, Any]) -> None:
+        variables: dict[str, Any], lock_wait: float) -> None:
     """lakewide: wide tables on Apache Iceberg from SQL models with merge engines."""
-    ctx.obj = Options(project_dir, profiles_dir, target, variables)
+    ctx.obj = Options(project_dir, profiles_dir, target, variables, lock_wait)
 
 
 def main() -> None:

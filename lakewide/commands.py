@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+import datetime
+import json
 import shutil
 import sys
 import time
@@ -9,6 +12,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 import click
+from rich.markup import escape
 from rich.table import Table
 from sqlglot import exp
 
@@ -108,43 +112,79 @@ def _seed(manifest: Manifest, adapter: Any) -> None:
     from lakewide.executor import SeedResult, load_seeds
 
     def report(seed: SeedResult) -> None:
-        console.print(f"seed {seed.name:<24} {seed.rows:>8} rows -> {seed.relation} "
+        rows = "unchanged" if seed.rows is None else f"{seed.rows} rows"
+        console.print(f"seed {seed.name:<24} {rows:>12} -> {seed.relation} "
                       f"({seed.seconds:.1f}s)")
     load_seeds(manifest, adapter, report)
 
 
+def _report(result: Any) -> None:
+    colour = {"success": "green", "error": "red", "skipped": "yellow"}[result.status]
+    rows = "" if result.rows is None else f"{result.rows} rows"
+    read = f"{result.rows_read} keys read" if result.plan == "incremental" else ""
+    console.print(f"[{colour}]{result.status.upper():<7}[/{colour}] {result.name:<28} "
+                  f"{result.plan:<12} {rows:>12} {read:>16} {result.seconds:6.1f}s "
+                  f"{escape(result.message)}", soft_wrap=True)
+
+
 def _run(manifest: Manifest, adapter: Any, names: list[str], full_refresh: bool) -> int:
     from lakewide.executor import ModelResult, run_models
+    from lakewide.run_results import write_run_results
 
-    def report(result: ModelResult) -> None:
-        colour = {"success": "green", "error": "red", "skipped": "yellow"}[result.status]
-        rows = "" if result.rows is None else f"{result.rows} rows"
-        console.print(f"[{colour}]{result.status.upper():<7}[/{colour}] {result.name:<28} "
-                      f"{result.plan:<12} {rows:>12} {result.seconds:6.1f}s "
-                      f"{result.message}", soft_wrap=True)
-
+    started = time.time()
     with console.status("running models...") as status:
         def progress(result: ModelResult) -> None:
             status.update(f"ran {result.name}")
-            report(result)
+            _report(result)
         results = run_models(manifest, names, adapter, full_refresh=full_refresh,
                              on_result=progress)
-    failed = [r for r in results if r.status != "success"]
-    console.print(f"Done. {len(results) - len(failed)} ok, "
-                  f"{sum(r.status == 'error' for r in results)} failed, "
-                  f"{sum(r.status == 'skipped' for r in results)} skipped.")
-    return 1 if failed else 0
+    write_run_results(manifest.project, results, started, spark_started=True)
+    failed = [r for r in results if r.status == "error"]
+    skipped = [r for r in results if r.status == "skipped"]
+    console.print(f"Done. {len(results) - len(failed) - len(skipped)} ok, {len(failed)} failed, "
+                  f"{len(skipped)} skipped.")
+    return 1 if failed or skipped else 0
 
 
-def _with_adapter(options: Options, body: Callable[[Manifest, Any], int]) -> None:
+def _nothing_to_do(manifest: Manifest, names: list[str]) -> bool:
+    """True (and reported) when Iceberg metadata shows no model has new upstream data."""
+    from lakewide.executor import ModelResult
+    from lakewide.freshness import fresh_models
+    from lakewide.run_results import write_run_results
+
+    started = time.time()
+    fresh = fresh_models(manifest, names)
+    if fresh is None or set(names) - fresh:
+        return False
+    results = [ModelResult(n, "success", plan="skipped", message="upstream unchanged")
+               for n in names]
+    write_run_results(manifest.project, results, started, spark_started=False)
+    console.print(f"Nothing to do: no new upstream snapshots for {len(names)} model(s) "
+                  "(checked Iceberg metadata; Spark not started).")
+    return True
+
+
+def _with_adapter(options: Options, body: Callable[[Manifest, Any], int], *,
+                  precheck: Callable[[Manifest], bool] | None = None,
+                  writes: bool = True) -> None:
+    """Run ``body`` with one SparkSession, holding the warehouse lock on hadoop catalogs."""
     from lakewide.engine.adapter import SparkAdapter
+    from lakewide.lock import WarehouseLock
 
     manifest = options.manifest()
-    adapter = SparkAdapter(manifest.output)
-    try:
-        code = body(manifest, adapter)
-    finally:
-        adapter.stop()
+    output = manifest.output
+    lock: Any = contextlib.nullcontext()
+    if writes and output.catalog_type == "hadoop" and output.warehouse \
+            and "://" not in output.warehouse:
+        lock = WarehouseLock(Path(output.warehouse) / ".lakewide.lock", options.lock_wait)
+    with lock:
+        if precheck is not None and precheck(manifest):
+            sys.exit(0)
+        adapter = SparkAdapter(output)
+        try:
+            code = body(manifest, adapter)
+        finally:
+            adapter.stop()
     sys.exit(code)
 
 
@@ -164,8 +204,11 @@ def seed(options: Options) -> None:
 @pass_options
 def run(options: Options, select: tuple[str, ...], exclude: tuple[str, ...],
         full_refresh: bool) -> None:
-    """Run models: bootstrap missing tables, MERGE each source into existing ones."""
-    _with_adapter(options, lambda m, a: _run(m, a, _selected(m, select, exclude), full_refresh))
+    """Run models: bootstrap missing tables, MERGE each source's new rows into existing ones."""
+    def precheck(manifest: Manifest) -> bool:
+        return not full_refresh and _nothing_to_do(manifest, _selected(manifest, select, exclude))
+    _with_adapter(options, lambda m, a: _run(m, a, _selected(m, select, exclude), full_refresh),
+                  precheck=precheck)
 
 
 @cli.command()
@@ -205,5 +248,44 @@ def show(options: Options, model: str, limit: int) -> None:
             table.add_row(*("NULL" if v is None else str(v) for v in row))
         console.print(table)
         return 0
-    _with_adapter(options, body)
+    _with_adapter(options, body, writes=False)
 
+
+
+@cli.command()
+@click.argument("model")
+@pass_options
+def lineage(options: Options, model: str) -> None:
+    """Which upstream snapshots each of MODEL's snapshots was built from."""
+    from lakewide.metadata import read_table_meta
+    from lakewide.offsets import OFFSETS, RUN_ID, last_commit
+
+    manifest = options.manifest()
+    if model not in manifest.models:
+        raise ConfigError(f"no model named '{model}'; models: {', '.join(sorted(manifest.models))}")
+    node = manifest.models[model]
+    output = manifest.output
+    if output.catalog_type == "hadoop" and output.warehouse:
+        meta = read_table_meta(Path(output.warehouse), node.relation)
+    else:
+        from lakewide.engine.adapter import SparkAdapter
+        adapter = SparkAdapter(output, "lakewide-lineage")
+        try:
+            meta = adapter.table_meta(node.relation)
+        finally:
+            adapter.stop()
+    if meta is None or last_commit(meta) is None:
+        console.print(f"{node.relation}: no lakewide commits yet")
+        return
+    table = Table(title=f"lineage of {node.relation} (newest first)")
+    for column in ("snapshot", "committed (UTC)", "operation", "run", "built from"):
+        table.add_column(column)
+    for snap in meta.ancestors():
+        if OFFSETS not in snap.summary:
+            continue
+        offsets = json.loads(snap.summary[OFFSETS])
+        upstream = "\n".join(f"{key.split(':', 1)[1]} @ {value}" for key, value in sorted(offsets.items()))
+        when = datetime.datetime.fromtimestamp(snap.timestamp_ms / 1000, datetime.timezone.utc)
+        table.add_row(str(snap.id), when.strftime("%Y-%m-%d %H:%M:%S"), snap.operation,
+                      snap.summary.get(RUN_ID, "")[:12], upstream)
+    console.print(table)

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
-from typing import Callable
-
-from sqlglot import exp
+import uuid
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable
 
 from lakewide.compiler import CompiledModel, compile_model
+from lakewide.compiler.rewrite import replace_tables
 from lakewide.engine.adapter import SparkAdapter
 from lakewide.errors import LakewideError
+from lakewide.incremental import KeyTableRun
 from lakewide.manifest import Manifest
+from lakewide.offsets import last_offsets, offset_key
 
 
 @dataclass
@@ -26,46 +28,53 @@ class ModelResult:
     seconds: float = 0.0
     message: str = ""
     rejected: int = 0  # rows dropped for a NULL primary key
-    details: dict[str, str] = field(default_factory=dict)
+    rows_read: int = 0  # keys staged from new source rows
+    ranges: list[dict[str, Any]] = field(default_factory=list)
+    commits: list[int] = field(default_factory=list)
 
 
-def _count(adapter: SparkAdapter, query: exp.Select | None) -> int:
-    if query is None:
-        return 0
-    _, rows = adapter.rows(query)
-    return int(rows[0][0])
+def _run_table(adapter: SparkAdapter, manifest: Manifest, compiled: CompiledModel,
+               run_id: str, result: ModelResult) -> None:
+    """``CREATE OR REPLACE TABLE ... AS`` over pinned upstream snapshots; skipped when fresh."""
+    run = KeyTableRun(adapter, manifest, compiled, run_id)
+    progress = {offset_key(-1, key): snapshot for key, snapshot in run.pinned.items()}
+    meta = adapter.table_meta(compiled.node.relation)
+    if meta is not None and last_offsets(meta) == progress:
+        result.plan = "skipped"
+        result.message = "upstream unchanged"
+        return
+    run.pin_all()
+    statement = replace_tables(compiled.bootstrap, run.views)
+    snapshot = run.commit(statement, progress)
+    result.statements = 1
+    result.commits = [snapshot] if snapshot else []
 
 
-def _run_one(adapter: SparkAdapter, compiled: CompiledModel, full_refresh: bool) -> ModelResult:
+def _run_one(adapter: SparkAdapter, manifest: Manifest, compiled: CompiledModel,
+             full_refresh: bool, run_id: str) -> ModelResult:
     node = compiled.node
     result = ModelResult(node.name, "success", plan=compiled.kind)
-    rejected = 0
-    if compiled.kind != "view":
-        adapter.ensure_namespace(node.relation)
-    if compiled.kind in ("view", "table"):
+    if compiled.kind == "view":
         adapter.sql(compiled.bootstrap)
         result.statements = 1
-    elif full_refresh or not adapter.table_exists(node.relation):
-        result.plan = "full-refresh" if full_refresh else "bootstrap"
-        rejected = _count(adapter, compiled.null_keys)
-        adapter.sql(compiled.full_refresh if full_refresh else compiled.bootstrap)
-        result.statements = 1
+        return result
+    adapter.ensure_namespace(node.relation)
+    if compiled.kind == "table":
+        _run_table(adapter, manifest, compiled, run_id, result)
     else:
-        result.plan = "incremental"
-        for merge in compiled.merges:
-            rejected += _count(adapter, merge.null_keys)
-            staged = adapter.stage(merge.batch_view, merge.batch)
-            result.details[merge.name] = f"{staged} keys"
-            if staged:
-                adapter.sql(merge.statement)
-                result.statements += 1
-    if compiled.kind == "primary_key":
-        result.rejected = rejected
-        if rejected:
-            result.message = f"rejected {rejected} row(s) with a NULL primary key"
-    if compiled.kind != "view":
-        total = adapter.snapshot_summary(node.relation).get("total-records")
-        result.rows = int(total) if total is not None else None
+        run = KeyTableRun(adapter, manifest, compiled, run_id)
+        if full_refresh or not adapter.table_exists(node.relation):
+            outcome = run.bootstrap(replace=full_refresh)
+        else:
+            outcome = run.incremental()
+        result.plan, result.statements = outcome.plan, outcome.statements
+        result.commits, result.rejected = outcome.commits, outcome.rejected
+        result.ranges = [asdict(r) for r in outcome.ranges]
+        result.rows_read = sum(r.keys for r in outcome.ranges)
+        if outcome.rejected:
+            result.message = f"rejected {outcome.rejected} row(s) with a NULL primary key"
+    total = adapter.snapshot_summary(node.relation).get("total-records")
+    result.rows = int(total) if total is not None else None
     return result
 
 
@@ -75,7 +84,7 @@ class SeedResult:
 
     name: str
     relation: str
-    rows: int
+    rows: int | None  # None: the table already held this file
     seconds: float
 
 
@@ -97,9 +106,10 @@ def load_seeds(manifest: Manifest, adapter: SparkAdapter,
 
 
 def run_models(manifest: Manifest, names: list[str], adapter: SparkAdapter, *,
-               full_refresh: bool = False,
+               full_refresh: bool = False, run_id: str | None = None,
                on_result: Callable[[ModelResult], None] | None = None) -> list[ModelResult]:
     """Run ``names`` (already in DAG order); a failed model skips everything downstream."""
+    run_id = run_id or uuid.uuid4().hex
     results: list[ModelResult] = []
     failed: set[str] = set()
     views_needed = _upstream_session_views(manifest, names)
@@ -112,7 +122,7 @@ def run_models(manifest: Manifest, names: list[str], adapter: SparkAdapter, *,
             result = ModelResult(name, "skipped", message=f"upstream {blocked[0]} failed")
         else:
             try:
-                result = _run_one(adapter, compile_model(node), full_refresh)
+                result = _run_one(adapter, manifest, compile_model(node), full_refresh, run_id)
             except LakewideError as err:
                 failed.add(name)
                 err.model = err.model or name

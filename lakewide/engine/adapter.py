@@ -5,6 +5,7 @@ It takes sqlglot trees and turns them into Spark SQL text right here, at the bou
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,11 @@ from sqlglot import exp
 from lakewide.compiler import to_sql
 from lakewide.errors import ModelRunError
 from lakewide.nodes import Relation
+from lakewide.offsets import Snapshot, TableMeta
 from lakewide.profiles import Output
+
+
+SEED_DIGEST = "lakewide.seed-sha256"
 
 
 class SparkAdapter:
@@ -89,19 +94,70 @@ class SparkAdapter:
         _, rows = self.rows(query)
         return dict(rows[0][0]) if rows else {}
 
-    def load_csv(self, path: Path, relation: Relation, column_types: dict[str, str]) -> int:
-        """Replace ``relation`` with the CSV's rows (header, inferred types, overrides)."""
+    def table_meta(self, relation: Relation) -> TableMeta | None:
+        """Snapshots and current snapshot of a table; None when it does not exist."""
+        if not self.table_exists(relation):
+            return None
+        query = exp.select("snapshot_id", "parent_id", "operation", "summary", "committed_at") \
+            .from_(relation.metadata_table("snapshots"))
+        _, rows = self.rows(query)
+        snapshots = {r[0]: Snapshot(r[0], r[1], r[2] or "", dict(r[3] or {}),
+                                    int(r[4].timestamp() * 1000) if r[4] else 0) for r in rows}
+        refs = exp.select("snapshot_id").from_(relation.metadata_table("refs")) \
+            .where(exp.column("name").eq(exp.Literal.string("main")))
+        _, current = self.rows(refs)
+        return TableMeta(current[0][0] if current else None, snapshots)
+
+    def register_read(self, view: str, relation: Relation, snapshot: int,
+                      after: int | None = None) -> None:
+        """Temporary view of ``relation`` at ``snapshot``, or of the rows appended after ``after``."""
+        reader = self.spark.read.format("iceberg")
+        if after is None:
+            reader = reader.option("snapshot-id", str(snapshot))
+        else:
+            reader = reader.option("start-snapshot-id", str(after)) \
+                .option("end-snapshot-id", str(snapshot))
+        try:
+            reader.load(str(relation)).createOrReplaceTempView(view)
+        except Exception as err:  # noqa: BLE001
+            raise ModelRunError(_short(err)) from err
+
+    def commit(self, statement: exp.Expression, properties: dict[str, str]) -> None:
+        """Run a writing statement whose Iceberg commit carries ``properties``."""
+        from lakewide.engine.commit import commit_with_properties
+
+        commit_with_properties(self.spark, properties, lambda: self.sql(statement))
+
+    def refresh(self, relation: Relation) -> None:
+        """Forget cached metadata of a table (after an outside writer committed)."""
+        self.spark.catalog.refreshTable(str(relation))
+
+    def load_csv(self, path: Path, relation: Relation, column_types: dict[str, str]) -> int | None:
+        """Replace ``relation`` with the CSV's rows (header, inferred types, overrides).
+
+        Returns None (and writes nothing) when the table already holds this exact file, so
+        downstream incremental models see no new snapshot.
+        """
         from pyspark.sql import functions as F
 
+        from lakewide.engine.commit import commit_with_properties
+
+        digest = hashlib.sha256(path.read_bytes() + repr(sorted(column_types.items())).encode())
+        marker = {SEED_DIGEST: digest.hexdigest()}
         self.ensure_namespace(relation)
+        if self.table_exists(relation) and \
+                self.snapshot_summary(relation).get(SEED_DIGEST) == marker[SEED_DIGEST]:
+            return None
         frame = self.spark.read.csv(str(path), header=True, inferSchema=True)
         for column, type_name in column_types.items():
             frame = frame.withColumn(column, F.col(column).cast(type_name))
         try:
-            frame.writeTo(str(relation)).using("iceberg").createOrReplace()
+            commit_with_properties(self.spark, marker,
+                                   lambda: frame.writeTo(str(relation)).using("iceberg")
+                                   .createOrReplace())
         except Exception as err:  # noqa: BLE001
             raise ModelRunError(_short(err), path=path) from err
-        return frame.count()
+        return int(self.spark.table(str(relation)).count())
 
 
 def _short(err: Exception) -> str:

@@ -107,9 +107,14 @@ class ModelRun:
     last: Any = None  # ModelResult of the last step
 
     def write(self, table: str, rows: list[tuple]) -> None:
-        """Replace a source table's rows with ``rows`` (one data file, in this order)."""
+        """Append ``rows`` to a source table (one data file, in this order)."""
+        name = f"lw.{self.run.seed_schema}.{table}"
         frame = self.run.spark.createDataFrame(rows, self.schemas[table]).coalesce(1)
-        frame.writeTo(f"lw.{self.run.seed_schema}.{table}").using("iceberg").createOrReplace()
+        if self.run.spark.catalog.tableExists(name):
+            if rows:
+                frame.writeTo(name).append()
+        else:
+            frame.writeTo(name).using("iceberg").create()
 
     def step(self, batches: dict[str, list[tuple]], **kwargs: Any) -> list[tuple]:
         """Write each source's batch, run the model, return the table's rows."""

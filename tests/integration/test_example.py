@@ -104,8 +104,8 @@ def test_late_record_only_fills_null_columns(example: ProjectRun) -> None:
                      "ref_id": 999, "create_time": late, "order_status": 9,
                      "binlog_time": late})]
     first = order_records()
-    # what lakewide does today: bootstrap on the seeds, then each run re-merges every source
-    expected = oracle.incremental([first, first + appended], ["order_id"], ["binlog_time"], 2)
+    # bootstrap on the seeds, then the next run merges only the appended rows
+    expected = oracle.incremental([first, appended], ["order_id"], ["binlog_time"], 2)
     rows = example.rows("order_detail")
     assert rows == oracle.as_rows(expected, ORDER_COLUMNS)
     by_id = {r[0]: r for r in rows}
@@ -178,10 +178,9 @@ def test_aggregation_example_counts_events_incrementally(example: ProjectRun) ->
     example.run("user_activity")
     events = event_records()
     assert example.rows("user_activity") == activity_reference(events)
-    # new events only: lakewide re-reads the source today, so replace it with the new batch
+    # appended events: the next run reads only these
     new = [("user_101", "2024-05-01 10:00:00", 5.0, "home", False),
            ("user_104", "2024-05-01 10:01:00", 1.0, None, True)]
-    example.sql("DELETE FROM {ods}.user_events")
     for user, ts, amount, page, mobile in new:
         page_sql = "NULL" if page is None else f"'{page}'"
         example.sql(f"INSERT INTO {{ods}}.user_events VALUES ('{user}', TIMESTAMP '{ts}', "

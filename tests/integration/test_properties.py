@@ -2,9 +2,10 @@
 
 Every example builds two tiny projects (one model ``m`` over sources ``src.t0..t2``):
 
-* **incremental**: before each run, every source table's contents are *replaced* by that
-  batch's records (lakewide re-reads whole source tables today), written as one data file in
-  arrival order; the first run bootstraps, the later runs merge;
+* **incremental**: before each run, that batch's records are *appended* to every source table
+  (lakewide reads the rows appended since its consumed offsets), one data file per source in
+  arrival order; the source tables are created with the first batch (so they always have a
+  snapshot); the first run bootstraps, the later runs merge;
 * **bootstrap**: the source tables hold all records of all batches in arrival order; one run.
 
 and asserts ``incremental table == oracle.incremental``, ``bootstrap table ==
@@ -32,14 +33,16 @@ Generator constraints (docs/merge-semantics.md makes results depend on batching 
 from __future__ import annotations
 
 import itertools
+import os
 import tempfile
 import textwrap
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from tests.oracle import engines as oracle
@@ -53,6 +56,11 @@ SETTINGS = dict(deadline=None, derandomize=True, print_blob=True,
                 suppress_health_check=[HealthCheck.function_scoped_fixture,
                                        HealthCheck.too_slow, HealthCheck.filter_too_much,
                                        HealthCheck.data_too_large])
+
+def _examples(n: int) -> int:
+    """``LW_PROPERTY_SCALE`` (default 1) scales every property's example count."""
+    return max(1, round(n * float(os.environ.get("LW_PROPERTY_SCALE", "1"))))
+
 
 ROW_KINDS = ["+I", "+U", "-U", "-D", "INSERT", "UPDATE_AFTER", "UPDATE_BEFORE", "DELETE"]
 ADDS = ["+I", "+U", "INSERT", "UPDATE_AFTER"]
@@ -70,6 +78,9 @@ class Case:
     sources: int
     coincide: bool = True
     notes: list[str] = field(default_factory=list)
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:  # hypothesis' printer
+        printer.text(repr(self))
 
     def __repr__(self) -> str:  # what hypothesis prints for a failing example
         lines = [f"Case(engine={self.spec.engine}, sources={self.sources}, "
@@ -156,6 +167,7 @@ class Harness:
         self.spark = spark
         self.warehouse = warehouse
         self.root = root
+        self.seconds = {"write": 0.0, "run": 0.0}
 
     def project(self, case: Case, name: str) -> tuple[Path, str, str]:
         root = self.root / name
@@ -175,20 +187,33 @@ class Harness:
 
     def write_sources(self, case: Case, src_namespace: str, records: list[tuple[int, dict]],
                       create: bool) -> None:
-        from pyspark.sql import functions as F
+        """Create (``create``) or append to each source table: one data file per source, the
+        source's records in arrival order. Sources are append-only (lakewide reads the rows
+        appended since its consumed offsets); a created table always has a snapshot.
 
+        Plain SQL (``SELECT /*+ COALESCE(1) */ CAST(colN AS type) ... FROM VALUES``) with an
+        explicit type per column: 3x faster than ``createDataFrame(...).writeTo``.
+        """
+        started = time.perf_counter()
         for i in range(case.sources):
             columns = source_columns(case, i)
-            schema = ", ".join(f"{c} {case.types[c]}" for c in columns)
-            rows = [tuple(r.get(c) for c in columns) for s, r in records if s == i]
-            frame = self.spark.createDataFrame(rows, schema).coalesce(1)
-            writer = frame.writeTo(f"lw.{src_namespace}.t{i}")
+            name = f"lw.{src_namespace}.t{i}"
+            rows = [r for s, r in records if s == i]
             if create:
-                writer.using("iceberg").create()
-            else:
-                writer.overwrite(F.lit(True))
+                self.spark.sql(f"CREATE TABLE {name} USING iceberg AS "
+                               f"{_values_query(case, columns, rows)}")
+            elif rows:
+                self.spark.sql(f"INSERT INTO {name} {_values_query(case, columns, rows)}")
+        self.seconds["write"] += time.perf_counter() - started
 
     def run(self, root: Path, expected_plan: str) -> None:
+        started = time.perf_counter()
+        try:
+            self._run(root, expected_plan)
+        finally:
+            self.seconds["run"] += time.perf_counter() - started
+
+    def _run(self, root: Path, expected_plan: str) -> None:
         from lakewide.engine.adapter import SparkAdapter
         from lakewide.executor import run_models
         from tests.project_factory import manifest_of
@@ -221,16 +246,46 @@ class Harness:
 
     def check(self, case: Case) -> None:
         spec = case.spec
+        event(f"batches={len(case.batches)} sources={case.sources} coincide={case.coincide}")
+        kinds = {_kind(spec, r) for b in case.batches for _, r in b}
+        event("retracts" if kinds & {"-U", "-D"} else "no retracts")
         expected_inc = oracle.incremental(spec, case.batches)
         expected_boot = oracle.bootstrap(spec, [r for b in case.batches for r in b])
         if case.coincide:  # the generator's constraints make the contract order-independent
             assert expected_inc == expected_boot, "oracle: incremental != bootstrap"
         inc = self.run_incremental(case)
-        boot = self.run_bootstrap(case)
+        # with one batch, the incremental side's only run was this very bootstrap
+        boot = inc if len(case.batches) == 1 else self.run_bootstrap(case)
         assert _normal(inc) == _normal(expected_inc), "incremental table != oracle"
         assert _normal(boot) == _normal(expected_boot), "bootstrap table != oracle"
         if case.coincide:
             assert _normal(inc) == _normal(boot)
+
+
+def _literal(value: Any) -> str:
+    if value is None:
+        return "NULL"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, str):
+        return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+    if isinstance(value, list):
+        return f"array({', '.join(_literal(v) for v in value)})"
+    if isinstance(value, dict):
+        return f"map({', '.join(_literal(x) for kv in value.items() for x in kv)})"
+    raise TypeError(value)
+
+
+def _values_query(case: Case, columns: list[str], rows: list[dict]) -> str:
+    if not rows:
+        casts = ", ".join(f"CAST(NULL AS {case.types[c]}) AS {c}" for c in columns)
+        return f"SELECT {casts} WHERE false"
+    casts = ", ".join(f"CAST(col{j + 1} AS {case.types[c]}) AS {c}"
+                      for j, c in enumerate(columns))
+    values = ", ".join("(" + ", ".join(_literal(r.get(c)) for c in columns) + ")" for r in rows)
+    return f"SELECT /*+ COALESCE(1) */ {casts} FROM VALUES {values}"
 
 
 def _normal(table: dict) -> dict:
@@ -239,9 +294,11 @@ def _normal(table: dict) -> dict:
 
 
 @pytest.fixture(scope="module")
-def harness(spark: Any, warehouse: Path) -> Harness:
+def harness(spark: Any, warehouse: Path) -> Iterator[Harness]:
     root = Path(tempfile.mkdtemp(prefix="lw-props-"))
-    return Harness(spark, warehouse, root)
+    harness = Harness(spark, warehouse, root)
+    yield harness
+    print(f"\nproperty harness: seconds spent {harness.seconds}")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -662,37 +719,37 @@ def first_row_cases(draw: Any) -> Case:
 # the properties
 
 
-@settings(max_examples=20, **SETTINGS)
+@settings(max_examples=_examples(20), **SETTINGS)
 @given(case=partial_update_cases())
 def test_partial_update_plain_and_sequence_field(harness: Harness, case: Case) -> None:
     harness.check(case)
 
 
-@settings(max_examples=15, **SETTINGS)
+@settings(max_examples=_examples(15), **SETTINGS)
 @given(case=sequence_group_cases())
 def test_partial_update_sequence_groups(harness: Harness, case: Case) -> None:
     harness.check(case)
 
 
-@settings(max_examples=15, **SETTINGS)
+@settings(max_examples=_examples(15), **SETTINGS)
 @given(case=st.one_of(row_kind_cases(), sequence_group_cases(row_kinds=True)))
 def test_partial_update_row_kinds(harness: Harness, case: Case) -> None:
     harness.check(case)
 
 
-@settings(max_examples=20, **SETTINGS)
+@settings(max_examples=_examples(20), **SETTINGS)
 @given(case=aggregation_cases())
 def test_aggregation(harness: Harness, case: Case) -> None:
     harness.check(case)
 
 
-@settings(max_examples=15, **SETTINGS)
+@settings(max_examples=_examples(15), **SETTINGS)
 @given(case=deduplicate_cases())
 def test_deduplicate(harness: Harness, case: Case) -> None:
     harness.check(case)
 
 
-@settings(max_examples=10, **SETTINGS)
+@settings(max_examples=_examples(10), **SETTINGS)
 @given(case=first_row_cases())
 def test_first_row(harness: Harness, case: Case) -> None:
     harness.check(case)
@@ -703,7 +760,7 @@ SG_COLUMNS = ["k", "a", "b", "g_1", "c", "d", "g_2"]
 
 def test_seed_article_sequence_groups(harness: Harness) -> None:
     """The contract's seed-article example, three runs, through lakewide."""
-    spec = Spec("partial_update", ["k"], SG_COLUMNS,
+    spec = Spec("partial_update", ["k"], SG_COLUMNS, owned=[set(SG_COLUMNS)],
                 groups={"g_1": ["a", "b"], "g_2": ["c", "d"]})
     types = dict.fromkeys(SG_COLUMNS, "INT")
 

@@ -1,0 +1,193 @@
+"""Key-table runs: pin upstream snapshots, read only new rows, commit data with its offsets.
+
+Every commit of a key table carries the whole consumed-offset vector (one entry per source
+branch) in its snapshot summary, so a crash at any point resumes exactly where the last commit
+left off: a replayed batch is never merged twice, a lost one is read again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlglot import exp
+
+from lakewide import faults
+from lakewide.compiler import CompiledModel
+from lakewide.compiler.aggregates import REGISTRY
+from lakewide.compiler.engines import aggregate_of
+from lakewide.compiler.rewrite import driving_table, relation_key, replace_tables
+from lakewide.compiler.wide_model import analyze
+from lakewide.engine.adapter import SparkAdapter
+from lakewide.errors import ModelRunError
+from lakewide.manifest import Manifest
+from lakewide.nodes import ModelNode, Relation
+from lakewide.offsets import appends_only, commit_properties, last_offsets, offset_key
+
+CONFLICT_MARKERS = ("CommitFailedException", "ValidationException", "conflicting")
+ATTEMPTS = 3
+
+
+@dataclass
+class SourceRange:
+    """What one source branch read in one run."""
+
+    branch: int
+    relation: str
+    start: int | None
+    end: int | None
+    mode: str  # incremental | full | none
+    keys: int = 0
+
+
+@dataclass
+class KeyTableOutcome:
+    plan: str
+    ranges: list[SourceRange] = field(default_factory=list)
+    commits: list[int] = field(default_factory=list)
+    rejected: int = 0
+    statements: int = 0
+
+
+def upstream_relations(manifest: Manifest, node: ModelNode) -> dict[str, Relation]:
+    """Every source and model the node reads, by relation key."""
+    found = [manifest.sources[s].relation for s in node.sources]
+    found += [manifest.models[r].relation for r in node.refs]
+    return {relation_key(r): r for r in found if r.catalog}
+
+
+def reread_safe(node: ModelNode) -> bool:
+    """Whether reading a source's rows a second time leaves the table unchanged."""
+    config = node.config
+    if config.merge_engine in ("deduplicate", "first_row"):
+        return True
+    if config.merge_engine == "partial_update":
+        return not config.aggregates or all(
+            aggregate_of(analyze(node), c)[0] in IDEMPOTENT for c in config.aggregates)
+    model = analyze(node)
+    values = [c for c in model.stored if c not in model.primary_key + model.sequence]
+    return all(aggregate_of(model, c)[0] in IDEMPOTENT for c in values)
+
+
+IDEMPOTENT = {n for n in REGISTRY if n not in ("sum", "product", "listagg", "collect")}
+
+
+class KeyTableRun:
+    """One run of one key table."""
+
+    def __init__(self, adapter: SparkAdapter, manifest: Manifest, compiled: CompiledModel,
+                 run_id: str) -> None:
+        self.adapter, self.compiled, self.run_id = adapter, compiled, run_id
+        self.node = compiled.node
+        self.upstream = upstream_relations(manifest, self.node)
+        self.pinned = {key: self._current(rel) for key, rel in self.upstream.items()}
+        self.views: dict[str, str] = {}
+
+    def _current(self, relation: Relation) -> int | None:
+        meta = self.adapter.table_meta(relation)
+        return None if meta is None else meta.current
+
+    def pin_all(self) -> None:
+        """Every upstream table as a view at its pinned snapshot (lookups, bootstrap)."""
+        for index, (key, relation) in enumerate(self.upstream.items()):
+            snapshot = self.pinned[key]
+            if snapshot is not None:
+                view = f"__lw_pin_{index}"
+                self.adapter.register_read(view, relation, snapshot)
+                self.views[key] = view
+
+    def _properties(self, progress: dict[str, int | None]) -> dict[str, str]:
+        return commit_properties(progress, self.run_id, self.node.name)
+
+    def commit(self, statement: exp.Expression, progress: dict[str, int | None]) -> int | None:
+        faults.checkpoint("before-commit")
+        self.adapter.commit(statement, self._properties(progress))
+        faults.checkpoint("after-commit")
+        meta = self.adapter.table_meta(self.node.relation)
+        return None if meta is None else meta.current
+
+    def _branch_keys(self) -> list[str | None]:
+        return [driving_table(b.select) for b in analyze(self.node).branches]
+
+    def bootstrap(self, replace: bool) -> KeyTableOutcome:
+        """Fold every source at its pinned snapshot into a new table (one atomic commit)."""
+        self.pin_all()
+        drivers = self._branch_keys()
+        progress = {offset_key(i, d): self.pinned.get(d) for i, d in enumerate(drivers) if d}
+        statement = self.compiled.full_refresh if replace else self.compiled.bootstrap
+        assert statement is not None and self.compiled.null_keys is not None
+        outcome = KeyTableOutcome("full-refresh" if replace else "bootstrap")
+        outcome.rejected = self._count(replace_tables(self.compiled.null_keys, self.views))
+        outcome.ranges = [SourceRange(i, d, None, self.pinned.get(d), "full")
+                          for i, d in enumerate(drivers) if d]
+        snapshot = self.commit(replace_tables(statement, self.views), progress)
+        if snapshot:
+            outcome.commits.append(snapshot)
+        outcome.statements = 1
+        return outcome
+
+    def _count(self, query: exp.Expression) -> int:
+        _, rows = self.adapter.rows(query)
+        return int(rows[0][0])
+
+    def incremental(self) -> KeyTableOutcome:
+        """MERGE each source's rows appended since its consumed offset."""
+        outcome = KeyTableOutcome("incremental")
+        meta = self.adapter.table_meta(self.node.relation)
+        progress: dict[str, int | None] = dict(last_offsets(meta) or {})
+        self.pin_all()
+        for merge, driver in zip(self.compiled.merges, self._branch_keys()):
+            if driver is None or driver not in self.upstream:
+                raise ModelRunError(f"branch {merge.branch + 1} reads no declared source or "
+                                    "model; use source() or ref() so lakewide can track it",
+                                    model=self.node.name)
+            key = offset_key(merge.branch, driver)
+            start, end = progress.get(key), self.pinned[driver]
+            source_range = SourceRange(merge.branch, driver, start, end, "none")
+            outcome.ranges.append(source_range)
+            if end is None or start == end:
+                progress[key] = end
+                continue
+            source_range.mode = self._read_mode(driver, start, end)
+            view = f"__lw_new_{merge.branch + 1}"
+            self.adapter.register_read(view, self.upstream[driver], end,
+                                       start if source_range.mode == "incremental" else None)
+            views = {**self.views, driver: view}
+            progress[key] = end
+            for attempt in range(1, ATTEMPTS + 1):
+                try:
+                    self._merge_branch(merge, views, progress, outcome, source_range)
+                    break
+                except ModelRunError as err:
+                    if attempt == ATTEMPTS or not any(m in str(err) for m in CONFLICT_MARKERS):
+                        raise
+                    self.adapter.refresh(self.node.relation)
+        return outcome
+
+    def _merge_branch(self, merge: Any, views: dict[str, str], progress: dict[str, int | None],
+                      outcome: KeyTableOutcome, source_range: SourceRange) -> None:
+        assert merge.null_keys is not None
+        outcome.rejected += self._count(replace_tables(merge.null_keys, views))
+        faults.checkpoint("before-stage")
+        source_range.keys = self.adapter.stage(merge.batch_view,
+                                               replace_tables(merge.batch, views))
+        if source_range.keys:
+            snapshot = self.commit(merge.statement, progress)
+            outcome.statements += 1
+            if snapshot:
+                outcome.commits.append(snapshot)
+
+    def _read_mode(self, driver: str, start: int | None, end: int) -> str:
+        if start is not None:
+            meta = self.adapter.table_meta(self.upstream[driver])
+            if meta is not None and appends_only(meta, start, end):
+                return "incremental"
+        if reread_safe(self.node):
+            return "full"
+        why = ("has no consumed offset for it" if start is None else
+               "changed by more than appends (overwrite, delete or replace) since the last run")
+        raise ModelRunError(
+            f"source {driver} {why}; re-reading all its rows would double-count in "
+            f"merge_engine='{self.node.config.merge_engine}'. Run with --full-refresh to "
+            "rebuild from scratch, or keep that source append-only", model=self.node.name)
+

@@ -1,0 +1,83 @@
+"""Consumed offsets: which upstream snapshot each source branch of a model has been read up to.
+
+The offsets travel inside the target's Iceberg commits (snapshot summary properties), so data
+and progress commit atomically. Resume = walk back from the current snapshot to the last commit
+that carries them (maintenance commits carry none).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from lakewide import __version__
+
+OFFSETS = "lakewide.offsets"
+RUN_ID = "lakewide.run-id"
+VERSION = "lakewide.version"
+MODEL = "lakewide.model"
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """One Iceberg snapshot as lakewide needs it."""
+
+    id: int
+    parent: int | None
+    operation: str
+    summary: dict[str, str] = field(default_factory=dict)
+    timestamp_ms: int = 0
+
+
+@dataclass(frozen=True)
+class TableMeta:
+    """A table's current snapshot and its snapshots by id."""
+
+    current: int | None
+    snapshots: dict[int, Snapshot]
+
+    def ancestors(self, start: int | None = None) -> Iterator[Snapshot]:
+        """Snapshots from ``start`` (default: current) back through their parents."""
+        snapshot_id = self.current if start is None else start
+        while snapshot_id is not None and snapshot_id in self.snapshots:
+            snapshot = self.snapshots[snapshot_id]
+            yield snapshot
+            snapshot_id = snapshot.parent
+
+
+def offset_key(branch: int, relation: str) -> str:
+    """Key of one source branch in the offsets vector."""
+    return f"{branch}:{relation}"
+
+
+def last_commit(meta: TableMeta | None) -> Snapshot | None:
+    """The newest ancestor of the current snapshot written by lakewide."""
+    if meta is None:
+        return None
+    return next((s for s in meta.ancestors() if OFFSETS in s.summary), None)
+
+
+def last_offsets(meta: TableMeta | None) -> dict[str, int | None] | None:
+    """The offsets vector of the last lakewide commit, or None when there is none."""
+    snapshot = last_commit(meta)
+    return None if snapshot is None else json.loads(snapshot.summary[OFFSETS])
+
+
+def appends_only(meta: TableMeta, start: int, end: int) -> bool | None:
+    """Whether every snapshot after ``start`` up to ``end`` is an append.
+
+    None when ``start`` is not an ancestor of ``end`` (the table was replaced or rolled back).
+    """
+    for snapshot in meta.ancestors(end):
+        if snapshot.id == start:
+            return True
+        if snapshot.operation != "append":
+            return False
+    return None
+
+
+def commit_properties(offsets: dict[str, int | None], run_id: str, model: str) -> dict[str, str]:
+    """Snapshot summary properties of a lakewide commit."""
+    return {OFFSETS: json.dumps(offsets, sort_keys=True), RUN_ID: run_id, VERSION: __version__,
+            MODEL: model}

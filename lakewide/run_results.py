@@ -1,0 +1,31 @@
+"""``target/run_results.json``: what each model of the last run did."""
+
+from __future__ import annotations
+
+import datetime
+import json
+import time
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from lakewide import __version__
+from lakewide.project import Project
+
+
+def write_run_results(project: Project, results: list[Any], started: float, *,
+                      spark_started: bool) -> Path:
+    """Write the run's results (plan, source ranges, rows, commits, seconds, status)."""
+    path = project.target_path / "run_results.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    document = {
+        "lakewide_version": __version__,
+        "generated_at": datetime.datetime.now(datetime.timezone.utc).isoformat(),
+        "elapsed_seconds": round(time.time() - started, 3),
+        "spark_started": spark_started,
+        "results": [asdict(r) for r in results],
+    }
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(document, indent=2, default=str), encoding="utf-8")
+    tmp.replace(path)
+    return path
