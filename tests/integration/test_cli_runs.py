@@ -1,0 +1,135 @@
+"""The CLI as users run it: separate processes, the README flow, crashes, the lock, no-op runs."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lakewide.lock import WarehouseLock
+from tests.project_factory import copy_example_project, make_project
+
+pytestmark = [pytest.mark.spark, pytest.mark.slow]
+
+USER_REC_WIDE = ["user_101 │ prod_501 │ 0.92      │ 3       │ 1",
+                 "user_101 │ prod_502 │ 0.78      │ 1       │ 2",
+                 "user_102 │ prod_503 │ 0.83      │ 7       │ 1",
+                 "user_103 │ prod_501 │ 0.67      │ 4       │ 1",
+                 "user_104 │ prod_504 │ 0.88      │ 2       │ 1"]
+
+
+def lakewide(project: Path, *args: str, env: dict[str, str] | None = None,
+             timeout: int = 300) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "lakewide", "--project-dir", str(project), *args],
+                          capture_output=True, text=True, timeout=timeout,
+                          env={**os.environ, "COLUMNS": "200", **(env or {})})
+
+
+def no_jvm_env(tmp_path: Path) -> dict[str, str]:
+    """JAVA_HOME pointing nowhere and a pyspark that cannot be imported."""
+    fake = tmp_path / "no_pyspark"
+    (fake / "pyspark").mkdir(parents=True, exist_ok=True)
+    (fake / "pyspark" / "__init__.py").write_text("raise ImportError('no JVM allowed here')\n")
+    return {"JAVA_HOME": "/nonexistent", "PYTHONPATH": f"{fake}{os.pathsep}"
+            + os.environ.get("PYTHONPATH", "")}
+
+
+@pytest.fixture(scope="module")
+def built_example(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of the example after the README's first command."""
+    project = tmp_path_factory.mktemp("readme") / "example"
+    copy_example_project(project)
+    done = lakewide(project, "build")
+    assert done.returncode == 0, done.stdout + done.stderr
+    return project
+
+
+def test_readme_first_command_prints_the_wide_table(built_example: Path) -> None:
+    shown = lakewide(built_example, "show", "user_rec_wide")
+    assert shown.returncode == 0, shown.stderr
+    lines = [line.strip("│ ") for line in shown.stdout.splitlines() if "user_1" in line]
+    assert lines == USER_REC_WIDE
+
+
+def test_noop_run_starts_no_jvm(built_example: Path, tmp_path: Path) -> None:
+    done = lakewide(built_example, "run", env=no_jvm_env(tmp_path))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Nothing to do" in done.stdout
+    results = json.loads((built_example / "target" / "run_results.json").read_text())
+    assert results["spark_started"] is False
+    assert {r["plan"] for r in results["results"]} == {"skipped"}
+
+
+def test_lineage_reads_metadata_without_jvm(built_example: Path, tmp_path: Path) -> None:
+    done = lakewide(built_example, "lineage", "order_detail", env=no_jvm_env(tmp_path))
+    assert done.returncode == 0, done.stderr
+    assert "lw.ods.order_info @" in done.stdout and "lw.ods.order_address @" in done.stdout
+
+
+def test_second_process_refuses_a_held_warehouse(built_example: Path) -> None:
+    with WarehouseLock(built_example / "warehouse" / ".lakewide.lock", 0):
+        done = lakewide(built_example, "--lock-wait", "1", "run")
+    assert done.returncode == 2
+    assert "another lakewide process" in done.stdout
+
+
+COUNTERS = """\
+{{ config(merge_engine='aggregation', primary_key='k',
+          aggregates={'clicks': 'sum', 'buys': 'sum', 'events': 'sum'}) }}
+SELECT k, clicks, CAST(NULL AS BIGINT) AS buys, CAST(1 AS BIGINT) AS events
+FROM {{ source('src', 'a') }}
+UNION ALL
+SELECT k, CAST(NULL AS BIGINT), buys, CAST(1 AS BIGINT) FROM {{ source('src', 'b') }}
+"""
+
+
+def test_killed_runs_resume_exactly(tmp_path: Path, spark: Any, warehouse: Path) -> None:
+    """SIGKILL before, during (between the two MERGE commits) and after the commits."""
+    namespace = "crash_src"
+    project = make_project(tmp_path / "p", {
+        "profiles.yml": ("demo:\n  target: dev\n  outputs:\n    dev:\n      catalog: lw\n"
+                         f"      catalog_type: hadoop\n      warehouse: {warehouse}\n"
+                         "      namespace: crash\n"),
+        "models/sources.yml": (f"sources:\n  - name: src\n    schema: {namespace}\n"
+                               "    tables:\n      - name: a\n      - name: b\n"),
+        "models/m.sql": COUNTERS,
+    })
+    spark.sql(f"CREATE NAMESPACE IF NOT EXISTS lw.{namespace}")
+    spark.sql(f"CREATE TABLE lw.{namespace}.a (k INT, clicks BIGINT) USING iceberg")
+    spark.sql(f"CREATE TABLE lw.{namespace}.b (k INT, buys BIGINT) USING iceberg")
+    expected: dict[int, list[int]] = {}
+
+    def append(n: int) -> None:
+        spark.sql(f"INSERT INTO lw.{namespace}.a VALUES (1, {n}), ({n + 10}, 1)")
+        spark.sql(f"INSERT INTO lw.{namespace}.b VALUES (1, {10 * n})")
+        for k, clicks, buys in ((1, n, 10 * n), (n + 10, 1, 0)):
+            row = expected.setdefault(k, [0, 0, 0])
+            row[0] += clicks
+            row[1] += buys
+            row[2] += 2 if k == 1 else 1
+
+    def table() -> list[tuple]:
+        spark.catalog.refreshTable("lw.crash.m")
+        return sorted(tuple(r) for r in spark.table("lw.crash.m").collect())
+
+    def reference() -> list[tuple]:
+        return sorted((k, c, b or None, e) for k, (c, b, e) in expected.items())
+
+    append(1)
+    first = lakewide(project, "run")
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert table() == reference()
+    for n, point in enumerate(("before-stage:1", "before-commit:2", "after-commit:1",
+                               "after-commit:2"), start=2):
+        append(n)
+        killed = lakewide(project, "run", env={"LAKEWIDE_CRASH_AT": point})
+        assert killed.returncode == -signal.SIGKILL, (point, killed.stdout + killed.stderr)
+        again = lakewide(project, "run")
+        assert again.returncode == 0, (point, again.stdout + again.stderr)
+        assert table() == reference(), point
