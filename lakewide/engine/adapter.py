@@ -161,6 +161,8 @@ class SparkAdapter:
 
 
 def _short(err: Exception) -> str:
-    text = str(err).strip()
+    """One line saying what failed: the Java exception for py4j errors, else the message."""
+    java = getattr(err, "java_exception", None)
+    text = str(java.toString()) if java is not None else str(err).strip()
     first = text.splitlines()[0] if text else type(err).__name__
     return first[:2000]
