@@ -2,7 +2,7 @@
 
 One ``Rows`` context describes the rows being folded (one source's batch, or every source for
 the bootstrap). Each engine contributes fold aggregates, MERGE clauses and, for the bootstrap,
-which folded keys survive. The contract is docs/merge-semantics.md.
+which folded keys survive. The contract is the README's "Merge semantics".
 """
 
 from __future__ import annotations

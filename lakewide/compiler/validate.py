@@ -102,7 +102,7 @@ def _check_groups(model: WideModel) -> None:
 
 
 def validate(model: WideModel) -> None:
-    """Raise CompileError for combinations Paimon rejects (see docs/merge-semantics.md)."""
+    """Raise CompileError for combinations Paimon rejects (the README's "Validation" list)."""
     config = model.node.config
     engine = model.engine
     if config.ignore_delete and config.remove_record_on_delete:

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from lakewide.lock import WarehouseLock
+from tests.integration.test_incremental import COUNTERS
 from tests.project_factory import copy_example_project, make_project
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
@@ -79,14 +80,6 @@ def test_second_process_refuses_a_held_warehouse(built_example: Path) -> None:
     assert "another lakewide process" in done.stdout
 
 
-COUNTERS = """\
-{{ config(merge_engine='aggregation', primary_key='k',
-          aggregates={'clicks': 'sum', 'buys': 'sum', 'events': 'sum'}) }}
-SELECT k, clicks, CAST(NULL AS BIGINT) AS buys, CAST(1 AS BIGINT) AS events
-FROM {{ source('src', 'a') }}
-UNION ALL
-SELECT k, CAST(NULL AS BIGINT), buys, CAST(1 AS BIGINT) FROM {{ source('src', 'b') }}
-"""
 
 
 def test_killed_runs_resume_exactly(tmp_path: Path, spark: Any, warehouse: Path) -> None:

@@ -307,7 +307,7 @@ def harness(spark: Any, warehouse: Path) -> Iterator[Harness]:
 # ---------------------------------------------------------------------------------------------
 # generation helpers
 
-SEQ = st.sampled_from([None, 0, 1, 2, 3, 4, 5])
+SEQ = st.sampled_from([None, 0, 1, 2, 3, 4])
 SMALL_INT = st.sampled_from([None, 0, 1, 2, 3])
 STRING = st.sampled_from([None, "a", "b", "c"])
 BOOL = st.sampled_from([None, True, False])
@@ -317,13 +317,13 @@ TYPE_VALUES = {"INT": SMALL_INT, "BIGINT": SMALL_INT, "STRING": STRING, "BOOLEAN
 
 @st.composite
 def batches_of(draw: Any, sources: int, keys: int,
-               record: Callable[[Any, int], dict], max_records: int = 4) -> list:
-    """1-3 batches of 0..max_records records (the first not empty); keys 1..keys or NULL."""
-    key = st.sampled_from(list(range(1, keys + 1)) + [None])
+               record: Callable[[Any, int], dict], max_records: int = 6) -> list:
+    """2, 3 or 1 batches of 1..max_records records; keys 1..keys, or NULL."""
+    key = st.sampled_from(list(range(1, keys + 1)) * 3 + [None])
     batches = []
-    for b in range(draw(st.integers(1, 3))):
+    for b in range(draw(st.sampled_from([2, 3, 1]))):
         batch = []
-        for _ in range(draw(st.integers(1 if b == 0 else 0, max_records))):
+        for _ in range(draw(st.integers(1, max_records))):
             source = draw(st.integers(0, sources - 1))
             batch.append((source, {"k": draw(key), **record(draw, source)}))
         batches.append(batch)
@@ -492,7 +492,7 @@ def partial_update_cases(draw: Any) -> Case:
     values = {"a": "INT", "b": "STRING", "c": "BIGINT", "d": "BOOLEAN"}
     cols = list(values)[:draw(st.integers(1, 4))]
     owned = draw(ownership(sources, cols))
-    sequence = draw(st.sampled_from([[], ["s"], ["s", "s2"]]))
+    sequence = draw(st.sampled_from([["s"], [], ["s"], ["s", "s2"]]))
     types = {"k": "INT", "k2": "STRING", **{c: values[c] for c in cols}, "s": "INT",
              "s2": "INT"}
     key = draw(st.sampled_from([["k"], ["k", "k2"]]))
@@ -502,12 +502,12 @@ def partial_update_cases(draw: Any) -> Case:
     def record(draw: Any, source: int) -> dict:
         rec = _values(owned, types)(draw, source)
         if len(key) == 2:
-            rec["k2"] = draw(st.sampled_from(["x", "y", "x", None]))
+            rec["k2"] = draw(st.sampled_from(["x", "y", "x", "y", None]))
         for f in sequence:
             rec[f] = draw(SEQ if f == "s" else st.sampled_from([None, 0, 1]))
         return rec
 
-    batches = draw(batches_of(sources, draw(st.integers(1, 4)), record))
+    batches = draw(batches_of(sources, draw(st.integers(1, 3)), record))
     coincide = True
     if sequence:
         batches, _ = constrain_row_sequence(spec, batches, sources, lambda prev: True)
@@ -557,7 +557,7 @@ def sequence_group_cases(draw: Any, row_kinds: bool = False) -> Case:
             rec["op"] = draw(st.sampled_from(ROW_KINDS))
         return rec
 
-    batches = draw(batches_of(sources, draw(st.integers(1, 4)), record))
+    batches = draw(batches_of(sources, draw(st.integers(1, 3)), record))
     batches = constrain_group_sequences(spec, batches)
     coincide = True
     if row_kinds:
@@ -598,7 +598,7 @@ def row_kind_cases(draw: Any) -> Case:
         rec["op"] = draw(st.sampled_from(ROW_KINDS))
         return rec
 
-    batches = draw(batches_of(sources, draw(st.integers(1, 4)), record))
+    batches = draw(batches_of(sources, draw(st.integers(1, 3)), record))
     batches, _ = constrain_row_sequence(
         spec, batches, sources,
         lambda prev: not any(_kind(spec, r) == "-D" for r in prev))
@@ -628,8 +628,9 @@ ORDER_SENSITIVE_WHEN_LATE = {"last_value", "last_non_null_value", "collect", "me
 @st.composite
 def aggregation_cases(draw: Any) -> Case:
     sources = draw(st.integers(1, 3))
-    cols = draw(st.lists(st.sampled_from(sorted(AGG_COLUMNS)), min_size=1, max_size=5,
-                         unique=True))
+    # every function in one model (each column dropped with probability 1/4): Spark's cost is
+    # per run, not per column
+    cols = [c for c in AGG_COLUMNS if draw(st.integers(0, 3))] or ["total"]
     mode = draw(st.sampled_from(["none", "retracts", "ignore_delete"]))
     sequence = draw(st.sampled_from([[], ["s"]]))
     owned = draw(ownership(sources, cols, single=not sequence))
@@ -701,7 +702,7 @@ def deduplicate_cases(draw: Any) -> Case:
             rec["op"] = draw(st.sampled_from(ROW_KINDS))
         return rec
 
-    batches = draw(batches_of(sources, draw(st.integers(1, 4)), record))
+    batches = draw(batches_of(sources, draw(st.integers(1, 3)), record))
     if sequence:
         batches, _ = constrain_row_sequence(
             spec, batches, sources,
@@ -728,7 +729,7 @@ def first_row_cases(draw: Any) -> Case:
             rec["op"] = draw(st.sampled_from(ROW_KINDS))
         return rec
 
-    batches = draw(batches_of(sources, draw(st.integers(1, 4)), record))
+    batches = draw(batches_of(sources, draw(st.integers(1, 3)), record))
     return Case(spec, types, batches, sources, key_stays_in_first_source(spec, batches))
 
 
