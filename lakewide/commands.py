@@ -62,10 +62,11 @@ def compile_(options: Options, select: tuple[str, ...], exclude: tuple[str, ...]
         folder = out_root / name
         shutil.rmtree(folder, ignore_errors=True)
         folder.mkdir(parents=True)
-        for file_name, text in compiled.files().items():
+        files = compiled.files()
+        for file_name, text in files.items():
             (folder / file_name).write_text(text, encoding="utf-8")
         console.print(f"compiled {name} ({compiled.kind}) -> "
-                      f"{manifest.project.relative(folder)} [{len(compiled.files())} file(s)]")
+                      f"{manifest.project.relative(folder)} [{len(files)} file(s)]")
 
 
 @cli.command(name="ls")

@@ -90,6 +90,8 @@ def compile_model(node: ModelNode) -> CompiledModel:
                           build_merge(model, b),
                           null_key_count(model, b.projected(model.primary_key)))
               for b in model.branches]
-    return CompiledModel(node, kind, build_bootstrap(model), merges,
-                         full_refresh=build_bootstrap(model, replace=True),
+    bootstrap = build_bootstrap(model)
+    full_refresh = bootstrap.copy()
+    full_refresh.set("replace", True)
+    return CompiledModel(node, kind, bootstrap, merges, full_refresh=full_refresh,
                          null_keys=null_key_count(model, union_of_branches(model)))
