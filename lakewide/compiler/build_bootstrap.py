@@ -16,26 +16,31 @@ def reduce_per_key(rows: engines.Rows, source: exp.Query) -> exp.Select:
     Rows whose primary key has a NULL are dropped here (a key table cannot hold them).
     """
     model = rows.model
+    # builders run with copy=False: the trees are fresh, and copying them at every step is
+    # most of the compile time
     numbered = (exp.select(exp.Star(), exp.alias_(exp.func("MONOTONICALLY_INCREASING_ID"),
-                                                 ROW_COLUMN))
-                .from_(source.subquery("b")))
+                                                 ROW_COLUMN), copy=False)
+                .from_(source.subquery("b", copy=False), copy=False))
     prefilter = rows.prefilter()
     if prefilter is not None:
-        numbered = numbered.where(prefilter)
+        numbered = numbered.where(prefilter, copy=False)
     window = rows.window()
     if window:
-        numbered = exp.select(exp.Star(), *window).from_(numbered.subquery("w"))
-    key_not_null = exp.and_(*(exp.column(k).is_(exp.null()).not_() for k in model.primary_key))
+        numbered = exp.select(exp.Star(), *window, copy=False).from_(
+            numbered.subquery("w", copy=False), copy=False)
+    key_not_null = exp.and_(*(exp.column(k).is_(exp.null()).not_() for k in model.primary_key),
+                            copy=False)
     keys = [exp.column(k) for k in model.primary_key]
-    return (exp.select(*keys, *engines.folds(rows)).from_(numbered.subquery("r"))
-            .where(key_not_null).group_by(*(k.copy() for k in keys)))
+    return (exp.select(*keys, *engines.folds(rows), copy=False)
+            .from_(numbered.subquery("r", copy=False), copy=False)
+            .where(key_not_null, copy=False).group_by(*(k.copy() for k in keys), copy=False))
 
 
 def null_key_count(model: WideModel, source: exp.Query) -> exp.Select:
     """``SELECT COUNT(*)`` of the rows whose primary key has a NULL (they are rejected)."""
     any_null = exp.or_(*(exp.column(k).is_(exp.null()) for k in model.primary_key))
     return exp.select(exp.alias_(exp.Count(this=exp.Star()), "rejected")).from_(
-        source.subquery("b")).where(any_null)
+        source.subquery("b", copy=False), copy=False).where(any_null, copy=False)
 
 
 def union_of_branches(model: WideModel) -> exp.Query:
@@ -48,7 +53,7 @@ def union_of_branches(model: WideModel) -> exp.Query:
               for name, p in zip(model.columns, branch.select.expressions)),
             exp.alias_(exp.Literal.number(branch.index), BRANCH_COLUMN),
         ])
-        union = select if union is None else exp.union(union, select, distinct=False)
+        union = select if union is None else exp.union(union, select, distinct=False, copy=False)
     assert union is not None
     return union
 
@@ -62,8 +67,9 @@ def bootstrap_query(model: WideModel) -> exp.Select:
     keep = engines.keep_key(rows)
     if keep is None and not any(_is_helper(p) for p in folded.expressions):
         return folded
-    final = exp.select(*(exp.column(c) for c in model.stored)).from_(folded.subquery("f"))
-    return final.where(keep) if keep is not None else final
+    final = exp.select(*(exp.column(c) for c in model.stored)).from_(
+        folded.subquery("f", copy=False), copy=False)
+    return final.where(keep, copy=False) if keep is not None else final
 
 
 def _is_helper(projection: exp.Expression) -> bool:
