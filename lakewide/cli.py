@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,7 +19,9 @@ from lakewide.manifest import Manifest, load_manifest
 from lakewide.profiles import find_profiles_file, load_output
 from lakewide.project import load_project
 
-console = Console(highlight=False, soft_wrap=True)
+# Piped output (CI logs, `| less`) gets room for wide tables instead of 80 columns.
+console = Console(highlight=False, soft_wrap=True,
+                  width=None if sys.stdout.isatty() or "COLUMNS" in os.environ else 200)
 
 
 @dataclass
