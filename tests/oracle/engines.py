@@ -1,4 +1,4 @@
-"""A pure-Python reference of lakewide's merge engines, written from docs/merge-semantics.md only.
+"""A pure-Python reference of lakewide's merge engines, written from the README's "Merge semantics" only.
 
 It shares no code with ``lakewide.compiler``. The model is described by a :class:`Spec`; a
 record is ``(source_index, {column: value})``. The columns a source owns are ``Spec.owned`` of
@@ -21,14 +21,19 @@ Readings of the contract where it is ambiguous (closest to Apache Paimon; see th
   batch to (product of adds, product of retracts) and merges as ``t * adds / retracts``
   (``1 / retracts`` from "no value"; integer division truncates as in Java). Only exact
   divisions are order-independent, so the property tests retract only +-1.
-* ``collect``/``merge_map`` retracts inside a batch also remove elements/keys from the stored
-  value (``t`` then ``s`` = the batch's operations replayed on ``t``); removing every element
-  leaves an empty array, not NULL; retracting from "no value" stays "no value".
+* ``collect``/``merge_map``: a retract acts in record order ("fold ... in order"): it removes
+  the elements/keys accumulated *before* it, not those of later records (as Paimon, which
+  applies records one by one). A batch's retracts also reach the stored value (``t`` then
+  ``s`` = the batch's operations replayed on ``t``); removing every element leaves an empty
+  array, not NULL; retracting from "no value" stays "no value".
 * ``last_non_null_value``: a batch whose last event is a retract of a non-null value clears the
   stored value when it wins.
-* partial_update with ``sequence_groups``: a key whose records (of one fold) are all retracts
-  inserts no row for an unknown key (Paimon emits no row before an insert has been seen);
-  retracts never touch columns in no group nor the row-level sequence fields.
+* partial_update with ``sequence_groups``: a key whose records are all retracts is still a new
+  key and gets inserted (its retracted groups NULL, their sequences set): the contract's "a new
+  key is inserted with the folded values", and only deduplicate / remove_record_on_delete say
+  "inserts nothing". (Paimon emits no row for a key that has seen no insert; this oracle first
+  followed Paimon and the property tests showed lakewide follows the contract's letter.)
+  Retracts never touch columns in no group nor the row-level sequence fields.
 * In a sequence group, a participating record of a source that does not own some of the
   group's columns sets those columns to NULL (Paimon writes whole rows; "nulls included").
 * aggregation: sequence fields are "those of the last record" (retracts included unless
@@ -521,15 +526,13 @@ class _PartialUpdateGroups:
                     plain[c] = None if last.retract else last.values.get(c)
             groups[name] = {"seq": tuple(last.values.get(s) for s in seqs),
                             "retract": last.retract, "plain": plain, "aggs": aggs}
-        return {"state": "normal", "has_add": bool(adds), "values": values,
+        return {"state": "normal", "values": values,
                 "seq": _seq(spec, adds[-1]) if adds else None, "groups": groups}
 
     @staticmethod
     def merge(spec: Spec, key: tuple, stored: dict | None, folded: dict) -> dict | None:
         if folded["state"] == "empty":
             return stored
-        if stored is None and not folded["has_add"]:
-            return None
         row = dict(stored) if stored is not None else _empty_row(spec, key)
         new = stored is None
         wins = True
