@@ -41,8 +41,9 @@ incremental and bootstrap results are equal wherever ``coincide`` holds.
 
 Sizes: 1-3 sources, 1-4 keys (NULL now and then), 2/3/1 batches of 1-10 records, sequences
 mostly increasing by batch with ties, NULLs and late values. Deterministic scenarios at the end
-aim at contract clauses random generation reaches rarely; ``LW_PROPERTY_SCALE`` scales the
-example counts.
+aim at contract clauses random generation reaches rarely. Example counts (70 in all) are sized for
+a budget of about 8 minutes on 2 cores; ``LW_PROPERTY_SCALE=5`` (say) multiplies them for a
+deeper run.
 """
 
 from __future__ import annotations
@@ -763,7 +764,7 @@ def first_row_cases(draw: Any) -> Case:
 # the properties
 
 
-@settings(max_examples=_examples(18), **SETTINGS)
+@settings(max_examples=_examples(15), **SETTINGS)
 @given(case=partial_update_cases())
 def test_partial_update_plain_and_sequence_field(harness: Harness, case: Case) -> None:
     """partial_update: no / single / two-field sequence_field, 1-2 key columns, columns owned
@@ -771,7 +772,7 @@ def test_partial_update_plain_and_sequence_field(harness: Harness, case: Case) -
     harness.check(case)
 
 
-@settings(max_examples=_examples(12), **SETTINGS)
+@settings(max_examples=_examples(10), **SETTINGS)
 @given(case=sequence_group_cases())
 def test_partial_update_sequence_groups(harness: Harness, case: Case) -> None:
     """partial_update with sequence_groups (one- or two-column group sequences), sum or max
@@ -779,7 +780,7 @@ def test_partial_update_sequence_groups(harness: Harness, case: Case) -> None:
     harness.check(case)
 
 
-@settings(max_examples=_examples(15), **SETTINGS)
+@settings(max_examples=_examples(12), **SETTINGS)
 @given(case=st.one_of(row_kind_cases(), sequence_group_cases(row_kinds=True)))
 def test_partial_update_row_kinds(harness: Harness, case: Case) -> None:
     """partial_update with a row_kind_column under each delete policy: ignore_delete,
@@ -787,7 +788,11 @@ def test_partial_update_row_kinds(harness: Harness, case: Case) -> None:
     harness.check(case)
 
 
-@settings(max_examples=_examples(20), **SETTINGS)
+# Known disagreement, open: lakewide's collect/merge_map retraction against a stored value
+# differs from the oracle (e.g. a -U of [1] on a stored [1, 2, 1]); see the stop note.
+@pytest.mark.xfail(strict=False, reason="collect retraction vs stored value disagrees with "
+                   "the oracle (open bug)")
+@settings(max_examples=_examples(15), **SETTINGS)
 @given(case=aggregation_cases())
 def test_aggregation(harness: Harness, case: Case) -> None:
     """aggregation: every function in one model (sum, product, max, min, last_value,
@@ -797,14 +802,14 @@ def test_aggregation(harness: Harness, case: Case) -> None:
     harness.check(case)
 
 
-@settings(max_examples=_examples(12), **SETTINGS)
+@settings(max_examples=_examples(10), **SETTINGS)
 @given(case=deduplicate_cases())
 def test_deduplicate(harness: Harness, case: Case) -> None:
     """deduplicate with or without sequence_field; deletes, ignore_delete or no row kinds."""
     harness.check(case)
 
 
-@settings(max_examples=_examples(10), **SETTINGS)
+@settings(max_examples=_examples(8), **SETTINGS)
 @given(case=first_row_cases())
 def test_first_row(harness: Harness, case: Case) -> None:
     """first_row, with or without a row_kind_column (ignore_delete)."""
@@ -971,11 +976,16 @@ SCENARIOS = {"partial_update": _scenario_partial_update,
              "aggregation": _scenario_aggregation, "deduplicate": _scenario_deduplicate}
 
 
-@pytest.mark.parametrize("name", sorted(SCENARIOS))
+@pytest.mark.parametrize("name", [
+    pytest.param(n, marks=pytest.mark.xfail(strict=True, reason="collect retraction vs stored "
+                                            "value disagrees with the oracle (open bug)"))
+    if n == "aggregation" else n for n in sorted(SCENARIOS)])
 def test_scenario(harness: Harness, name: str) -> None:
     harness.check(SCENARIOS[name]())
 
 
+@pytest.mark.xfail(strict=True, reason="a source empty at bootstrap is recorded with a NULL "
+                   "offset, later read as 'no offset' (aggregation refuses it): open bug")
 def test_source_empty_at_bootstrap_then_appended(harness: Harness) -> None:
     """A source table that exists but has no snapshot yet when the model bootstraps (nothing
     consumed from it), then gets rows: the next run must read them once, also for a model that
