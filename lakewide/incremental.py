@@ -17,7 +17,7 @@ from lakewide.compiler import CompiledModel
 from lakewide.compiler.aggregates import REGISTRY
 from lakewide.compiler.engines import aggregate_of
 from lakewide.compiler.rewrite import driving_table, relation_key, replace_tables
-from lakewide.compiler.wide_model import analyze
+from lakewide.compiler.wide_model import WideModel, analyze
 from lakewide.engine.adapter import SparkAdapter
 from lakewide.errors import ModelRunError
 from lakewide.manifest import Manifest
@@ -56,17 +56,15 @@ def upstream_relations(manifest: Manifest, node: ModelNode) -> dict[str, Relatio
     return {relation_key(r): r for r in found if r.catalog}
 
 
-def reread_safe(node: ModelNode) -> bool:
+def reread_safe(model: WideModel) -> bool:
     """Whether reading a source's rows a second time leaves the table unchanged."""
-    config = node.config
-    if config.merge_engine in ("deduplicate", "first_row"):
+    if model.engine in ("deduplicate", "first_row"):
         return True
-    if config.merge_engine == "partial_update":
-        return not config.aggregates or all(
-            aggregate_of(analyze(node), c)[0] in IDEMPOTENT for c in config.aggregates)
-    model = analyze(node)
-    values = [c for c in model.stored if c not in model.primary_key + model.sequence]
-    return all(aggregate_of(model, c)[0] in IDEMPOTENT for c in values)
+    if model.engine == "partial_update":
+        columns = list(model.node.config.aggregates)
+    else:
+        columns = [c for c in model.stored if c not in model.primary_key + model.sequence]
+    return all(aggregate_of(model, c)[0] in IDEMPOTENT for c in columns)
 
 
 IDEMPOTENT = {n for n in REGISTRY if n not in ("sum", "product", "listagg", "collect")}
@@ -79,6 +77,7 @@ class KeyTableRun:
                  run_id: str) -> None:
         self.adapter, self.compiled, self.run_id = adapter, compiled, run_id
         self.node = compiled.node
+        self.model = analyze(self.node) if self.node.config.merge_engine else None
         self.upstream = upstream_relations(manifest, self.node)
         self.pinned = {key: self._current(rel) for key, rel in self.upstream.items()}
         self.views: dict[str, str] = {}
@@ -107,7 +106,8 @@ class KeyTableRun:
         return None if meta is None else meta.current
 
     def _branch_keys(self) -> list[str | None]:
-        return [driving_table(b.select) for b in analyze(self.node).branches]
+        assert self.model is not None
+        return [driving_table(b.select) for b in self.model.branches]
 
     def bootstrap(self, replace: bool) -> KeyTableOutcome:
         """Fold every source at its pinned snapshot into a new table (one atomic commit)."""
@@ -182,7 +182,8 @@ class KeyTableRun:
             meta = self.adapter.table_meta(self.upstream[driver])
             if meta is not None and appends_only(meta, start, end):
                 return "incremental"
-        if reread_safe(self.node):
+        assert self.model is not None
+        if reread_safe(self.model):
             return "full"
         why = ("has no consumed offset for it" if start is None else
                "changed by more than appends (overwrite, delete or replace) since the last run")
