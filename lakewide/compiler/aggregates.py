@@ -37,7 +37,7 @@ class Combine:
 
     t: exp.Expression
     s: exp.Expression
-    minus: exp.Expression | None  # collect / merge_map: what the batch retracted
+    ops: exp.Expression | None  # collect / merge_map with retracts: the batch's ordered records
     wins: exp.Expression  # incoming sequence >= stored
     older: exp.Expression  # incoming sequence < stored
     options: dict[str, Any]
@@ -53,7 +53,7 @@ class Aggregate:
     retracts: bool = False
     types: tuple[str, ...] = ()  # accepted declared types (empty: any)
     counts_nulls: bool = False  # the fold has a value even when every input is NULL
-    minus: Callable[[FoldInput], exp.Expression] | None = None
+    ops: Callable[[FoldInput], exp.Expression] | None = None  # order-dependent retraction
     options: tuple[str, ...] = field(default_factory=tuple)
 
 
@@ -89,10 +89,11 @@ def _signed(inp: FoldInput, negate: Callable[[exp.Expression], exp.Expression]) 
     return exp.If(this=inp.retract.copy(), true=negate(value.copy()), false=value)
 
 
-def _ordered_values(inp: FoldInput, cond: exp.Expression) -> exp.Expression:
-    """Values whose record satisfies ``cond``, as an array in record order."""
-    pairs = exp.Struct(expressions=[exp.alias_(inp.order.copy(), "o"),
-                                    exp.alias_(inp.value.copy(), "v")])
+def _ordered_values(inp: FoldInput, cond: exp.Expression,
+                    value: exp.Expression | None = None) -> exp.Expression:
+    """``value`` (default: the column) of the records satisfying ``cond``, in record order."""
+    value = inp.value.copy() if value is None else value
+    pairs = exp.Struct(expressions=[exp.alias_(inp.order.copy(), "o"), exp.alias_(value, "v")])
     collected = _filtered(exp.func("COLLECT_LIST", pairs), cond)
     left, right = exp.column("o", table="l"), exp.column("o", table="r")
     compare = exp.Case(ifs=[exp.If(this=exp.LT(this=left, expression=right),
@@ -152,82 +153,118 @@ def _bool(op: type[exp.Binary]) -> Callable[[Combine], exp.Expression]:
 
 
 def _collect_fold(inp: FoldInput) -> exp.Expression:
+    if inp.retract is not None:
+        return _collect_replay(_ops(inp), None, inp.options)
     arrays = _ordered_values(inp, _adds(inp))
     flat = exp.func("FLATTEN", arrays)
-    if inp.retract is not None:  # the batch's own retracts remove its own elements too
-        flat = _without(flat, _collect_minus(inp))
     if inp.options.get("distinct"):
         flat = exp.func("ARRAY_DISTINCT", flat)
     return _none_if_empty(arrays, flat)
 
 
-def _without(values: exp.Expression, removed: exp.Expression) -> exp.Expression:
-    """Elements of ``values`` not in ``removed``."""
-    keep = exp.not_(exp.func("ARRAY_CONTAINS", exp.func("COALESCE", removed, exp.func("ARRAY")),
-                             exp.column("e")))
-    return exp.func("FILTER", values, exp.Lambda(this=keep, expressions=[exp.to_identifier("e")]))
-
-
-def _collect_minus(inp: FoldInput) -> exp.Expression:
+def _ops(inp: FoldInput) -> exp.Expression:
+    """The batch's non-null adds and retracts in record order, as ``STRUCT(r, v)`` elements."""
     assert inp.retract is not None
-    cond = inp.where(_not_null(inp.value), inp.retract.copy())
-    return exp.func("FLATTEN", _filtered(exp.func("COLLECT_LIST", inp.value.copy()), cond))
+    op = exp.Struct(expressions=[exp.alias_(inp.retract.copy(), "r"),
+                                 exp.alias_(inp.value.copy(), "v")])
+    return _ordered_values(inp, _present(inp), op)
+
+
+Step = Callable[[exp.Expression, exp.Expression], exp.Expression]
+
+
+def _replay(ops: exp.Expression, start: exp.Expression | None, add: Step, remove: Step,
+            distinct: bool = False) -> exp.Expression:
+    """Apply ``ops`` one by one to ``start`` (None: "no value"), as Paimon applies records.
+
+    ``add(acc, value)`` and ``remove(acc, value)`` are one record's step; a NULL ``acc`` makes
+    Spark's array/map functions NULL, so adding to "no value" is ``COALESCE(add, value)`` and
+    retracting from "no value" stays "no value". ``distinct`` keeps first occurrences of an
+    array after each add, as Paimon's distinct collect."""
+    acc, value = exp.column("acc"), exp.column("v", table="op")
+    added: exp.Expression = exp.func("COALESCE", add(acc, value), value.copy())
+    if distinct:
+        added = exp.func("ARRAY_DISTINCT", added)
+    body = exp.If(this=exp.column("r", table="op"), true=remove(acc.copy(), value.copy()),
+                  false=added)
+    # the start typed as the records' values, nullable elements included (IF is lazy: ops[0]
+    # is never read): Spark's AGGREGATE keeps the start's type, and a start whose elements
+    # cannot be NULL would turn an added NULL element into a wrong value
+    first = exp.Bracket(this=ops.copy(), expressions=[exp.Literal.number(0)])
+    start = exp.If(this=exp.false(), true=exp.Dot(this=first, expression=exp.to_identifier("v")),
+                   false=exp.null() if start is None else start)
+    return exp.func("AGGREGATE", ops, start, exp.Lambda(
+        this=body, expressions=[exp.to_identifier("acc"), exp.to_identifier("op")]))
+
+
+def _collect_replay(ops: exp.Expression, start: exp.Expression | None,
+                    options: dict[str, Any]) -> exp.Expression:
+    return _replay(ops, start, lambda acc, value: exp.func("CONCAT", acc, value), _remove_first,
+                   distinct=bool(options.get("distinct")))
+
+
+def _remove_first(acc: exp.Expression, removed: exp.Expression) -> exp.Expression:
+    """``acc`` without, per retracted element, its first occurrence (a multiset difference)."""
+    def count(values: exp.Expression) -> exp.Expression:
+        same = exp.NullSafeEQ(this=exp.column("y"), expression=exp.column("x"))
+        return exp.func("SIZE", exp.func("FILTER", values, exp.Lambda(
+            this=same, expressions=[exp.to_identifier("y")])))
+    upto = exp.func("SLICE", acc.copy(), exp.Literal.number(1),
+                    exp.Add(this=exp.column("i"), expression=exp.Literal.number(1)))
+    keep = exp.GT(this=count(upto), expression=count(removed))
+    return exp.func("FILTER", acc, exp.Lambda(
+        this=keep, expressions=[exp.to_identifier("x"), exp.to_identifier("i")]))
 
 
 def _collect_combine(c: Combine) -> exp.Expression:
+    if c.ops is not None:
+        return _collect_replay(c.ops.copy(), c.t.copy(), c.options)
     empty = exp.func("ARRAY")
     stored = exp.func("COALESCE", c.t.copy(), empty)
-    if c.minus is not None:
-        stored = _without(stored, c.minus.copy())
     both: exp.Expression = exp.func("CONCAT", stored, exp.func("COALESCE", c.s.copy(), empty.copy()))
     return exp.func("ARRAY_DISTINCT", both) if c.options.get("distinct") else both
+
+
+def _map_put(acc: exp.Expression, value: exp.Expression) -> exp.Expression:
+    """``acc`` with ``value``'s entries (its keys replace ``acc``'s)."""
+    return exp.func("MAP_CONCAT", _drop_keys(acc, exp.func("MAP_KEYS", value.copy())), value)
 
 
 def _map_merge(maps: exp.Expression) -> exp.Expression:
     """Fold an array of maps left to right, later keys replacing earlier ones."""
     acc, m = exp.to_identifier("acc"), exp.to_identifier("m")
-    drop = exp.func("MAP_FILTER", exp.column("acc"), exp.Lambda(
-        this=exp.not_(exp.func("ARRAY_CONTAINS", exp.func("MAP_KEYS", exp.column("m")),
-                               exp.column("k"))),
-        expressions=[exp.to_identifier("k"), exp.to_identifier("v")]))
-    step = exp.Lambda(this=exp.func("MAP_CONCAT", drop, exp.column("m")), expressions=[acc, m])
+    step = exp.Lambda(this=_map_put(exp.column("acc"), exp.column("m")), expressions=[acc, m])
     first = exp.Bracket(this=maps.copy(), expressions=[exp.Literal.number(0)])
     start = exp.func("MAP_FILTER", first, exp.Lambda(
         this=exp.false(), expressions=[exp.to_identifier("k"), exp.to_identifier("v")]))
     return exp.func("AGGREGATE", maps, start, step)
 
 
+def _map_replay(ops: exp.Expression, start: exp.Expression | None) -> exp.Expression:
+    def remove(acc: exp.Expression, value: exp.Expression) -> exp.Expression:
+        return _drop_keys(acc, exp.func("MAP_KEYS", value))
+    return _replay(ops, start, _map_put, remove)
+
+
 def _merge_map_fold(inp: FoldInput) -> exp.Expression:
-    maps = _ordered_values(inp, _adds(inp))
-    merged = _map_merge(maps.copy())
     if inp.retract is not None:
-        merged = _drop_keys(merged, _merge_map_minus(inp))
-    return _none_if_empty(maps, merged)
+        return _map_replay(_ops(inp), None)
+    maps = _ordered_values(inp, _adds(inp))
+    return _none_if_empty(maps, _map_merge(maps.copy()))
 
 
 def _drop_keys(mapping: exp.Expression, keys: exp.Expression) -> exp.Expression:
     """``mapping`` without the entries whose key is in ``keys``."""
     return exp.func("MAP_FILTER", mapping, exp.Lambda(
-        this=exp.not_(exp.func("ARRAY_CONTAINS", exp.func("COALESCE", keys, exp.func("ARRAY")),
-                               exp.column("k"))),
+        this=exp.not_(exp.func("ARRAY_CONTAINS", keys, exp.column("k"))),
         expressions=[exp.to_identifier("k"), exp.to_identifier("v")]))
 
 
-def _merge_map_minus(inp: FoldInput) -> exp.Expression:
-    assert inp.retract is not None
-    cond = inp.where(_not_null(inp.value), inp.retract.copy())
-    keys = exp.func("TRANSFORM", _filtered(exp.func("COLLECT_LIST", inp.value.copy()), cond),
-                    exp.Lambda(this=exp.func("MAP_KEYS", exp.column("x")),
-                               expressions=[exp.to_identifier("x")]))
-    return exp.func("FLATTEN", keys)
-
-
 def _merge_map_combine(c: Combine) -> exp.Expression:
-    stored = c.t.copy()
-    if c.minus is not None:
-        stored = _drop_keys(stored, c.minus.copy())
-    both = _map_merge(exp.func("ARRAY", stored, c.s.copy()))
-    return exp.func("COALESCE", both, stored.copy(), c.s.copy())
+    if c.ops is not None:
+        return _map_replay(c.ops.copy(), c.t.copy())
+    both = _map_merge(exp.func("ARRAY", c.t.copy(), c.s.copy()))
+    return exp.func("COALESCE", both, c.t.copy(), c.s.copy())
 
 
 def _sum_combine(c: Combine) -> exp.Expression:
@@ -275,9 +312,9 @@ REGISTRY: dict[str, Aggregate] = {a.name: a for a in (
     Aggregate("bool_or", lambda i: _filtered(exp.func("BOOL_OR", i.value.copy()), _adds(i)),
               _bool(exp.Or), types=("BOOLEAN",)),
     Aggregate("collect", _collect_fold, _collect_combine, retracts=True, types=("ARRAY",),
-              minus=_collect_minus, options=("distinct",)),
+              ops=_ops, options=("distinct",)),
     Aggregate("merge_map", _merge_map_fold, _merge_map_combine, retracts=True, types=("MAP",),
-              minus=_merge_map_minus),
+              ops=_ops),
 )}
 
 COMMON_OPTIONS = ("function", "ignore_retract")

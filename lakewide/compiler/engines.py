@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 from lakewide.compiler.aggregates import REGISTRY, Combine, FoldInput
-from lakewide.compiler.ordering import incoming_older, incoming_wins, ordering
+from lakewide.compiler.ordering import BRANCH_COLUMN, incoming_older, incoming_wins, ordering
 from lakewide.compiler.wide_model import DELETE_KINDS, RETRACT_KINDS, Group, WideModel
 
 T, S = "t", "s"
@@ -123,7 +123,8 @@ def _and(*parts: exp.Expression | None) -> exp.Expression | None:
 
 def _aggregate_fold(rows: Rows, column: str, order: exp.Expression,
                     keep: exp.Expression | None) -> list[exp.Expression]:
-    """The fold of an aggregate column plus its helper columns (count, retracted part)."""
+    """The fold of an aggregate column plus its helper columns (count, ordered records)."""
+    keep = _and(keep, _owners(rows, column))
     name, options = aggregate_of(rows.model, column)
     function = REGISTRY[name]
     retract = rows.retract() if rows.retracts and function.retracts else None
@@ -133,19 +134,31 @@ def _aggregate_fold(rows: Rows, column: str, order: exp.Expression,
     counted = keep if function.counts_nulls else _and(keep, exp.column(column).is_(exp.null()).not_())
     out = [exp.alias_(function.fold(inp), column),
            exp.alias_(_count(counted), helper(f"n_{column}"))]
-    if function.minus is not None and retract is not None:
-        out.append(exp.alias_(function.minus(inp), helper(f"minus_{column}")))
+    if function.ops is not None and retract is not None:
+        out.append(exp.alias_(function.ops(inp), helper(f"ops_{column}")))
     return out
+
+
+def _owners(rows: Rows, column: str) -> exp.Expression | None:
+    """Bootstrap: only rows of the branches that own ``column`` feed its aggregate (another
+    branch's row carries a NULL there, which is not a record of this column)."""
+    if not rows.with_branch:
+        return None
+    owners = [b.index for b in rows.model.branches if column in b.owned]
+    if len(owners) == len(rows.model.branches):
+        return None
+    return exp.In(this=exp.column(BRANCH_COLUMN),
+                  expressions=[exp.Literal.number(i) for i in owners])
 
 
 def _aggregate_merge(rows: Rows, column: str, wins: exp.Expression,
                      older: exp.Expression) -> exp.Expression:
     name, options = aggregate_of(rows.model, column)
     function = REGISTRY[name]
-    minus = (exp.column(helper(f"minus_{column}"), table=S)
-             if function.minus is not None and rows.retracts else None)
+    ops = (exp.column(helper(f"ops_{column}"), table=S)
+           if function.ops is not None and rows.retracts else None)
     combined = function.combine(Combine(exp.column(column, table=T), exp.column(column, table=S),
-                                        minus, wins, older, options))
+                                        ops, wins, older, options))
     return case(_positive(helper(f"n_{column}")), combined, exp.column(column, table=T))
 
 

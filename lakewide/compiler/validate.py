@@ -40,6 +40,9 @@ def _check_aggregates(model: WideModel) -> None:
         key = "default_aggregate" if column.startswith("<") else f"aggregates.{column}"
         options = {"function": spec} if isinstance(spec, str) else dict(spec)
         name = options.get("function")
+        if name is None:
+            _fail(model, key, f"options {sorted(options)} name no function: add 'function' "
+                  f"(one of {accepted}), e.g. {{'function': 'listagg', 'delimiter': '|'}}")
         if name not in REGISTRY:
             _fail(model, key, f"unknown aggregate function {name!r}; expected one of {accepted}")
         function = REGISTRY[str(name)]

@@ -73,12 +73,12 @@ def test_aggregates(case: Case) -> None:
     function = REGISTRY[case.config["function"]]
     retract = exp.column("rk") if case.config["retract"] else None
     inp = FoldInput(exp.column("v"), retract, exp.column("o"), options)
-    minus = exp.column("m", table="s") if function.minus and retract else None
-    combine = Combine(exp.column("v", table="t"), exp.column("v", table="s"), minus,
+    ops = exp.column("ops", table="s") if function.ops and retract else None
+    combine = Combine(exp.column("v", table="t"), exp.column("v", table="s"), ops,
                       exp.column("wins"), exp.column("older"), options)
     produced = [function.fold(inp), function.combine(combine)]
-    if minus is not None:
-        produced.append(function.minus(inp))
+    if ops is not None:
+        produced.append(function.ops(inp))
     assert [normalize(p.sql("spark")) for p in produced] == [normalize(e) for e in case.expected]
 
 

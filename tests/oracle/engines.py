@@ -21,19 +21,21 @@ Readings of the contract where it is ambiguous (closest to Apache Paimon; see th
   batch to (product of adds, product of retracts) and merges as ``t * adds / retracts``
   (``1 / retracts`` from "no value"; integer division truncates as in Java). Only exact
   divisions are order-independent, so the property tests retract only +-1.
-* ``collect``/``merge_map``: a retract acts in record order ("fold ... in order"): it removes
-  the elements/keys accumulated *before* it, not those of later records (as Paimon, which
-  applies records one by one). A batch's retracts also reach the stored value (``t`` then
-  ``s`` = the batch's operations replayed on ``t``); removing every element leaves an empty
-  array, not NULL; retracting from "no value" stays "no value".
+* ``collect``/``merge_map``: records apply one by one in record order, as Paimon applies
+  them: a ``collect`` retract removes, per retracted element, its first occurrence in what has
+  been collected so far (a multiset difference; later records are not touched); a ``merge_map``
+  retract removes the retracted map's keys. A batch's records replay on the stored value
+  (``t`` then ``s``); removing every element leaves an empty array, not NULL; retracting from
+  "no value" stays "no value"; ``distinct`` keeps first occurrences after every add.
 * ``last_non_null_value``: a batch whose last event is a retract of a non-null value clears the
   stored value when it wins.
 * partial_update with ``sequence_groups``: a key whose records are all retracts is still a new
   key and gets inserted (its retracted groups NULL, their sequences set): the contract's "a new
-  key is inserted with the folded values", and only deduplicate / remove_record_on_delete say
-  "inserts nothing". (Paimon emits no row for a key that has seen no insert; this oracle first
-  followed Paimon and the property tests showed lakewide follows the contract's letter.)
-  Retracts never touch columns in no group nor the row-level sequence fields.
+  key is inserted with the folded values". Paimon emits no row for a key that has met no insert
+  yet, but keeps the records in its LSM tree, so a later insert still sees the retract; a table
+  that stores one row per key must keep the retract's effect in a row, or incremental and
+  bootstrap results would differ. Retracts never touch columns in no group nor the row-level
+  sequence fields.
 * In a sequence group, a participating record of a source that does not own some of the
   group's columns sets those columns to NULL (Paimon writes whole rows; "nulls included").
 * aggregation: sequence fields are "those of the last record" (retracts included unless
@@ -244,7 +246,7 @@ class _Fold:
         self.value: Any = None          # accumulated value (None = no value)
         self.set = False                # last_value / first_value: a record was seen
         self.cleared = False            # last_non_null_value: last event was a retract
-        self.removed: list = []         # collect / merge_map: retracted elements / keys
+        self.ops: list = []             # collect / merge_map: (retract?, value) in order
         self.tokens: list[str] = []     # listagg
         self.divisor: Any = None        # product: product of the retracted values
 
@@ -278,10 +280,8 @@ class _Fold:
             self.value = v if self.value is None else (self.value and v)
         elif f == "bool_or":
             self.value = v if self.value is None else (self.value or v)
-        elif f == "collect":
-            self.value = list(v) if self.value is None else self.value + list(v)
-        elif f == "merge_map":
-            self.value = dict(v) if self.value is None else {**self.value, **v}
+        elif f in ("collect", "merge_map"):
+            self.ops.append((False, v))
         else:
             raise SpecError(f"unknown aggregate function {f}")
 
@@ -298,14 +298,8 @@ class _Fold:
             self.divisor = v if self.divisor is None else self.divisor * v
         elif f == "last_non_null_value":
             self.value, self.cleared = None, True
-        elif f == "collect":
-            self.removed.extend(v)
-            if self.value is not None:
-                self.value = [x for x in self.value if x not in v]
-        elif f == "merge_map":
-            self.removed.extend(v.keys())
-            if self.value is not None:
-                self.value = {k: x for k, x in self.value.items() if k not in v}
+        elif f in ("collect", "merge_map"):
+            self.ops.append((True, v))
         else:
             raise SpecError(f"{f} refuses retracts")
 
@@ -323,17 +317,22 @@ class _Fold:
                                           else f"{s}{self.agg.delimiter}{t}")
             return _distinct_tokens(joined, self.agg.delimiter) if self.agg.distinct else joined
         if f == "collect":
-            base = None if t is None else [x for x in t if x not in self.removed]
-            if self.value is None:
-                out = base
-            else:
-                out = list(self.value) if base is None else base + list(self.value)
-            return _distinct(out) if self.agg.distinct and out is not None else out
+            acc = None if t is None else list(t)
+            for retract, v in self.ops:
+                if retract:
+                    acc = None if acc is None else _remove_first(acc, v)
+                else:
+                    acc = list(v) if acc is None else acc + list(v)
+                    acc = _distinct(acc) if self.agg.distinct else acc
+            return acc
         if f == "merge_map":
-            base = None if t is None else {k: x for k, x in t.items() if k not in self.removed}
-            if self.value is None:
-                return base
-            return dict(self.value) if base is None else {**base, **self.value}
+            acc = None if t is None else dict(t)
+            for retract, v in self.ops:
+                if retract:
+                    acc = None if acc is None else {k: x for k, x in acc.items() if k not in v}
+                else:
+                    acc = dict(v) if acc is None else {**acc, **v}
+            return acc
         if f == "last_value":
             if not self.set:
                 return t
@@ -388,6 +387,17 @@ def _coalesce(*values: Any) -> Any:
         if v is not None:
             return v
     return None
+
+
+def _remove_first(items: list, removed: list) -> list:
+    """``items`` without one occurrence (the first) per element of ``removed``."""
+    pending, out = list(removed), []
+    for x in items:
+        if x in pending:
+            pending.remove(x)
+        else:
+            out.append(x)
+    return out
 
 
 def _distinct(items: list) -> list:

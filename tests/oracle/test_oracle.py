@@ -331,7 +331,8 @@ def test_aggregation_retracts() -> None:
               (0, arec(3, 3, 1, 1, 1, 1, "q", True, [1], 1, 2, op="-D"))]
     table = o.incremental(spec, [first, second])
     assert table[(1,)] == {"k": 1, "total": 7, "hi": 5, "last": None, "lnn": None, "fnn": 1,
-                           "names": "a", "flag": False, "items": [2], "prod": 3, "s": 2}
+                           # a retract removes one occurrence (the first) per element
+                           "names": "a", "flag": False, "items": [2, 1], "prod": 3, "s": 2}
     assert table[(2,)] == {"k": 2, "total": 7, "hi": 5, "last": 5, "lnn": 1, "fnn": 1,
                            "names": "a", "flag": False, "items": [1], "prod": 6, "s": 3}
     # a key seen only through retracts still gets a row (rows are never removed)
@@ -378,7 +379,21 @@ def test_collect_and_merge_map_retracts_reach_the_stored_value() -> None:
     second = [(0, {"k": 1, "c": [4], "m": {"c": 3}, "op": "+I"}),
               (0, {"k": 1, "c": [1, 4], "m": {"a": 0, "c": 0}, "op": "-U"})]
     table = o.incremental(spec, [first, second])
-    assert table[(1,)] == {"k": 1, "c": [2, 3], "m": {"b": 2}}
+    # [1, 2, 1, 3] + [4] = [1, 2, 1, 3, 4]; retracting [1, 4] removes the first 1 and the 4
+    assert table[(1,)] == {"k": 1, "c": [2, 1, 3], "m": {"b": 2}}
+    assert o.bootstrap(spec, first + second) == table
+
+
+def test_collect_retract_acts_in_record_order() -> None:
+    spec = Spec("aggregation", ["k"], ["k", "c", "d", "s", "op"], sequence=["s"],
+                aggregates={"c": "collect", "d": Agg("collect", distinct=True)},
+                row_kind_column="op")
+    first = [(0, {"k": 1, "c": [1, 2, 1], "d": [2, 1, 2], "s": 1, "op": "+I"})]
+    # the retract removes the stored first 1 (and 2), not the 1 (and 2) added after it
+    second = [(0, {"k": 1, "c": [1], "d": [2], "s": 2, "op": "-U"}),
+              (0, {"k": 1, "c": [1], "d": [2], "s": 3, "op": "+I"})]
+    table = o.incremental(spec, [first, second])
+    assert table[(1,)]["c"] == [2, 1, 1] and table[(1,)]["d"] == [1, 2]
     assert o.bootstrap(spec, first + second) == table
 
 
