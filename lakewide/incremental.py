@@ -7,22 +7,22 @@ left off: a replayed batch is never merged twice, a lost one is read again.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
-from typing import Any
 
 from sqlglot import exp
 
 from lakewide import faults
-from lakewide.compiler import CompiledModel
-from lakewide.compiler.aggregates import REGISTRY
-from lakewide.compiler.engines import aggregate_of
+from lakewide.changelog import changelog_merge, refuse_deletes
+from lakewide.compiler import CompiledModel, SourceMerge
 from lakewide.compiler.rewrite import driving_table, relation_key, replace_tables
-from lakewide.compiler.wide_model import WideModel, analyze
+from lakewide.compiler.wide_model import analyze
 from lakewide.engine.adapter import SparkAdapter
 from lakewide.errors import ModelRunError
 from lakewide.manifest import Manifest
 from lakewide.nodes import ModelNode, Relation
-from lakewide.offsets import appends_only, commit_properties, last_offsets, offset_key
+from lakewide.offsets import commit_properties, last_offsets, offset_key
+from lakewide.read_plan import ReadPlan, choose_read
 
 CONFLICT_MARKERS = ("CommitFailedException", "ValidationException", "conflicting")
 ATTEMPTS = 3
@@ -36,8 +36,9 @@ class SourceRange:
     relation: str
     start: int | None
     end: int | None
-    mode: str  # incremental | full | none
+    mode: str  # none | incremental | changelog | lineage | full (lakewide.read_plan)
     keys: int = 0
+    reason: str = ""
 
 
 @dataclass
@@ -54,20 +55,6 @@ def upstream_relations(manifest: Manifest, node: ModelNode) -> dict[str, Relatio
     found = [manifest.sources[s].relation for s in node.sources]
     found += [manifest.models[r].relation for r in node.refs]
     return {relation_key(r): r for r in found if r.catalog}
-
-
-def reread_safe(model: WideModel) -> bool:
-    """Whether reading a source's rows a second time leaves the table unchanged."""
-    if model.engine in ("deduplicate", "first_row"):
-        return True
-    if model.engine == "partial_update":
-        columns = list(model.node.config.aggregates)
-    else:
-        columns = [c for c in model.stored if c not in model.primary_key + model.sequence]
-    return all(aggregate_of(model, c)[0] in IDEMPOTENT for c in columns)
-
-
-IDEMPOTENT = {n for n in REGISTRY if n not in ("sum", "product", "listagg", "collect")}
 
 
 class KeyTableRun:
@@ -118,7 +105,8 @@ class KeyTableRun:
         assert statement is not None and self.compiled.null_keys is not None
         outcome = KeyTableOutcome("full-refresh" if replace else "bootstrap")
         outcome.rejected = self._count(replace_tables(self.compiled.null_keys, self.views))
-        outcome.ranges = [SourceRange(i, d, None, self.pinned.get(d), "full")
+        outcome.ranges = [SourceRange(i, d, None, self.pinned.get(d), "full",
+                                      reason="bootstrap: every row at the pinned snapshot")
                           for i, d in enumerate(drivers) if d]
         snapshot = self.commit(replace_tables(statement, self.views), progress)
         if snapshot:
@@ -131,32 +119,34 @@ class KeyTableRun:
         return int(rows[0][0])
 
     def incremental(self) -> KeyTableOutcome:
-        """MERGE each source's rows appended since its consumed offset."""
+        """MERGE each source's rows changed since its consumed offset."""
         outcome = KeyTableOutcome("incremental")
         meta = self.adapter.table_meta(self.node.relation)
-        progress: dict[str, int | None] = dict(last_offsets(meta) or {})
+        consumed: dict[str, int | None] = dict(last_offsets(meta) or {})
+        progress = dict(consumed)
         self.pin_all()
+        assert self.model is not None
         for merge, driver in zip(self.compiled.merges, self._branch_keys()):
             if driver is None or driver not in self.upstream:
                 raise ModelRunError(f"branch {merge.branch + 1} reads no declared source or "
                                     "model; use source() or ref() so lakewide can track it",
                                     model=self.node.name)
             key = offset_key(merge.branch, driver)
-            start, end = progress.get(key), self.pinned[driver]
-            source_range = SourceRange(merge.branch, driver, start, end, "none")
+            start, end = consumed.get(key), self.pinned[driver]
+            plan = self._plan(merge.branch, driver, start, end, key in consumed)
+            source_range = SourceRange(merge.branch, driver, start, end, plan.mode,
+                                       reason=plan.reason)
             outcome.ranges.append(source_range)
-            if end is None or start == end:
-                progress[key] = end
-                continue
-            source_range.mode = self._read_mode(driver, start, end)
-            view = f"__lw_new_{merge.branch + 1}"
-            self.adapter.register_read(view, self.upstream[driver], end,
-                                       start if source_range.mode == "incremental" else None)
-            views = {**self.views, driver: view}
             progress[key] = end
+            if plan.mode == "none":
+                continue
+            assert end is not None
+            view = f"__lw_new_{merge.branch + 1}"
+            views = {**self.views, driver: view}
+            step = self._register(merge, plan, driver, view, views, start, end)
             for attempt in range(1, ATTEMPTS + 1):
                 try:
-                    self._merge_branch(merge, views, progress, outcome, source_range)
+                    self._merge_branch(step, views, progress, outcome, source_range)
                     break
                 except ModelRunError as err:
                     if attempt == ATTEMPTS or not any(m in str(err) for m in CONFLICT_MARKERS):
@@ -164,8 +154,39 @@ class KeyTableRun:
                     self.adapter.refresh(self.node.relation)
         return outcome
 
-    def _merge_branch(self, merge: Any, views: dict[str, str], progress: dict[str, int | None],
-                      outcome: KeyTableOutcome, source_range: SourceRange) -> None:
+    def _plan(self, branch: int, driver: str, start: int | None, end: int | None,
+              consumed: bool) -> ReadPlan:
+        assert self.model is not None
+        relation = self.upstream[driver]
+        return choose_read(self.model, self.model.branches[branch], driver, start, end,
+                           consumed=consumed, meta=lambda: self.adapter.table_meta(relation),
+                           format_version=lambda: self.adapter.format_version(relation))
+
+    def _register(self, merge: SourceMerge, plan: ReadPlan, driver: str, view: str,
+                  views: dict[str, str], start: int | None, end: int) -> SourceMerge:
+        """Register the branch's read as ``view``; the step that merges it."""
+        relation = self.upstream[driver]
+        if plan.mode == "changelog":
+            assert self.model is not None and start is not None
+            change = changelog_merge(self.model, self.model.branches[merge.branch], driver)
+            self.adapter.register_changelog(view, relation, start, end)
+            if change.refuse_deletes:
+                deleted = self._count(replace_tables(change.deletes, views))
+                if deleted:
+                    refuse_deletes(self.model, driver, deleted, start, end)
+            return dataclasses.replace(merge, batch=change.batch, statement=change.statement)
+        if plan.mode == "lineage":
+            assert start is not None
+            sequence = self.adapter.sequence_number(relation, start)
+            self.adapter.register_read(view, relation, end, newer_than_sequence=sequence)
+        else:
+            self.adapter.register_read(view, relation, end,
+                                       start if plan.mode == "incremental" else None)
+        return merge
+
+    def _merge_branch(self, merge: SourceMerge, views: dict[str, str],
+                      progress: dict[str, int | None], outcome: KeyTableOutcome,
+                      source_range: SourceRange) -> None:
         assert merge.null_keys is not None
         outcome.rejected += self._count(replace_tables(merge.null_keys, views))
         faults.checkpoint("before-stage")
@@ -176,19 +197,3 @@ class KeyTableRun:
             outcome.statements += 1
             if snapshot:
                 outcome.commits.append(snapshot)
-
-    def _read_mode(self, driver: str, start: int | None, end: int) -> str:
-        if start is not None:
-            meta = self.adapter.table_meta(self.upstream[driver])
-            if meta is not None and appends_only(meta, start, end):
-                return "incremental"
-        assert self.model is not None
-        if reread_safe(self.model):
-            return "full"
-        why = ("has no consumed offset for it" if start is None else
-               "changed by more than appends (overwrite, delete or replace) since the last run")
-        raise ModelRunError(
-            f"source {driver} {why}; re-reading all its rows would double-count in "
-            f"merge_engine='{self.node.config.merge_engine}'. Run with --full-refresh to "
-            "rebuild from scratch, or keep that source append-only", model=self.node.name)
-

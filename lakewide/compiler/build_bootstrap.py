@@ -10,16 +10,19 @@ from lakewide.compiler.ordering import BRANCH_COLUMN, ROW_COLUMN
 from lakewide.compiler.wide_model import WideModel
 
 
-def reduce_per_key(rows: engines.Rows, source: exp.Query) -> exp.Select:
+def reduce_per_key(rows: engines.Rows, source: exp.Query,
+                   arrival: exp.Expression | None = None) -> exp.Select:
     """Fold ``source`` (rows aliased to model column names) to one row per primary key.
 
     Rows whose primary key has a NULL are dropped here (a key table cannot hold them).
+    ``arrival`` orders ties (default: the rows' position as read); a changelog read passes
+    its change order so that a retract precedes the add of the same commit.
     """
     model = rows.model
     # builders run with copy=False: the trees are fresh, and copying them at every step is
     # most of the compile time
-    numbered = (exp.select(exp.Star(), exp.alias_(exp.func("MONOTONICALLY_INCREASING_ID"),
-                                                 ROW_COLUMN), copy=False)
+    arrival = arrival if arrival is not None else exp.func("MONOTONICALLY_INCREASING_ID")
+    numbered = (exp.select(exp.Star(), exp.alias_(arrival, ROW_COLUMN), copy=False)
                 .from_(source.subquery("b", copy=False), copy=False))
     prefilter = rows.prefilter()
     if prefilter is not None:

@@ -8,11 +8,12 @@ from lakewide.compiler.aggregates import COMMON_OPTIONS, REGISTRY
 from lakewide.compiler.wide_model import WideModel
 from lakewide.errors import CompileError
 
-DELETE_POLICIES = (
-    "partial_update cannot take delete rows (row_kind_column is set) without a policy; "
+POLICY_CHOICES = (
     "choose one: 1. ignore_delete=true to drop delete and update-before rows; "
     "2. remove_record_on_delete=true to remove the whole row on -D; "
     "3. sequence_groups={...} to retract only the columns of a group")
+DELETE_POLICIES = ("partial_update cannot take delete rows (row_kind_column is set) without a "
+                   "policy; " + POLICY_CHOICES)
 
 
 def _fail(model: WideModel, key: str, message: str) -> None:

@@ -90,16 +90,17 @@ def test_resume_skips_maintenance_commits(model_run: Callable[..., ModelRun]) ->
     assert rows == totals([{"a": [(1, 1), (2, 2)], "b": [(1, 1)]}, {"a": [(1, 10)]}])
 
 
-def test_aggregation_refuses_a_rewritten_source(model_run: Callable[..., ModelRun]) -> None:
+def test_aggregation_refuses_a_replaced_source(model_run: Callable[..., ModelRun]) -> None:
     m = model_run(COUNTERS, SCHEMAS)
     m.step({"a": [(1, 1)], "b": [(1, 1)]})
-    m.run.spark.sql(f"DELETE FROM lw.{m.run.seed_schema}.a WHERE k = 1")
+    m.run.spark.sql(f"CREATE OR REPLACE TABLE lw.{m.run.seed_schema}.a USING iceberg "
+                    "AS SELECT 1 AS k, CAST(5 AS BIGINT) AS clicks")
     manifest = m.run.manifest()
     from lakewide.executor import run_models
 
     [result] = run_models(manifest, ["m"], m.run.adapter(manifest))
     assert result.status == "error"
-    assert "more than appends" in result.message and "--full-refresh" in result.message
+    assert "no longer descends" in result.message and "--full-refresh" in result.message
 
 
 PARTIAL = """
@@ -108,11 +109,15 @@ SELECT k, v FROM {{ source('src', 'p') }}
 """
 
 
-def test_partial_update_rereads_a_rewritten_source(model_run: Callable[..., ModelRun]) -> None:
+def test_partial_update_reads_updates_and_rereads_a_replaced_source(model_run: Callable[..., ModelRun]) -> None:
     m = model_run(PARTIAL, {"p": "k INT, v STRING"})
     m.step({"p": [(1, "a"), (2, "b")]})
     m.run.spark.sql(f"UPDATE lw.{m.run.seed_schema}.p SET v = 'z' WHERE k = 2")
     assert m.step({}) == [(1, "a"), (2, "z")]
+    assert m.last.ranges[0]["mode"] == "changelog" and m.last.ranges[0]["keys"] == 1
+    m.run.spark.sql(f"CREATE OR REPLACE TABLE lw.{m.run.seed_schema}.p USING iceberg "
+                    "AS SELECT 3 AS k, 'c' AS v")
+    assert m.step({}) == [(1, "a"), (2, "z"), (3, "c")]  # replaced: re-read, harmless here
     assert m.last.ranges[0]["mode"] == "full"
 
 

@@ -990,8 +990,6 @@ def test_scenario(harness: Harness, name: str) -> None:
     harness.check(SCENARIOS[name]())
 
 
-@pytest.mark.xfail(strict=True, reason="a source empty at bootstrap is recorded with a NULL "
-                   "offset, later read as 'no offset' (aggregation refuses it): open bug")
 def test_source_empty_at_bootstrap_then_appended(harness: Harness) -> None:
     """A source table that exists but has no snapshot yet when the model bootstraps (nothing
     consumed from it), then gets rows: the next run must read them once, also for a model that

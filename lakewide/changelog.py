@@ -1,0 +1,146 @@
+"""Changelog reads: one source branch fed from the Iceberg changelog of its upstream.
+
+``create_changelog_view`` gives every changed row of the upstream (carry-over rows of
+copy-on-write rewrites removed) with ``_change_type`` INSERT or DELETE and ``_change_ordinal``
+(the commit's position in the range). lakewide projects them through the branch to the model's
+columns and feeds them to the merge engine as row kinds:
+
+* a DELETE of a model key that the same commit adds again is an update (``UPDATE_BEFORE``);
+* within a commit, retracts come before adds (the fold's arrival order);
+* each engine decides what it can take (``retract_policy``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+from sqlglot import exp
+
+from lakewide.compiler import engines
+from lakewide.compiler.aggregates import REGISTRY
+from lakewide.compiler.build_bootstrap import reduce_per_key
+from lakewide.compiler.build_merge import build_merge
+from lakewide.compiler.engines import aggregate_of
+from lakewide.compiler.validate import POLICY_CHOICES
+from lakewide.compiler.wide_model import ADD_KINDS, DELETE_KINDS, Branch, WideModel
+from lakewide.errors import ModelRunError
+from lakewide.read_plan import reread_safe
+
+CHANGE_TYPE, CHANGE_ORDINAL = "_change_type", "_change_ordinal"
+KIND, RAW_KIND = "__lw_change_type", "__lw_raw_change_type"
+ORDINAL, ORDER = "__lw_change_ordinal", "__lw_change_order"
+
+
+@dataclass(frozen=True)
+class ChangelogMerge:
+    """The incremental step of a branch reading its upstream's changelog."""
+
+    batch: exp.Select  # pre-reduced batch (staged as the branch's batch view)
+    statement: exp.Merge
+    deletes: exp.Select  # COUNT(*) of model-level deletes in the read
+    refuse_deletes: bool  # partial_update without a delete policy
+
+
+def _unretractable(model: WideModel) -> list[tuple[str, str]]:
+    """(column, function) pairs whose aggregate cannot retract and does not ignore retracts."""
+    if model.engine == "aggregation":
+        columns = [c for c in model.stored if c not in model.primary_key + model.sequence]
+    elif model.engine == "partial_update":
+        columns = list(model.node.config.aggregates)
+    else:
+        return []
+    out = []
+    for column in columns:
+        name, options = aggregate_of(model, column)
+        if not REGISTRY[name].retracts and not options.get("ignore_retract"):
+            out.append((column, name))
+    return out
+
+
+def retract_policy(model: WideModel, driver: str) -> tuple[bool, bool]:
+    """``(drop_retracts, refuse_deletes)`` for a changelog read of ``driver``.
+
+    first_row and ignore_delete drop retracts; partial_update without a delete policy merges
+    updated rows like new ones (their before-images dropped) and refuses deletes; aggregates
+    that cannot retract drop retracts only where re-reading is harmless, else it is an error.
+    """
+    config = model.node.config
+    if model.engine == "first_row" or config.ignore_delete:
+        return True, False
+    if model.engine == "partial_update" and not (config.remove_record_on_delete
+                                                 or config.sequence_groups):
+        return True, True
+    stuck = _unretractable(model)
+    if not stuck:
+        return False, False
+    if reread_safe(model):
+        return True, False
+    column, name = stuck[0]
+    raise ModelRunError(
+        f"source {driver} updated or deleted rows (read through its Iceberg changelog) and "
+        f"{name} on column '{column}' cannot retract the old values; set "
+        f"aggregates={{'{column}': {{'function': '{name}', 'ignore_retract': true}}}} or "
+        "ignore_delete=true (old values stay counted), keep that source append-only, or run "
+        "with --full-refresh", model=model.node.name)
+
+
+def refuse_deletes(model: WideModel, driver: str, count: int, start: int, end: int) -> None:
+    """The run-time twin of the compiler's "deletes without a policy" rule."""
+    raise ModelRunError(
+        f"source {driver} deleted {count} row(s) between snapshots {start} and {end} (read "
+        "through its Iceberg changelog); partial_update cannot take deletes without a policy; "
+        f"{POLICY_CHOICES}; or run with --full-refresh", model=model.node.name)
+
+
+def _qualifier(branch: Branch) -> str | None:
+    source = branch.select.args.get("from_")
+    table = source.this if source is not None else None
+    if isinstance(table, exp.Table):
+        return table.alias or table.name
+    return None
+
+
+def _kinds(column: str, kinds: tuple[str, ...]) -> exp.Expression:
+    return exp.In(this=exp.column(column), expressions=[exp.Literal.string(k) for k in kinds])
+
+
+def _source(model: WideModel, branch: Branch, carried: list[str]) -> exp.Select:
+    """The branch's changelog rows as model columns plus KIND and ORDER."""
+    qualifier = _qualifier(branch)
+    inner = branch.projected(carried)
+    inner.select(exp.alias_(exp.column(CHANGE_TYPE, table=qualifier), RAW_KIND),
+                 exp.alias_(exp.column(CHANGE_ORDINAL, table=qualifier), ORDINAL), copy=False)
+    is_add = exp.Case(ifs=[exp.If(this=_kinds(RAW_KIND, ADD_KINDS), true=exp.Literal.number(1))],
+                      default=exp.Literal.number(0))
+    readded = exp.Window(this=exp.Max(this=is_add.copy()),
+                         partition_by=[*(exp.column(k) for k in model.primary_key),
+                                       exp.column(ORDINAL)])
+    kind = exp.Case(ifs=[exp.If(this=exp.and_(_kinds(RAW_KIND, DELETE_KINDS),
+                                              exp.EQ(this=readded, expression=exp.Literal.number(1))),
+                                true=exp.Literal.string("UPDATE_BEFORE"))],
+                    default=exp.column(RAW_KIND))
+    order = exp.Add(this=exp.Mul(this=exp.column(ORDINAL), expression=exp.Literal.number(2)),
+                    expression=is_add)
+    return exp.select(*(exp.column(c) for c in carried), exp.alias_(kind, KIND),
+                      exp.alias_(order, ORDER)).from_(inner.subquery("c"))
+
+
+def changelog_merge(model: WideModel, branch: Branch, driver: str) -> ChangelogMerge:
+    """The branch's batch and MERGE over a changelog view replacing its driving table."""
+    drop, refuse = retract_policy(model, driver)
+    config = model.node.config.model_copy(
+        update={"row_kind_column": KIND, "ignore_delete": model.node.config.ignore_delete or drop})
+    derived_branch = Branch(branch.index, branch.name, branch.select,
+                            {**branch.owned, KIND: exp.column(KIND)})
+    derived = dataclasses.replace(model, node=dataclasses.replace(model.node, config=config),
+                                  columns=[*model.columns, KIND], branches=[derived_branch])
+    columns = [c for c in derived.stored if c in branch.owned]
+    rows = engines.Rows(derived, columns, with_branch=False, has_row_kind=True)
+    source = _source(model, branch, [c for c in model.columns if c in columns])
+    arrival = exp.Struct(expressions=[exp.column(ORDER),
+                                      exp.func("MONOTONICALLY_INCREASING_ID")])
+    deletes = exp.select(exp.Count(this=exp.Star())).from_(source.subquery("d")) \
+        .where(_kinds(KIND, DELETE_KINDS))
+    return ChangelogMerge(reduce_per_key(rows, source.copy(), arrival),
+                          build_merge(derived, derived_branch), deletes, refuse)

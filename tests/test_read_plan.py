@@ -1,0 +1,116 @@
+"""Which read each source branch gets, and what each engine accepts from a changelog (no JVM)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lakewide.changelog import KIND, changelog_merge, retract_policy
+from lakewide.compiler import to_sql
+from lakewide.compiler.wide_model import WideModel, analyze
+from lakewide.config import parse_model_config
+from lakewide.errors import ModelRunError
+from lakewide.nodes import ModelNode, Relation
+from lakewide.offsets import Snapshot, TableMeta
+from lakewide.read_plan import ReadPlan, choose_read
+
+SQL = "SELECT k, n, v FROM lw.ods.src"
+
+
+def model(config: dict[str, Any], sql: str = SQL) -> WideModel:
+    parsed = parse_model_config({"primary_key": "k", **config}, path="models/m.sql")
+    return analyze(ModelNode("m", Path("models/m.sql"), sql, sql, parsed, Relation("lw", "db", "m")))
+
+
+SUM = {"merge_engine": "aggregation", "aggregates": {"n": "sum"}}
+MAX = {"merge_engine": "aggregation", "aggregates": {"n": "max", "v": "max"}}
+PARTIAL = {"merge_engine": "partial_update"}
+
+
+def history(*operations: str, deletes: int = 0) -> TableMeta:
+    """Snapshots 1..N in a line; the last ``deletes`` of them hold delete files."""
+    snapshots = {}
+    for i, op in enumerate(operations, start=1):
+        summary = {"total-delete-files": "1" if i > len(operations) - deletes else "0"}
+        snapshots[i] = Snapshot(i, i - 1 if i > 1 else None, op, summary)
+    return TableMeta(len(operations), snapshots)
+
+
+def plan(config: dict[str, Any], meta: TableMeta | None, start: int | None, *,
+         consumed: bool = True, version: int = 2) -> ReadPlan:
+    m = model(config)
+    end = meta.current if meta is not None else None
+    return choose_read(m, m.branches[0], "lw.ods.src", start, end, consumed=consumed,
+                       meta=lambda: meta, format_version=lambda: version)
+
+
+def test_a_source_empty_at_bootstrap_is_read_whole_even_for_sum() -> None:
+    assert plan(SUM, history("append", "append"), None).mode == "full"
+
+
+def test_a_branch_missing_from_the_offsets_cannot_be_reread_by_sum() -> None:
+    with pytest.raises(ModelRunError, match="no consumed offset"):
+        plan(SUM, history("append"), None, consumed=False)
+    assert plan(PARTIAL, history("append"), None, consumed=False).mode == "full"
+
+
+@pytest.mark.parametrize("operations, deletes, version, expected", [
+    (("append", "append", "append"), 0, 2, "incremental"),
+    (("append", "overwrite", "append"), 0, 2, "changelog"),
+    (("append", "delete", "replace"), 0, 2, "changelog"),
+    (("append", "overwrite"), 1, 3, "lineage"),
+    (("append", "overwrite"), 1, 2, "full"),
+])
+def test_modes_by_upstream_history(operations: tuple[str, ...], deletes: int, version: int,
+                                   expected: str) -> None:
+    assert plan(PARTIAL, history(*operations, deletes=deletes), 1, version=version).mode == expected
+
+
+def test_nothing_new_reads_nothing() -> None:
+    assert plan(SUM, history("append"), 1).mode == "none"
+    assert plan(SUM, None, None).mode == "none"
+
+
+def test_merge_on_read_source_for_sum_names_the_fix() -> None:
+    for version in (2, 3):
+        with pytest.raises(ModelRunError, match="write_mode='copy-on-write'.*--full-refresh"):
+            plan(SUM, history("append", "overwrite", deletes=1), 1, version=version)
+
+
+def test_a_replaced_source_is_no_descendant() -> None:
+    replaced = TableMeta(2, {1: Snapshot(1, None, "append"), 2: Snapshot(2, None, "overwrite")})
+    with pytest.raises(ModelRunError, match="no longer descends from snapshot 1"):
+        plan(SUM, replaced, 1)
+    assert plan(PARTIAL, replaced, 1).mode == "full"
+
+
+@pytest.mark.parametrize("config, expected", [
+    (SUM, (False, False)),
+    ({**SUM, "ignore_delete": True}, (True, False)),
+    (PARTIAL, (True, True)),
+    ({**PARTIAL, "remove_record_on_delete": True}, (False, False)),
+    ({"merge_engine": "first_row"}, (True, False)),
+    ({"merge_engine": "deduplicate"}, (False, False)),
+    (MAX, (True, False)),  # max cannot retract, but re-reading is harmless: adds only
+])
+def test_retract_policy_per_engine(config: dict[str, Any], expected: tuple[bool, bool]) -> None:
+    assert retract_policy(model(config), "lw.ods.src") == expected
+
+
+def test_an_aggregate_that_cannot_retract_next_to_sum_is_refused_with_the_fix() -> None:
+    with pytest.raises(ModelRunError, match="max on column 'v' cannot retract.*ignore_retract"):
+        retract_policy(model({"merge_engine": "aggregation",
+                              "aggregates": {"n": "sum", "v": "max"}}), "lw.ods.src")
+
+
+def test_changelog_batch_orders_retracts_first_and_pairs_updates_per_model_key() -> None:
+    m = model(SUM, "SELECT s.k, s.n, s.v FROM lw.ods.src AS s")
+    text = to_sql(changelog_merge(m, m.branches[0], "lw.ods.src").batch, pretty=False)
+    assert "s._change_type" in text and "s._change_ordinal" in text
+    # a DELETE re-added in the same commit for the same model key is an update
+    assert "PARTITION BY k, __lw_change_ordinal" in text and "'UPDATE_BEFORE'" in text
+    # arrival: commit order, retracts (0) before adds (1), then read order
+    assert "STRUCT(__lw_change_order, MONOTONICALLY_INCREASING_ID())" in text
+    assert f"{KIND} IN ('-U', '-D', 'UPDATE_BEFORE', 'DELETE')" in text  # sum retracts
