@@ -17,7 +17,7 @@ from lakewide.compiler import CompiledModel
 from lakewide.compiler.aggregates import REGISTRY
 from lakewide.compiler.engines import aggregate_of
 from lakewide.compiler.rewrite import driving_table, relation_key, replace_tables
-from lakewide.compiler.wide_model import WideModel, analyze
+from lakewide.compiler.wide_model import WideModel
 from lakewide.engine.adapter import SparkAdapter
 from lakewide.errors import ModelRunError
 from lakewide.manifest import Manifest
@@ -77,7 +77,7 @@ class KeyTableRun:
                  run_id: str) -> None:
         self.adapter, self.compiled, self.run_id = adapter, compiled, run_id
         self.node = compiled.node
-        self.model = analyze(self.node) if self.node.config.merge_engine else None
+        self.model = compiled.model
         self.upstream = upstream_relations(manifest, self.node)
         self.pinned = {key: self._current(rel) for key, rel in self.upstream.items()}
         self.views: dict[str, str] = {}
