@@ -50,6 +50,22 @@ def init(directory: Path) -> None:
     console.print(f"next: cd {directory} && lakewide build")
 
 
+def _replace_folder(folder: Path, files: dict[str, str]) -> None:
+    """Make ``folder`` hold exactly ``files`` (overwriting in place is cheaper than rmtree)."""
+    if folder.is_dir():
+        for stale in folder.iterdir():
+            if stale.name in files:
+                continue
+            if stale.is_dir():
+                shutil.rmtree(stale)
+            else:
+                stale.unlink()
+    else:
+        folder.mkdir(parents=True)
+    for file_name, text in files.items():
+        (folder / file_name).write_text(text, encoding="utf-8")
+
+
 @cli.command(name="compile")
 @selection
 @pass_options
@@ -60,11 +76,8 @@ def compile_(options: Options, select: tuple[str, ...], exclude: tuple[str, ...]
     for name in _selected(manifest, select, exclude):
         compiled = compile_model(manifest.models[name])
         folder = out_root / name
-        shutil.rmtree(folder, ignore_errors=True)
-        folder.mkdir(parents=True)
-        files = compiled.files()
-        for file_name, text in files.items():
-            (folder / file_name).write_text(text, encoding="utf-8")
+        files = compiled.files(in_place=True)  # compiled is dropped right after
+        _replace_folder(folder, files)
         console.print(f"compiled {name} ({compiled.kind}) -> "
                       f"{manifest.project.relative(folder)} [{len(files)} file(s)]")
 

@@ -16,7 +16,6 @@ from lakewide import faults
 from lakewide.changelog import changelog_merge, refuse_deletes
 from lakewide.compiler import CompiledModel, SourceMerge
 from lakewide.compiler.rewrite import driving_table, relation_key, replace_tables
-from lakewide.compiler.wide_model import analyze
 from lakewide.engine.adapter import SparkAdapter
 from lakewide.errors import ModelRunError
 from lakewide.manifest import Manifest
@@ -64,7 +63,7 @@ class KeyTableRun:
                  run_id: str) -> None:
         self.adapter, self.compiled, self.run_id = adapter, compiled, run_id
         self.node = compiled.node
-        self.model = analyze(self.node) if self.node.config.merge_engine else None
+        self.model = compiled.model
         self.upstream = upstream_relations(manifest, self.node)
         self.pinned = {key: self._current(rel) for key, rel in self.upstream.items()}
         self.views: dict[str, str] = {}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 from sqlglot import exp
@@ -29,8 +30,12 @@ class Relation:
         table.set("this", exp.Dot(this=table.this, expression=exp.to_identifier(name)))
         return table
 
-    def __str__(self) -> str:
+    @cached_property
+    def _text(self) -> str:
         return self.table().sql("spark")
+
+    def __str__(self) -> str:  # rendering asks for it at every source() and ref()
+        return self._text
 
 
 @dataclass

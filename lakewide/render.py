@@ -37,6 +37,7 @@ class Renderer:
         self.variables = variables
         self.sources = sources
         self.macros: list[tuple[Path, Template]] = []
+        self.templates: dict[str, Template] = {}  # model text -> compiled (rendered twice)
         for path in macro_files:
             try:
                 self.macros.append((path, self.env.from_string(path.read_text(encoding="utf-8"))))
@@ -51,6 +52,12 @@ class Renderer:
             raise ConfigError(f"var('{name}') is not defined; set it in [tool.lakewide.vars] "
                               "or with --vars, or give a default")
         return default
+
+    def template(self, text: str) -> Template:
+        """The compiled template of a model's text (compiling is most of rendering's cost)."""
+        if text not in self.templates:
+            self.templates[text] = self.env.from_string(text)
+        return self.templates[text]
 
     def render(self, path: Path, text: str, *, resolve_ref: Callable[[str], Relation | str],
                this: Relation, is_incremental: bool = False) -> RenderResult:
@@ -82,7 +89,7 @@ class Renderer:
             module = template.make_module(vars=context)
             context.update({k: v for k, v in vars(module).items() if not k.startswith("_")})
         try:
-            result.sql = self.env.from_string(text).render(context)
+            result.sql = self.template(text).render(context)
         except TemplateSyntaxError as err:
             raise ConfigError(f"template does not parse: {err.message}", path=path,
                               line=err.lineno) from None

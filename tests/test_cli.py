@@ -112,11 +112,13 @@ def test_compile_example_project_writes_bootstrap_and_merges(example: Path) -> N
 
 def test_compile_select_and_stale_files(example: Path) -> None:
     stale = example / "target/compiled/order_detail/merge_09_gone.sql"
-    stale.parent.mkdir(parents=True)
+    (stale.parent / "old_folder").mkdir(parents=True)
     stale.write_text("old")
+    (stale.parent / "bootstrap.sql").write_text("old")
     result = invoke("--project-dir", str(example), "compile", "-s", "order_detail")
     assert result.exit_code == 0, result.output
     assert compiled_files(example) == {"order_detail": PK_MODELS["order_detail"]}
+    assert (stale.parent / "bootstrap.sql").read_text().startswith("CREATE TABLE")
 
 
 def test_compile_exclude_by_tag(example: Path) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from sqlglot import exp
 
@@ -10,10 +11,9 @@ from lakewide.compiler.build_bootstrap import build_bootstrap, null_key_count, u
 from lakewide.compiler.build_merge import batch_view, build_batch, build_merge
 from lakewide.compiler.layout import create_table_as
 from lakewide.compiler.validate import validate
-from lakewide.compiler.wide_model import DIALECT, analyze, parse_model_sql
+from lakewide.compiler.wide_model import DIALECT, WideModel, analyze, parse_model_sql
 from lakewide.errors import CompileError
 from lakewide.nodes import ModelNode
-
 
 
 @dataclass
@@ -27,10 +27,13 @@ class SourceMerge:
     statement: exp.Merge
     null_keys: exp.Select | None = None
 
-    def staging(self) -> exp.Create:
-        """The batch as a temporary view (what the engine materializes before the MERGE)."""
+    def staging(self, *, copy: bool = True) -> exp.Create:
+        """The batch as a temporary view (what the engine materializes before the MERGE).
+
+        ``copy=False`` moves the batch itself into the view (for a caller dropping this object).
+        """
         view = exp.Create(this=exp.table_(self.batch_view), kind="VIEW", replace=True,
-                          expression=self.batch.copy())
+                          expression=self.batch.copy() if copy else self.batch)
         view.set("properties", exp.Properties(expressions=[exp.TemporaryProperty()]))
         return view
 
@@ -43,22 +46,48 @@ class CompiledModel:
     kind: str
     bootstrap: exp.Expression
     merges: list[SourceMerge] = field(default_factory=list)
-    full_refresh: exp.Expression | None = None
-    null_keys: exp.Select | None = None  # rows the bootstrap rejects for a NULL key
+    model: WideModel | None = None  # key tables: the analyzed model the plans come from
 
-    def files(self) -> dict[str, str]:
-        """File name -> SQL text, as written under ``target/compiled/<model>/``."""
+    # ``compile`` writes neither of the next two: they are built on first use (a run needs them)
+    @cached_property
+    def full_refresh(self) -> exp.Expression | None:
+        """Key tables: the bootstrap as ``CREATE OR REPLACE TABLE``."""
+        if self.model is None:
+            return None
+        statement = self.bootstrap.copy()
+        statement.set("replace", True)
+        return statement
+
+    @cached_property
+    def null_keys(self) -> exp.Select | None:
+        """Key tables: count of the rows the bootstrap rejects for a NULL key."""
+        if self.model is None:
+            return None
+        return null_key_count(self.model, union_of_branches(self.model))
+
+    def files(self, *, in_place: bool = False) -> dict[str, str]:
+        """File name -> SQL text, as written under ``target/compiled/<model>/``.
+
+        ``in_place=True`` prints the statements themselves rather than copies (a third of the
+        printing time); the generator may rewrite what it prints, so only a caller that drops
+        this object afterwards may ask for it.
+        """
+        copy = not in_place
         first = "bootstrap.sql" if self.kind == "primary_key" else f"{self.kind}.sql"
-        out = {first: to_sql(self.bootstrap)}
+        out = {first: to_sql(self.bootstrap, copy=copy)}
         for merge in self.merges:
             out[f"merge_{merge.branch + 1:02d}_{merge.name}.sql"] = (
-                to_sql(merge.staging()) + to_sql(merge.statement))
+                to_sql(merge.staging(copy=copy), copy=False) + to_sql(merge.statement, copy=copy))
         return out
 
 
-def to_sql(statement: exp.Expression, *, pretty: bool = True) -> str:
-    """The one place SQL text is produced from a tree (Spark dialect)."""
-    return statement.sql(DIALECT, pretty=pretty) + (";\n" if pretty else "")
+def to_sql(statement: exp.Expression, *, pretty: bool = True, copy: bool = True) -> str:
+    """The one place SQL text is produced from a tree (Spark dialect).
+
+    The generator rewrites the tree it prints, so it prints a copy; ``copy=False`` saves that
+    copy for a tree built only to be printed.
+    """
+    return statement.sql(DIALECT, pretty=pretty, copy=copy) + (";\n" if pretty else "")
 
 
 def _query(node: ModelNode) -> exp.Query:
@@ -90,8 +119,4 @@ def compile_model(node: ModelNode) -> CompiledModel:
                           build_merge(model, b),
                           null_key_count(model, b.projected(model.primary_key)))
               for b in model.branches]
-    bootstrap = build_bootstrap(model)
-    full_refresh = bootstrap.copy()
-    full_refresh.set("replace", True)
-    return CompiledModel(node, kind, bootstrap, merges, full_refresh=full_refresh,
-                         null_keys=null_key_count(model, union_of_branches(model)))
+    return CompiledModel(node, kind, build_bootstrap(model), merges, model=model)

@@ -7,6 +7,7 @@ from sqlglot import exp
 from lakewide.compiler import engines
 from lakewide.compiler.layout import create_table_as
 from lakewide.compiler.ordering import BRANCH_COLUMN, ROW_COLUMN
+from lakewide.compiler.trees import copy_without
 from lakewide.compiler.wide_model import WideModel
 
 
@@ -50,11 +51,11 @@ def union_of_branches(model: WideModel) -> exp.Query:
     """Every branch aliased to the model's columns and tagged with its position."""
     union: exp.Query | None = None
     for branch in model.branches:
-        select = branch.select.copy()
+        select = copy_without(branch.select, "expressions")
         select.set("expressions", [
-            *(exp.alias_(p.this.copy() if isinstance(p, exp.Alias) else p.copy(), name)
+            *(exp.alias_((p.this if isinstance(p, exp.Alias) else p).copy(), name, copy=False)
               for name, p in zip(model.columns, branch.select.expressions)),
-            exp.alias_(exp.Literal.number(branch.index), BRANCH_COLUMN),
+            exp.alias_(exp.Literal.number(branch.index), BRANCH_COLUMN, copy=False),
         ])
         union = select if union is None else exp.union(union, select, distinct=False, copy=False)
     assert union is not None

@@ -207,9 +207,9 @@ def folds(rows: Rows) -> list[exp.Expression]:
         elif engine == "aggregation":
             out += _aggregate_fold(rows, column, order, None)
         else:
-            cond = _and(exp.column(column).is_(exp.null()).not_(), plain_keep)
+            cond = _and(exp.column(column).is_(exp.null()).not_(copy=False), plain_keep)
             out.append(exp.alias_(_filter(exp.ArgMax(this=exp.column(column), expression=order.copy()),
-                                          cond), column))
+                                          cond), column, copy=False))  # _and copied plain_keep
     for group in model.groups:
         if any(c in rows.columns for c in group.all_columns):
             present = _any_not_null(group.sequence)
@@ -262,8 +262,9 @@ def updates(rows: Rows) -> list[exp.Expression]:
         elif not model.sequence:
             value = exp.func("COALESCE", s, t)
         else:
-            take = exp.and_(s.is_(exp.null()).not_(), exp.or_(t.is_(exp.null()), wins.copy()))
-            value = case(take, s.copy(), t.copy())
+            take = exp.and_(s.is_(exp.null()).not_(copy=False),
+                            exp.or_(t.is_(exp.null()), wins.copy(), copy=False), copy=False)
+            value = case(take, s, t)  # is_() copied s and t
         out.append(exp.EQ(this=exp.column(column, table=T), expression=value))
     return out
 

@@ -20,12 +20,17 @@ def ordering(fields: list[str], *, with_branch: bool) -> exp.Struct:
 
 
 def _greater(new: exp.Expression, old: exp.Expression, *, or_equal: bool) -> exp.Expression:
-    """``new > old`` (or ``>=``) with NULL as the oldest value, never NULL itself."""
+    """``new > old`` (or ``>=``) with NULL as the oldest value, never NULL itself.
+
+    ``new`` and ``old`` become part of the result: pass columns used nowhere else.
+    """
     if or_equal:
         return exp.or_(old.is_(exp.null()),
-                       exp.func("COALESCE", exp.GTE(this=new, expression=old), exp.false()))
-    return exp.or_(exp.and_(old.is_(exp.null()), new.is_(exp.null()).not_()),
-                   exp.func("COALESCE", exp.GT(this=new, expression=old), exp.false()))
+                       exp.func("COALESCE", exp.GTE(this=new, expression=old), exp.false(),
+                                copy=False), copy=False)
+    return exp.or_(exp.and_(old.is_(exp.null()), new.is_(exp.null()).not_(copy=False), copy=False),
+                   exp.func("COALESCE", exp.GT(this=new, expression=old), exp.false(), copy=False),
+                   copy=False)
 
 
 def incoming_wins(fields: list[str], new: str, old: str) -> exp.Expression:
@@ -36,8 +41,9 @@ def incoming_wins(fields: list[str], new: str, old: str) -> exp.Expression:
     result = _greater(exp.column(last, table=new), exp.column(last, table=old), or_equal=True)
     for name in reversed(leading):
         n, o = exp.column(name, table=new), exp.column(name, table=old)
-        result = exp.or_(_greater(n, o, or_equal=False),
-                         exp.and_(exp.NullSafeEQ(this=n, expression=o), result))
+        same = exp.NullSafeEQ(this=n.copy(), expression=o.copy())
+        result = exp.or_(_greater(n, o, or_equal=False), exp.and_(same, result, copy=False),
+                         copy=False)
     return result
 
 
@@ -45,4 +51,4 @@ def incoming_older(fields: list[str], new: str, old: str) -> exp.Expression:
     """True when the incoming sequence is strictly older than the stored one."""
     if not fields:
         return exp.false()
-    return exp.not_(incoming_wins(fields, new, old))
+    return exp.not_(incoming_wins(fields, new, old), copy=False)

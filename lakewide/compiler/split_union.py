@@ -10,6 +10,7 @@ from lakewide.errors import CompileError
 def split_union(query: exp.Expression, *, model: str, path: object = None) -> list[exp.Select]:
     """Return the branches of a top-level ``UNION ALL`` (a plain SELECT is one branch).
 
+    The branches are ``query``'s own nodes, not copies (callers pass a tree they just parsed).
     A leading ``WITH`` on the union is copied onto every branch so each branch stands alone.
     """
     ctes = query.args.get("with_") if isinstance(query, exp.SetOperation) else None
@@ -28,7 +29,7 @@ def split_union(query: exp.Expression, *, model: str, path: object = None) -> li
             walk(node.left)
             walk(node.right)
         elif isinstance(node, exp.Select):
-            branches.append(node.copy())
+            branches.append(node)
         else:
             raise CompileError(
                 f"expected SELECT branches joined by UNION ALL, found {node.key.upper()}; "

@@ -10,6 +10,7 @@ from sqlglot.errors import ParseError
 
 from lakewide.compiler.owned_columns import model_columns, owned_columns
 from lakewide.compiler.split_union import split_union
+from lakewide.compiler.trees import copy_without
 from lakewide.errors import CompileError
 from lakewide.nodes import ModelNode
 
@@ -30,8 +31,8 @@ class Branch:
 
     def projected(self, columns: list[str]) -> exp.Select:
         """The branch's SELECT narrowed to ``columns`` (owned ones), aliased to model names."""
-        select = self.select.copy()
-        select.set("expressions", [exp.alias_(self.owned[c].copy(), c, quoted=None)
+        select = copy_without(self.select, "expressions")
+        select.set("expressions", [exp.alias_(self.owned[c].copy(), c, quoted=None, copy=False)
                                    for c in columns])
         return select
 
