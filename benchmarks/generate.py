@@ -17,12 +17,19 @@ def source_columns(index: int) -> list[str]:
 
 
 def write_source(spark: Any, table: str, index: int, keys: int, round_no: int,
-                 fraction: float = 1.0, seed: int = 7) -> int:
-    """Append one round of source ``index``: all keys (round 0) or ``fraction`` of them."""
+                 fraction: float = 1.0, seed: int = 7, clustered: bool = False) -> int:
+    """Append one round of source ``index``: all keys (round 0) or ``fraction`` of them.
+
+    ``clustered``: the changed keys are one contiguous key range (recent keys, a day of
+    orders) instead of being spread uniformly over the whole key space.
+    """
     from pyspark.sql import functions as F
 
     frame = spark.range(keys).withColumnRenamed("id", "k")
-    if fraction < 1.0:
+    if clustered:
+        start = (round_no * 7919 * keys // 100) % max(1, keys - int(fraction * keys))
+        frame = frame.where((F.col("k") >= start) & (F.col("k") < start + int(fraction * keys)))
+    elif fraction < 1.0:
         bucket = F.abs(F.hash(F.col("k"), F.lit(round_no), F.lit(index), F.lit(seed))) % 10_000
         frame = frame.where(bucket < int(fraction * 10_000))
     values = [(F.abs(F.hash(F.col("k"), F.lit(c), F.lit(round_no), F.lit(seed))) % 1_000_000)

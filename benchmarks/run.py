@@ -1,9 +1,13 @@
-"""lakewide vs the JOIN rebuild, side by side in one Spark session; prints a markdown table.
+"""lakewide vs the JOIN rebuild, side by side in one Spark session; prints markdown tables.
 
     python benchmarks/run.py --keys 1000000 --sources 4
+    python benchmarks/run.py --keys 5000000 --variants cow mor --steps bootstrap one
 
-Ratios are what to read (absolute seconds drift on shared machines). Each lakewide table is
-checked row for row against the JOIN rebuild after every step.
+Ratios are what to read (absolute seconds drift on shared machines); next to wall seconds the
+runner records the JVM's CPU seconds, which another process's load disturbs far less. Each
+lakewide table is checked row for row against the JOIN rebuild after every step. Results are
+rewritten after every step (benchmarks/out/results.{json,md,png}), so a long run that is
+stopped keeps what it measured.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import generate  # noqa: E402
@@ -28,24 +32,63 @@ from lakewide.manifest import load_manifest  # noqa: E402
 from lakewide.profiles import load_output  # noqa: E402
 from lakewide.project import load_project  # noqa: E402
 
+BASE = "merge_engine='partial_update', primary_key='k', sequence_field='seq'"
+# sorted variants: 16 MB files, so a key range maps to a few files that a filter can skip
+SMALL_FILES = ", table_properties={'write.target-file-size-bytes': '16777216'}"
 VARIANTS = {
-    "cow": "merge_engine='partial_update', primary_key='k', sequence_field='seq'",
-    "mor": "merge_engine='partial_update', primary_key='k', sequence_field='seq', "
-           "write_mode='merge-on-read'",
-    "cow_bucket16": "merge_engine='partial_update', primary_key='k', sequence_field='seq', "
-                    "partition_by=['bucket(16, k)']",
+    "cow": BASE + ", write_mode='copy-on-write'",
+    "mor": BASE + ", write_mode='merge-on-read'",
+    "cow_bucket16": BASE + ", write_mode='copy-on-write', partition_by=['bucket(16, k)']",
+    "cow_sorted": BASE + ", write_mode='copy-on-write', sort_by='k'" + SMALL_FILES,
+    "cow_sorted_filter": BASE + ", write_mode='copy-on-write', sort_by='k', merge_filter=true"
+                         + SMALL_FILES,
+    "mor_sorted_filter": BASE + ", write_mode='merge-on-read', sort_by='k', merge_filter=true"
+                         + SMALL_FILES,
 }
+# step -> (label, which sources change, clustered key range)
+STEPS = {
+    "bootstrap": ("bootstrap (all rows)", [], False),
+    "one": ("1% of keys changed in one source", [0], False),
+    "all": ("1% of keys changed in every source", None, False),
+    "clustered": ("1% of keys, one contiguous key range, in one source", [0], True),
+}
+CHANGED = 0.01
 
 
-def timed(action: Any) -> float:
-    started = time.perf_counter()
-    action()
-    return time.perf_counter() - started
+class Clock:
+    """Wall seconds and the JVM's CPU seconds (user + system) of one action."""
+
+    def __init__(self, spark: Any) -> None:
+        self.jvm = self._java_pid()
+
+    @staticmethod
+    def _java_pid() -> str | None:
+        for pid in filter(str.isdigit, os.listdir("/proc") if Path("/proc").is_dir() else []):
+            try:
+                stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+                if int(stat[1]) == os.getpid() and \
+                        b"java" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                    return pid
+            except (OSError, ValueError, IndexError):
+                continue
+        return None
+
+    def cpu(self) -> float:
+        if self.jvm is None:
+            return float("nan")
+        stat = Path(f"/proc/{self.jvm}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(stat[11]) + int(stat[12])) / os.sysconf("SC_CLK_TCK")
+
+    def measure(self, action: Callable[[], Any]) -> dict[str, float]:
+        wall, cpu = time.perf_counter(), self.cpu()
+        action()
+        return {"s": time.perf_counter() - wall, "cpu": self.cpu() - cpu}
 
 
 def same_rows(spark: Any, left: str, right: str) -> bool:
+    """Equal as multisets: same row count and nothing of ``left`` missing from ``right``."""
     a, b = spark.table(left), spark.table(right).select(*spark.table(left).columns)
-    return a.exceptAll(b).count() == 0 and b.exceptAll(a).count() == 0
+    return a.count() == b.count() and a.exceptAll(b).isEmpty()
 
 
 def cli_seconds(project: Path, *args: str) -> tuple[float, str]:
@@ -57,17 +100,26 @@ def cli_seconds(project: Path, *args: str) -> tuple[float, str]:
     return time.perf_counter() - started, done.stdout
 
 
-def bench_size(out: Path, keys: int, sources: int) -> dict[str, Any]:
+def table_files(spark: Any, table: str) -> dict[str, int]:
+    """Data and delete files of a table's current snapshot (layout after a step)."""
+    rows = spark.sql(f"SELECT content, COUNT(*) FROM {table}.files GROUP BY content").collect()
+    counts = {int(r[0]): int(r[1]) for r in rows}
+    return {"data_files": counts.get(0, 0), "delete_files": counts.get(1, 0) + counts.get(2, 0)}
+
+
+def bench_size(out: Path, keys: int, sources: int, variants: list[str], steps: list[str],
+               save: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
     warehouse = out / f"warehouse_{keys}"
     shutil.rmtree(warehouse, ignore_errors=True)
     project = generate.write_project(out / f"project_{keys}", warehouse, sources,
-                                     {f"wide_{v}": generate.wide_model(sources, c)
-                                      for v, c in VARIANTS.items()})
+                                     {f"wide_{v}": generate.wide_model(sources, VARIANTS[v])
+                                      for v in variants})
     manifest_project = load_project(project)
     output = load_output(project / "profiles.yml", "bench", None, project)
     conf = spark_conf(output.master, output.catalog, output.iceberg_catalog_properties(),
                       output.spark_conf)
     spark = create_session("lakewide-bench", output.master, conf)
+    clock = Clock(spark)
     spark.sql("CREATE NAMESPACE IF NOT EXISTS lw.bench")
     spark.sql("CREATE NAMESPACE IF NOT EXISTS lw.wide")
     manifest = load_manifest(manifest_project, output)
@@ -75,29 +127,31 @@ def bench_size(out: Path, keys: int, sources: int) -> dict[str, Any]:
     for i in range(sources):
         generate.write_source(spark, f"lw.bench.s{i}", i, keys, 0)
     join_sql = generate.join_rebuild("lw", "bench", sources, "lw.wide.join_rebuild")
-    rows: dict[str, dict[str, float]] = {}
+    result: dict[str, Any] = {"keys": keys, "sources": sources, "variants": variants,
+                              "steps": {}, "files": {}, "conf": {
+                                  k: v for k, v in conf.items() if "jars" not in k}}
 
-    def step(name: str) -> None:
-        rows[name] = {}
-        for variant in VARIANTS:
-            model = f"wide_{variant}"
-            seconds = timed(lambda: _run(manifest, model, adapter))
-            rows[name][variant] = seconds
-        rows[name]["join"] = timed(lambda: spark.sql(join_sql).collect())
-        for variant in VARIANTS:
+    for round_no, name in enumerate(steps):
+        label, changed, clustered = STEPS[name]
+        for i in (range(sources) if changed is None else changed):
+            generate.write_source(spark, f"lw.bench.s{i}", i, keys, round_no,
+                                  fraction=CHANGED, clustered=clustered)
+        times = {"join": clock.measure(lambda: spark.sql(join_sql).collect())}
+        for variant in variants:
+            times[variant] = clock.measure(lambda: _run(manifest, f"wide_{variant}", adapter))
+        for variant in variants:
             assert same_rows(spark, f"lw.wide.wide_{variant}", "lw.wide.join_rebuild"), \
                 (name, variant)
-
-    step("bootstrap")
-    generate.write_source(spark, "lw.bench.s0", 0, keys, 1, fraction=0.01)
-    step("1% of keys changed in one source")
-    for i in range(sources):
-        generate.write_source(spark, f"lw.bench.s{i}", i, keys, 2, fraction=0.01)
-    step("1% of keys changed in every source")
+        result["steps"][label] = times
+        result["files"][label] = {v: table_files(spark, f"lw.wide.wide_{v}") for v in variants}
+        print(markdown_size(result), flush=True)
+        save(result)
     spark.stop()
     noop, said = cli_seconds(project, "run")
     assert "Nothing to do" in said, said
-    return {"keys": keys, "sources": sources, "steps": rows, "noop_run_seconds": noop}
+    result["noop_run_seconds"] = noop
+    save(result)
+    return result
 
 
 def _run(manifest: Any, model: str, adapter: SparkAdapter) -> None:
@@ -116,36 +170,118 @@ def compile_many(out: Path, models: int, sources: int) -> float:
     return seconds
 
 
-def markdown(result: dict[str, Any]) -> str:
+def markdown_size(result: dict[str, Any]) -> str:
+    variants = result["variants"]
     lines = [f"### {result['keys']:,} keys, {result['sources']} sources "
              f"({result['sources'] * generate.COLUMNS} value columns)", "",
-             "| step | JOIN rebuild s | " + " | ".join(f"{v} s (x JOIN)" for v in VARIANTS) + " |",
-             "|---|---|" + "---|" * len(VARIANTS)]
+             "Wall seconds (x JOIN):", "",
+             "| step | JOIN rebuild s | " + " | ".join(f"{v} s (x JOIN)" for v in variants) + " |",
+             "|---|---|" + "---|" * len(variants)]
+    cpu_lines = list(lines[-2:])
     for step, times in result["steps"].items():
-        join = times["join"]
-        cells = " | ".join(f"{times[v]:.1f} ({times[v] / join:.2f})" for v in VARIANTS)
-        lines.append(f"| {step} | {join:.1f} | {cells} |")
-    lines.append("")
-    lines.append(f"no-op `lakewide run`: {result['noop_run_seconds']:.2f} s wall (no JVM)")
+        for metric, target in (("s", lines), ("cpu", cpu_lines)):
+            join = times["join"][metric]
+            cells = " | ".join(f"{times[v][metric]:.1f} ({times[v][metric] / join:.2f})"
+                               for v in variants)
+            target.append(f"| {step} | {join:.1f} | {cells} |")
+    lines += ["", "JVM CPU seconds (x JOIN):", "", *cpu_lines]
+    if "noop_run_seconds" in result:
+        lines += ["", f"no-op `lakewide run`: {result['noop_run_seconds']:.2f} s wall (no JVM)"]
     return "\n".join(lines)
 
 
+def chart(results: list[dict[str, Any]], path: Path) -> str:
+    """Bars of x JOIN per step and variant, one panel per size; skipped without matplotlib."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return "chart skipped: matplotlib is not installed (pip install -e '.[bench]')"
+    colors = {v: plt.get_cmap("tab10")(n) for n, v in enumerate(VARIANTS)}
+    fig, axes = plt.subplots(2, len(results), figsize=(7 * len(results), 9), squeeze=False)
+    for row, (metric, what) in enumerate((("s", "wall seconds"), ("cpu", "JVM CPU seconds"))):
+        for ax, result in zip(axes[row], results):
+            steps, variants = list(result["steps"]), result["variants"]
+            width = 0.8 / max(1, len(variants))
+            for n, variant in enumerate(variants):
+                ratios = [result["steps"][s][variant][metric] / result["steps"][s]["join"][metric]
+                          for s in steps]
+                ax.bar([i + n * width for i in range(len(steps))], ratios, width, label=variant,
+                       color=colors[variant])
+            ax.axhline(1.0, color="black", linewidth=0.8)
+            ax.axhline(0.1, color="red", linestyle="--", linewidth=0.8, label="goal 0.10 (1%)")
+            ax.axhline(0.7, color="orange", linestyle="--", linewidth=0.8,
+                       label="goal 0.7 (bootstrap)")
+            ax.set_xticks([i + 0.4 - width / 2 for i in range(len(steps))])
+            ax.set_xticklabels([s.replace(" in ", "\nin ").replace(", ", ",\n") for s in steps],
+                               fontsize=7)
+            ax.set_ylabel(f"{what} / JOIN rebuild {what}", fontsize=8)
+            ax.set_title(f"{result['keys']:,} keys, {result['sources']} sources: {what}")
+            ax.legend(fontsize=6)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return f"chart: {path}"
+
+
+def combine(files: list[Path], stem: Path) -> None:
+    """One report from several runs (e.g. 1M and 5M keys measured by separate processes)."""
+    runs = [json.loads(f.read_text()) for f in files]
+    sizes = sorted((size for run in runs for size in run["sizes"]), key=lambda r: r["keys"])
+    compiled = [(run["compile_seconds"], run.get("compile_models", 500)) for run in runs
+                if run.get("compile_seconds") is not None]
+    report = "\n\n".join(markdown_size(r) for r in sizes)
+    if compiled:
+        report += f"\n\n`lakewide compile` of {compiled[0][1]} models: {compiled[0][0]:.2f} s wall\n"
+    stem.with_suffix(".json").write_text(json.dumps(
+        {"sizes": sizes, "compile_seconds": compiled[0][0] if compiled else None}, indent=2))
+    stem.with_suffix(".md").write_text(report)
+    print(report)
+    print(chart(sizes, stem.with_suffix(".png")))
+
+
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--keys", type=int, nargs="+", default=[1_000_000])
     parser.add_argument("--sources", type=int, default=4)
-    parser.add_argument("--compile-models", type=int, default=500)
+    parser.add_argument("--variants", nargs="+", choices=list(VARIANTS), default=list(VARIANTS))
+    parser.add_argument("--steps", nargs="+", choices=list(STEPS), default=list(STEPS),
+                        help="bootstrap always runs first; skipped steps append no data")
+    parser.add_argument("--compile-models", type=int, default=500, help="0 skips it")
     parser.add_argument("--out", type=Path, default=Path(__file__).parent / "out")
+    parser.add_argument("--name", default="results", help="output file stem")
+    parser.add_argument("--combine", type=Path, nargs="+", metavar="JSON",
+                        help="only write <name>.{json,md,png} from earlier runs' JSON files")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
-    results = [bench_size(args.out, keys, args.sources) for keys in args.keys]
-    compile_seconds = compile_many(args.out, args.compile_models, args.sources)
-    report = "\n\n".join(markdown(r) for r in results)
-    report += f"\n\n`lakewide compile` of {args.compile_models} models: {compile_seconds:.2f} s wall\n"
-    print(report)
-    (args.out / "results.json").write_text(json.dumps(
-        {"sizes": results, "compile_seconds": compile_seconds}, indent=2))
-    (args.out / "results.md").write_text(report)
+    if args.combine:
+        combine(args.combine, args.out / args.name)
+        return
+    steps = ["bootstrap"] + [s for s in args.steps if s != "bootstrap"]
+    document: dict[str, Any] = {"sizes": [], "compile_seconds": None,
+                                "compile_models": args.compile_models}
+
+    def save(partial: dict[str, Any] | None = None) -> None:
+        sizes = document["sizes"] + ([partial] if partial is not None else [])
+        report = "\n\n".join(markdown_size(r) for r in sizes)
+        if document["compile_seconds"] is not None:
+            report += (f"\n\n`lakewide compile` of {args.compile_models} models: "
+                       f"{document['compile_seconds']:.2f} s wall\n")
+        (args.out / f"{args.name}.json").write_text(json.dumps({**document, "sizes": sizes},
+                                                               indent=2))
+        (args.out / f"{args.name}.md").write_text(report)
+        print(chart([r for r in sizes if r["steps"]], args.out / f"{args.name}.png"), flush=True)
+
+    for keys in args.keys:
+        document["sizes"].append(bench_size(args.out, keys, args.sources, args.variants, steps,
+                                            save))
+    if args.compile_models:
+        document["compile_seconds"] = compile_many(args.out, args.compile_models, args.sources)
+    save()
+    print((args.out / f"{args.name}.md").read_text())
 
 
 if __name__ == "__main__":

@@ -46,6 +46,7 @@ class ModelConfig(BaseModel):
     table_properties: dict[str, str] = {}
     format_version: Literal[1, 2, 3] = 2
     write_mode: WriteMode | None = None
+    merge_filter: bool = False
     schema_: str | None = None
     alias: str | None = None
     tags: list[str] = []

@@ -48,6 +48,9 @@ def _run_table(adapter: SparkAdapter, manifest: Manifest, compiled: CompiledMode
     snapshot = run.commit(statement, progress)
     result.statements = 1
     result.commits = [snapshot] if snapshot else []
+    if compiled.write_order is not None:  # CREATE OR REPLACE dropped the sort order
+        adapter.sql(compiled.write_order)
+        result.statements += 1
 
 
 def _run_one(adapter: SparkAdapter, manifest: Manifest, compiled: CompiledModel,

@@ -15,6 +15,7 @@ from sqlglot import exp
 from lakewide import faults
 from lakewide.changelog import changelog_merge, refuse_deletes
 from lakewide.compiler import CompiledModel, SourceMerge
+from lakewide.compiler.build_merge import narrow_merge
 from lakewide.compiler.rewrite import driving_table, relation_key, replace_tables
 from lakewide.engine.adapter import SparkAdapter
 from lakewide.errors import ModelRunError
@@ -111,6 +112,9 @@ class KeyTableRun:
         if snapshot:
             outcome.commits.append(snapshot)
         outcome.statements = 1
+        if self.compiled.write_order is not None:  # metadata only: no snapshot, no offsets
+            self.adapter.sql(self.compiled.write_order)
+            outcome.statements += 1
         return outcome
 
     def _count(self, query: exp.Expression) -> int:
@@ -192,7 +196,11 @@ class KeyTableRun:
         source_range.keys = self.adapter.stage(merge.batch_view,
                                                replace_tables(merge.batch, views))
         if source_range.keys:
-            snapshot = self.commit(merge.statement, progress)
+            statement = merge.statement
+            if merge.bounds is not None and self.model is not None:
+                _, [(low, high)] = self.adapter.rows(merge.bounds)
+                statement = narrow_merge(self.model, statement, low, high)
+            snapshot = self.commit(statement, progress)
             outcome.statements += 1
             if snapshot:
                 outcome.commits.append(snapshot)

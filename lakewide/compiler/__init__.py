@@ -8,8 +8,8 @@ from functools import cached_property
 from sqlglot import exp
 
 from lakewide.compiler.build_bootstrap import build_bootstrap, null_key_count, union_of_branches
-from lakewide.compiler.build_merge import batch_view, build_batch, build_merge
-from lakewide.compiler.layout import create_table_as
+from lakewide.compiler.build_merge import batch_view, build_batch, build_merge, key_bounds
+from lakewide.compiler.layout import create_table_as, write_ordered_by
 from lakewide.compiler.validate import validate
 from lakewide.compiler.wide_model import DIALECT, WideModel, analyze, parse_model_sql
 from lakewide.errors import CompileError
@@ -26,6 +26,7 @@ class SourceMerge:
     batch: exp.Select
     statement: exp.Merge
     null_keys: exp.Select | None = None
+    bounds: exp.Select | None = None  # merge_filter: the batch's key range, read after staging
 
     def staging(self, *, copy: bool = True) -> exp.Create:
         """The batch as a temporary view (what the engine materializes before the MERGE).
@@ -47,6 +48,7 @@ class CompiledModel:
     bootstrap: exp.Expression
     merges: list[SourceMerge] = field(default_factory=list)
     model: WideModel | None = None  # key tables: the analyzed model the plans come from
+    write_order: exp.Command | None = None  # ALTER TABLE ... WRITE ORDERED BY, after a create
 
     # ``compile`` writes neither of the next two: they are built on first use (a run needs them)
     @cached_property
@@ -74,7 +76,8 @@ class CompiledModel:
         """
         copy = not in_place
         first = "bootstrap.sql" if self.kind == "primary_key" else f"{self.kind}.sql"
-        out = {first: to_sql(self.bootstrap, copy=copy)}
+        out = {first: to_sql(self.bootstrap, copy=copy)
+               + (to_sql(self.write_order, copy=copy) if self.write_order is not None else "")}
         for merge in self.merges:
             out[f"merge_{merge.branch + 1:02d}_{merge.name}.sql"] = (
                 to_sql(merge.staging(copy=copy), copy=False) + to_sql(merge.statement, copy=copy))
@@ -112,11 +115,14 @@ def compile_model(node: ModelNode) -> CompiledModel:
             raise CompileError("materialized='incremental' (append-only log tables) is not "
                                "supported yet; use 'table', 'view' or a merge_engine",
                                path=node.path, model=node.name, key="materialized")
-        return CompiledModel(node, kind, create_table_as(node, _query(node), replace=True))
+        return CompiledModel(node, kind, create_table_as(node, _query(node), replace=True),
+                             write_order=write_ordered_by(node))
     model = analyze(node)
     validate(model)
     merges = [SourceMerge(b.index, b.name, batch_view(b), build_batch(model, b),
                           build_merge(model, b),
-                          null_key_count(model, b.projected(model.primary_key)))
+                          null_key_count(model, b.projected(model.primary_key)),
+                         key_bounds(model, b) if node.config.merge_filter else None)
               for b in model.branches]
-    return CompiledModel(node, kind, build_bootstrap(model), merges, model=model)
+    return CompiledModel(node, kind, build_bootstrap(model), merges, model=model,
+                         write_order=write_ordered_by(node))

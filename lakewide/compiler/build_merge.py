@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import datetime
+import decimal
+from typing import Any
+
 from sqlglot import exp
 
 from lakewide.compiler import engines
@@ -40,3 +44,35 @@ def build_merge(model: WideModel, branch: Branch) -> exp.Merge:
     return exp.Merge(this=model.node.relation.table(alias=engines.T),
                      using=exp.table_(batch_view(branch), alias=engines.S),
                      on=on, whens=exp.Whens(expressions=engines.whens(rows)))
+
+
+def key_bounds(model: WideModel, branch: Branch) -> exp.Select:
+    """``SELECT MIN(k), MAX(k)`` of the staged batch's first primary-key column."""
+    key = exp.column(model.primary_key[0])
+    return exp.select(exp.Min(this=key), exp.Max(this=key.copy())).from_(batch_view(branch))
+
+
+def _plain_bound(value: Any) -> bool:
+    """Values whose SQL literal is exact: integers, strings, dates, decimals.
+
+    Not timestamps (PySpark returns them in the Python process's time zone), not floats (NaN).
+    """
+    if isinstance(value, bool) or isinstance(value, datetime.datetime):
+        return False
+    return isinstance(value, (int, str, datetime.date, decimal.Decimal))
+
+
+def narrow_merge(model: WideModel, statement: exp.Merge, low: Any, high: Any) -> exp.Merge:
+    """The MERGE with ``t.k BETWEEN low AND high`` added to its ON clause (``merge_filter``).
+
+    Every batch key lies in the range, so the result is unchanged; Iceberg can then skip the
+    target's files whose key statistics lie outside it. Bounds of other types leave the
+    statement as it is.
+    """
+    if not (_plain_bound(low) and _plain_bound(high)):
+        return statement
+    narrowed = statement.copy()
+    column = exp.column(model.primary_key[0], table=engines.T)
+    between = exp.Between(this=column, low=exp.convert(low), high=exp.convert(high))
+    narrowed.set("on", exp.and_(narrowed.args["on"], between, copy=False))
+    return narrowed

@@ -1,4 +1,4 @@
-"""Iceberg table layout of a model: USING iceberg, PARTITIONED BY, TBLPROPERTIES."""
+"""Iceberg table layout of a model: USING iceberg, PARTITIONED BY, TBLPROPERTIES, sort order."""
 
 from __future__ import annotations
 
@@ -25,6 +25,45 @@ def table_properties(node: ModelNode) -> dict[str, str]:
         props["lakewide.sequence-field"] = ",".join(config.sequence_field)
     props.update(config.table_properties)
     return props
+
+
+def sort_keys(node: ModelNode) -> list[exp.Ordered]:
+    """``sort_by`` entries as ordered columns (``k``, ``k DESC``, ``k ASC NULLS LAST``)."""
+    keys: list[exp.Ordered] = []
+    for text in node.config.sort_by:
+        try:
+            ordered = sqlglot.parse_one(text, read="spark", into=exp.Ordered)
+        except ParseError:
+            ordered = None
+        if not isinstance(ordered, exp.Ordered) or not isinstance(ordered.this, exp.Column) \
+                or ordered.this.table:
+            raise CompileError(
+                f"sort_by entry {text!r} is not a column with an optional direction; expected "
+                "'col', 'col DESC' or 'col ASC NULLS LAST'",
+                path=node.path, model=node.name, key="sort_by")
+        keys.append(ordered)
+    return keys
+
+
+def write_ordered_by(node: ModelNode) -> exp.Command | None:
+    """``ALTER TABLE <model> WRITE ORDERED BY <sort_by>`` (Iceberg's table sort order), or None.
+
+    Spark's CTAS cannot declare a sort order, so this runs right after the bootstrap; later
+    MERGE commits then sort what they write. sqlglot has no node for Iceberg's statement, so it
+    is a Command whose text is assembled from generated (quoted) identifiers only.
+    """
+    keys = sort_keys(node)
+    if not keys:
+        return None
+    table = node.relation.table().sql(dialect="spark")
+    # direction and null order spelled out: Spark's defaults (ASC NULLS FIRST, DESC NULLS
+    # LAST), which the bootstrap's ORDER BY follows, are then the table's sort order too
+    order = ", ".join(" ".join((key.this.sql(dialect="spark"),
+                                "DESC" if key.args.get("desc") else "ASC",
+                                "NULLS FIRST" if key.args.get("nulls_first") else "NULLS LAST"))
+                      for key in keys)
+    return exp.Command(this="ALTER", expression=" ".join(("TABLE", table, "WRITE ORDERED BY",
+                                                          order)))
 
 
 def _partition_expressions(node: ModelNode) -> list[exp.Expression]:
