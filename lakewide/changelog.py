@@ -25,7 +25,7 @@ from lakewide.compiler.engines import aggregate_of
 from lakewide.compiler.validate import POLICY_CHOICES
 from lakewide.compiler.wide_model import ADD_KINDS, DELETE_KINDS, Branch, WideModel
 from lakewide.errors import ModelRunError
-from lakewide.read_plan import reread_safe
+from lakewide.read_plan import aggregated_columns, reread_safe
 
 CHANGE_TYPE, CHANGE_ORDINAL = "_change_type", "_change_ordinal"
 KIND, RAW_KIND = "__lw_change_type", "__lw_raw_change_type"
@@ -44,14 +44,8 @@ class ChangelogMerge:
 
 def _unretractable(model: WideModel) -> list[tuple[str, str]]:
     """(column, function) pairs whose aggregate cannot retract and does not ignore retracts."""
-    if model.engine == "aggregation":
-        columns = [c for c in model.stored if c not in model.primary_key + model.sequence]
-    elif model.engine == "partial_update":
-        columns = list(model.node.config.aggregates)
-    else:
-        return []
     out = []
-    for column in columns:
+    for column in aggregated_columns(model):
         name, options = aggregate_of(model, column)
         if not REGISTRY[name].retracts and not options.get("ignore_retract"):
             out.append((column, name))
@@ -101,22 +95,19 @@ def _qualifier(branch: Branch) -> str | None:
     return None
 
 
-def _kinds(column: str, kinds: tuple[str, ...]) -> exp.Expression:
-    return exp.In(this=exp.column(column), expressions=[exp.Literal.string(k) for k in kinds])
-
-
 def _source(model: WideModel, branch: Branch, carried: list[str]) -> exp.Select:
     """The branch's changelog rows as model columns plus KIND and ORDER."""
     qualifier = _qualifier(branch)
     inner = branch.projected(carried)
     inner.select(exp.alias_(exp.column(CHANGE_TYPE, table=qualifier), RAW_KIND),
                  exp.alias_(exp.column(CHANGE_ORDINAL, table=qualifier), ORDINAL), copy=False)
-    is_add = exp.Case(ifs=[exp.If(this=_kinds(RAW_KIND, ADD_KINDS), true=exp.Literal.number(1))],
+    is_add = exp.Case(ifs=[exp.If(this=engines.kinds_in(RAW_KIND, ADD_KINDS),
+                                  true=exp.Literal.number(1))],
                       default=exp.Literal.number(0))
     readded = exp.Window(this=exp.Max(this=is_add.copy()),
                          partition_by=[*(exp.column(k) for k in model.primary_key),
                                        exp.column(ORDINAL)])
-    kind = exp.Case(ifs=[exp.If(this=exp.and_(_kinds(RAW_KIND, DELETE_KINDS),
+    kind = exp.Case(ifs=[exp.If(this=exp.and_(engines.kinds_in(RAW_KIND, DELETE_KINDS),
                                               exp.EQ(this=readded, expression=exp.Literal.number(1))),
                                 true=exp.Literal.string("UPDATE_BEFORE"))],
                     default=exp.column(RAW_KIND))
@@ -141,6 +132,6 @@ def changelog_merge(model: WideModel, branch: Branch, driver: str) -> ChangelogM
     arrival = exp.Struct(expressions=[exp.column(ORDER),
                                       exp.func("MONOTONICALLY_INCREASING_ID")])
     deletes = exp.select(exp.Count(this=exp.Star())).from_(source.subquery("d")) \
-        .where(_kinds(KIND, DELETE_KINDS))
+        .where(engines.kinds_in(KIND, DELETE_KINDS))
     return ChangelogMerge(reduce_per_key(rows, source.copy(), arrival),
                           build_merge(derived, derived_branch), deletes, refuse)

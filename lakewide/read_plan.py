@@ -37,15 +37,18 @@ class ReadPlan:
     reason: str
 
 
+def aggregated_columns(model: WideModel) -> list[str]:
+    """The columns an aggregate function folds (none for deduplicate and first_row)."""
+    if model.engine == "aggregation":
+        return [c for c in model.stored if c not in model.primary_key + model.sequence]
+    if model.engine == "partial_update":
+        return list(model.node.config.aggregates)
+    return []
+
+
 def reread_safe(model: WideModel) -> bool:
     """Whether reading a source's rows a second time leaves the table unchanged."""
-    if model.engine in ("deduplicate", "first_row"):
-        return True
-    if model.engine == "partial_update":
-        columns = list(model.node.config.aggregates)
-    else:
-        columns = [c for c in model.stored if c not in model.primary_key + model.sequence]
-    return all(aggregate_of(model, c)[0] in IDEMPOTENT for c in columns)
+    return all(aggregate_of(model, c)[0] in IDEMPOTENT for c in aggregated_columns(model))
 
 
 def delete_files_after(meta: TableMeta, start: int, end: int) -> bool:

@@ -24,7 +24,8 @@ def helper(name: str) -> str:
     return f"__lw_{name}"
 
 
-def _kinds(column: str, kinds: tuple[str, ...]) -> exp.Expression:
+def kinds_in(column: str, kinds: tuple[str, ...]) -> exp.Expression:
+    """Whether ``column`` holds one of the row kinds ``kinds`` (NULL counts as no)."""
     test = exp.In(this=exp.column(column), expressions=[exp.Literal.string(k) for k in kinds])
     return exp.func("COALESCE", test, exp.false())
 
@@ -77,11 +78,11 @@ class Rows:
 
     def retract(self) -> exp.Expression:
         assert self.model.row_kind
-        return _kinds(self.model.row_kind, RETRACT_KINDS)
+        return kinds_in(self.model.row_kind, RETRACT_KINDS)
 
     def is_delete(self) -> exp.Expression:
         assert self.model.row_kind
-        return _kinds(self.model.row_kind, DELETE_KINDS)
+        return kinds_in(self.model.row_kind, DELETE_KINDS)
 
     def order(self, fields: list[str] | None = None) -> exp.Expression:
         return ordering(self.model.sequence if fields is None else fields,
