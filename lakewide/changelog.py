@@ -127,7 +127,8 @@ def changelog_merge(model: WideModel, branch: Branch, driver: str) -> ChangelogM
     derived = dataclasses.replace(model, node=dataclasses.replace(model.node, config=config),
                                   columns=[*model.columns, KIND], branches=[derived_branch])
     columns = [c for c in derived.stored if c in branch.owned]
-    rows = engines.Rows(derived, columns, with_branch=False, has_row_kind=True)
+    rows = engines.Rows(derived, columns, with_branch=False, has_row_kind=True,
+                        branch=branch.index)
     source = _source(model, branch, [c for c in model.columns if c in columns])
     arrival = exp.Struct(expressions=[exp.column(ORDER),
                                       exp.func("MONOTONICALLY_INCREASING_ID")])

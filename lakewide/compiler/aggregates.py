@@ -55,6 +55,9 @@ class Aggregate:
     counts_nulls: bool = False  # the fold has a value even when every input is NULL
     ops: Callable[[FoldInput], exp.Expression] | None = None  # order-dependent retraction
     options: tuple[str, ...] = field(default_factory=tuple)
+    picks: str | None = None  # 'last' / 'first': the value is one record's, chosen by order
+    # with ``picks``: the version (record place) of the record the fold picks
+    version: Callable[[FoldInput, exp.Expression], exp.Expression] | None = None
 
 
 def _not_null(value: exp.Expression) -> exp.Expression:
@@ -117,6 +120,16 @@ def _latest(inp: FoldInput, non_null: bool) -> exp.Expression:
 def _earliest(inp: FoldInput, non_null: bool) -> exp.Expression:
     agg = exp.ArgMin(this=inp.value.copy(), expression=inp.order.copy())
     return _filtered(agg, _adds(inp) if non_null else inp.where())
+
+
+def _latest_version(non_null: bool) -> Callable[[FoldInput, exp.Expression], exp.Expression]:
+    """The version of the record ``_latest`` picks (same rows, greatest place)."""
+    return lambda inp, v: _filtered(exp.Max(this=v), _present(inp) if non_null else inp.where())
+
+
+def _earliest_version(non_null: bool) -> Callable[[FoldInput, exp.Expression], exp.Expression]:
+    """The version of the record ``_earliest`` picks (same rows, smallest place)."""
+    return lambda inp, v: _filtered(exp.Min(this=v), _adds(inp) if non_null else inp.where())
 
 
 def _none_if_empty(inputs: exp.Expression, value: exp.Expression) -> exp.Expression:
@@ -293,18 +306,19 @@ REGISTRY: dict[str, Aggregate] = {a.name: a for a in (
               lambda c: exp.func("LEAST", c.t.copy(), c.s.copy())),
     Aggregate("last_value", lambda i: _latest(i, non_null=False),
               lambda c: exp.If(this=c.wins.copy(), true=c.s.copy(), false=c.t.copy()),
-              retracts=True, counts_nulls=True),
+              retracts=True, counts_nulls=True, picks="last", version=_latest_version(False)),
     Aggregate("last_non_null_value", lambda i: _latest(i, non_null=True),
               lambda c: exp.If(this=exp.or_(c.t.copy().is_(exp.null()), c.wins.copy()),
                                true=c.s.copy(), false=c.t.copy()),
-              retracts=True),
+              retracts=True, picks="last", version=_latest_version(True)),
     Aggregate("first_value", lambda i: _earliest(i, non_null=False),
               lambda c: exp.If(this=exp.or_(c.t.copy().is_(exp.null()), c.older.copy()),
                                true=c.s.copy(), false=c.t.copy()),
-              counts_nulls=True),
+              counts_nulls=True, picks="first", version=_earliest_version(False)),
     Aggregate("first_non_null_value", lambda i: _earliest(i, non_null=True),
               lambda c: exp.If(this=exp.or_(c.t.copy().is_(exp.null()), c.older.copy()),
-                               true=c.s.copy(), false=c.t.copy())),
+                               true=c.s.copy(), false=c.t.copy()),
+              picks="first", version=_earliest_version(True)),
     Aggregate("listagg", _listagg_fold, _listagg_combine, types=("STRING", "VARCHAR", "CHAR"),
               options=("delimiter", "distinct")),
     Aggregate("bool_and", lambda i: _filtered(exp.func("BOOL_AND", i.value.copy()), _adds(i)),

@@ -78,7 +78,7 @@ def bootstrap_query(model: WideModel) -> exp.Select:
     keep = engines.keep_key(rows)
     if keep is None and not any(_is_helper(p) for p in folded.expressions):
         return folded
-    final = exp.select(*(exp.column(c) for c in model.stored)).from_(
+    final = exp.select(*(exp.column(c) for c in model.table_columns)).from_(
         folded.subquery("f", copy=False), copy=False)
     return final.where(keep, copy=False) if keep is not None else final
 

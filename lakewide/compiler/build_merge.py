@@ -21,7 +21,8 @@ def batch_view(branch: Branch) -> str:
 def _rows(model: WideModel, branch: Branch) -> engines.Rows:
     columns = [c for c in model.stored if c in branch.owned]
     has_kind = model.row_kind is not None and model.row_kind in branch.owned
-    return engines.Rows(model, columns, with_branch=False, has_row_kind=has_kind)
+    return engines.Rows(model, columns, with_branch=False, has_row_kind=has_kind,
+                        branch=branch.index)
 
 
 def build_batch(model: WideModel, branch: Branch) -> exp.Select:

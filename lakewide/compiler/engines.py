@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
+from lakewide.compiler import versions
 from lakewide.compiler.aggregates import REGISTRY, Combine, FoldInput
 from lakewide.compiler.ordering import BRANCH_COLUMN, incoming_older, incoming_wins, ordering
 from lakewide.compiler.wide_model import DELETE_KINDS, RETRACT_KINDS, Group, WideModel
@@ -61,6 +62,7 @@ class Rows:
     columns: list[str]  # stored columns present in the rows, model order (key included)
     with_branch: bool
     has_row_kind: bool
+    branch: int | None = None  # one source's batch: its branch index (versions name it)
 
     @property
     def config(self):  # noqa: ANN201 - ModelConfig
@@ -83,6 +85,12 @@ class Rows:
     def is_delete(self) -> exp.Expression:
         assert self.model.row_kind
         return kinds_in(self.model.row_kind, DELETE_KINDS)
+
+    def version(self) -> exp.Struct:
+        """A record's place without its arrival: what a versioned column stores."""
+        source = (exp.column(BRANCH_COLUMN) if self.with_branch
+                  else exp.Literal.number(self.branch if self.branch is not None else 0))
+        return versions.version_struct(self.model.sequence, source)
 
     def order(self, fields: list[str] | None = None) -> exp.Expression:
         return ordering(self.model.sequence if fields is None else fields,
@@ -135,6 +143,9 @@ def _aggregate_fold(rows: Rows, column: str, order: exp.Expression,
     counted = keep if function.counts_nulls else _and(keep, exp.column(column).is_(exp.null()).not_())
     out = [exp.alias_(function.fold(inp), column),
            exp.alias_(_count(counted), helper(f"n_{column}"))]
+    stored_version = rows.model.versions.of(column)
+    if stored_version is not None and function.version is not None:
+        out.append(exp.alias_(function.version(inp, rows.version()), stored_version))
     if function.ops is not None and retract is not None:
         out.append(exp.alias_(function.ops(inp), helper(f"ops_{column}")))
     return out
@@ -193,6 +204,9 @@ def folds(rows: Rows) -> list[exp.Expression]:
         if rows.retracts:
             out.append(exp.alias_(exp.ArgMax(this=rows.retract(), expression=order.copy()),
                                   helper("deleted")))
+        if model.versions.row:
+            place = exp.Max if engine == "deduplicate" else exp.Min
+            out.append(exp.alias_(place(this=rows.version()), versions.ROW_VERSION))
         return out
     live = rows.live()
     group_rows = exp.not_(rows.retract()) if rows.retracts and model.groups else None
@@ -211,6 +225,10 @@ def folds(rows: Rows) -> list[exp.Expression]:
             cond = _and(exp.column(column).is_(exp.null()).not_(copy=False), plain_keep)
             out.append(exp.alias_(_filter(exp.ArgMax(this=exp.column(column), expression=order.copy()),
                                           cond), column, copy=False))  # _and copied plain_keep
+            stored_version = model.versions.of(column)
+            if stored_version is not None:
+                out.append(exp.alias_(_filter(exp.Max(this=rows.version()), cond.copy()),
+                                      stored_version))
     for group in model.groups:
         if any(c in rows.columns for c in group.all_columns):
             present = _any_not_null(group.sequence)
@@ -248,6 +266,10 @@ def updates(rows: Rows) -> list[exp.Expression]:
     for column in rows.values():
         t, s = exp.column(column, table=T), exp.column(column, table=S)
         group = model.group_of(column)
+        stored_version = model.versions.of(column)
+        if stored_version is not None:
+            out += _versioned_update(rows, column, stored_version)
+            continue
         if model.engine == "deduplicate":
             value: exp.Expression = s
         elif column in model.sequence:
@@ -270,13 +292,30 @@ def updates(rows: Rows) -> list[exp.Expression]:
     return out
 
 
+def _versioned_update(rows: Rows, column: str, stored_version: str) -> list[exp.Expression]:
+    """A versioned column and its version take the batch's when the batch's record sorts
+    after the one that set it (first_*: before it)."""
+    pick = "last" if rows.model.engine == "partial_update" else \
+        REGISTRY[aggregate_of(rows.model, column)[0]].picks
+    return [exp.EQ(this=exp.column(name, table=T),
+                   expression=case(versions.newer(stored_version, S, T, older=pick == "first"),
+                                   exp.column(name, table=S), exp.column(name, table=T)))
+            for name in (column, stored_version)]
+
+
+def _present(rows: Rows) -> list[str]:
+    """Columns of the target that the folded rows carry: stored ones and their versions."""
+    return rows.columns + rows.model.versions.stored(rows.columns)
+
+
 def _replace_row(rows: Rows) -> exp.Update:
     """Every stored column replaced: the source's from the batch, the others NULL."""
     sets = []
-    for column in rows.model.stored:
+    present = _present(rows)
+    for column in rows.model.table_columns:
         if column in rows.model.primary_key:
             continue
-        value = exp.column(column, table=S) if column in rows.columns else exp.null()
+        value = exp.column(column, table=S) if column in present else exp.null()
         sets.append(exp.EQ(this=exp.column(column, table=T), expression=value))
     return exp.Update(expressions=sets)
 
@@ -294,13 +333,21 @@ def whens(rows: Rows) -> list[exp.When]:
     """The WHEN clauses of the source's MERGE."""
     model = rows.model
     wins = incoming_wins(model.sequence, S, T)
-    insert = exp.Insert(this=exp.Tuple(expressions=[exp.column(c) for c in rows.columns]),
+    if model.versions.row:
+        wins = versions.newer(versions.ROW_VERSION, S, T)
+    present = _present(rows)
+    insert = exp.Insert(this=exp.Tuple(expressions=[exp.column(c) for c in present]),
                         expression=exp.Tuple(expressions=[exp.column(c, table=S)
-                                                          for c in rows.columns]))
+                                                          for c in present]))
     matched: list[tuple[exp.Expression | None, exp.Expression]] = []
     insert_if: exp.Expression | None = None
     if model.engine == "first_row":
-        return [exp.When(matched=False, source=False, then=insert)]
+        out = [exp.When(matched=False, source=False, then=insert)]
+        if model.versions.row:  # a record of a lower source is first, whenever it arrives
+            first = versions.newer(versions.ROW_VERSION, S, T, older=True)
+            out.insert(0, exp.When(matched=True, source=False, condition=first,
+                                   then=_replace_row(rows)))
+        return out
     if model.engine == "deduplicate":
         if rows.retracts:
             matched.append((exp.and_(wins.copy(), _flag("deleted")), exp.var("DELETE")))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 import sqlglot
@@ -11,6 +12,7 @@ from sqlglot.errors import ParseError
 from lakewide.compiler.owned_columns import model_columns, owned_columns
 from lakewide.compiler.split_union import split_union
 from lakewide.compiler.trees import copy_without
+from lakewide.compiler.versions import Versions, resolve
 from lakewide.errors import CompileError
 from lakewide.nodes import ModelNode
 
@@ -60,6 +62,7 @@ class WideModel:
     sequence: list[str]
     branches: list[Branch]
     groups: list[Group] = field(default_factory=list)
+    versions: Versions = field(default_factory=Versions)
 
     @property
     def engine(self) -> str:
@@ -71,8 +74,13 @@ class WideModel:
 
     @property
     def stored(self) -> list[str]:
-        """Columns of the target table: every model column but the row kind."""
+        """The model's columns in the target table: every model column but the row kind."""
         return [c for c in self.columns if c != self.row_kind]
+
+    @property
+    def table_columns(self) -> list[str]:
+        """Every column of the target table: the stored ones, then their hidden versions."""
+        return self.stored + self.versions.stored(self.stored)
 
     def group_of(self, column: str) -> Group | None:
         """The sequence group guarding or sequencing ``column``, if any."""
@@ -128,5 +136,6 @@ def analyze(node: ModelNode) -> WideModel:
         built.append(Branch(index, _branch_name(select, index), select, owned))
     groups = [Group(i, [f.strip() for f in seq.split(",") if f.strip()], list(cols))
               for i, (seq, cols) in enumerate(config.sequence_groups.items())]
-    return WideModel(node, columns, list(config.primary_key), list(config.sequence_field), built,
-                     groups)
+    model = WideModel(node, columns, list(config.primary_key), list(config.sequence_field), built,
+                      groups)
+    return dataclasses.replace(model, versions=resolve(model))

@@ -1,0 +1,116 @@
+"""Rule: the stored versions that make a table independent of how its records were split into runs.
+
+A record's place in the contract's order is ``(sequence fields, source, arrival)``. A folded
+batch knows the places of its own records, but the stored row does not remember which record
+set each column, so a record that arrives in a later run than a record it sorts *after* would
+be judged by the row-level sequence alone. Every column whose value is picked by record order
+(partial_update columns, the aggregates ``last_value``, ``last_non_null_value``,
+``first_value``, ``first_non_null_value``) therefore stores, next to its value, the version of
+the record that set it: ``__lw_v_<column> STRUCT<s0.., b>`` (its sequence fields and source
+index; arrival needs no storing, a later run always arrives later). deduplicate and first_row
+pick whole rows and store one row version ``__lw_v``.
+
+Versions are stored only where they change a result: a model with a sequence field, or a
+column with several owning sources (the source index orders their records), or first_value
+(whose stored NULL may be a first record's value). Rows keep no version of a deleted row, so
+records older than a delete that arrive after it come back (see the README's contract).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from sqlglot import exp
+
+from lakewide.compiler.aggregates import REGISTRY
+
+if TYPE_CHECKING:
+    from lakewide.compiler.wide_model import WideModel
+
+PREFIX = "__lw_v_"
+ROW_VERSION = "__lw_v"
+BRANCH_FIELD = "b"
+
+
+@dataclass(frozen=True)
+class Versions:
+    """Which stored columns carry a version, and whether rows carry one."""
+
+    columns: tuple[str, ...] = ()  # value columns with a ``__lw_v_<column>`` version
+    row: bool = False  # deduplicate / first_row: one ``__lw_v`` per row
+
+    def of(self, column: str) -> str | None:
+        """The version column of ``column``, if it has one."""
+        return version_name(column) if column in self.columns else None
+
+    def stored(self, present: list[str]) -> list[str]:
+        """Version columns of the value columns in ``present`` (plus the row version)."""
+        out = [version_name(c) for c in present if c in self.columns]
+        return out + ([ROW_VERSION] if self.row else [])
+
+
+def version_name(column: str) -> str:
+    """Name of the hidden column holding ``column``'s version."""
+    return f"{PREFIX}{column}"
+
+
+def picks(model: WideModel, column: str) -> str | None:
+    """``'last'`` / ``'first'`` when the column's value is one record's value chosen by order."""
+    if model.engine == "partial_update":
+        return "last"
+    if model.engine == "aggregation":
+        function = REGISTRY.get(_function(model, column))  # unknown names: validate() says so
+        return function.picks if function is not None else None
+    return None
+
+
+def resolve(model: WideModel) -> Versions:
+    """The versions ``model`` stores (computed once, from the model's own branches)."""
+    if model.engine in ("deduplicate", "first_row"):
+        return Versions(row=len(model.branches) > 1)
+    if model.engine not in ("partial_update", "aggregation"):
+        return Versions()
+    fixed = {*model.primary_key, *model.sequence, *([model.row_kind] if model.row_kind else [])}
+    columns = []
+    for column in model.stored:
+        if column in fixed or model.group_of(column) is not None:
+            continue
+        pick = picks(model, column)
+        if pick is None:
+            continue
+        owners = sum(1 for b in model.branches if column in b.owned)
+        first_value = model.engine == "aggregation" and _function(model, column) == "first_value"
+        if model.sequence or owners > 1 or first_value:
+            columns.append(column)
+    return Versions(tuple(columns), False)
+
+
+def _function(model: WideModel, column: str) -> str:
+    """The column's aggregate function name, as configured (not validated yet)."""
+    config = model.node.config
+    spec = config.aggregates.get(column, config.default_aggregate or "last_non_null_value")
+    return str(spec.get("function") if isinstance(spec, dict) else spec)
+
+
+def version_struct(sequence: list[str], branch: exp.Expression) -> exp.Struct:
+    """``STRUCT(seq AS s0, .., branch AS b)``: a record's place, without its arrival."""
+    fields = [exp.alias_(exp.column(name), f"s{i}") for i, name in enumerate(sequence)]
+    return exp.Struct(expressions=[*fields, exp.alias_(branch, BRANCH_FIELD)])
+
+
+def newer(name: str, incoming: str, stored: str, *, older: bool = False) -> exp.Expression:
+    """The incoming version ``incoming.name`` takes the column: it exists and is >= the stored
+    ``stored.name``. A stored NULL version means "never set". ``older`` turns the test into
+    "strictly before" (first_* functions keep the first record; ties arrived later and lose).
+    """
+    def new() -> exp.Column:
+        return exp.column(name, table=incoming)
+
+    def old() -> exp.Column:
+        return exp.column(name, table=stored)
+
+    compare = (exp.LT if older else exp.GTE)(this=new(), expression=old())
+    return exp.and_(new().is_(exp.null()).not_(copy=False),
+                    exp.Paren(this=exp.or_(old().is_(exp.null()), compare, copy=False)),
+                    copy=False)
