@@ -6,7 +6,7 @@ import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import click
 import yaml
@@ -42,10 +42,39 @@ class Options:
 def _parse_vars(_ctx: click.Context, _param: click.Parameter, value: str | None) -> dict[str, Any]:
     if not value:
         return {}
-    data = yaml.safe_load(value)
+    try:
+        data = yaml.safe_load(value)
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        where = f" at column {mark.column + 1}" if mark is not None else ""
+        problem = getattr(err, "problem", None) or "not valid YAML"
+        raise click.BadParameter(f"not valid YAML{where} ({problem}); expected a YAML mapping, "
+                                 "e.g. --vars '{day: 2024-05-01, limit: 10}'") from None
     if not isinstance(data, dict):
         raise click.BadParameter("expected a YAML mapping, e.g. --vars '{day: 2024-05-01}'")
     return data
+
+
+def _sub_target(ctx: click.Context, _param: click.Parameter, value: str | None) -> None:
+    if value is not None:
+        ctx.find_object(Options).target = value
+
+
+def _sub_vars(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+    if value:
+        options = ctx.find_object(Options)
+        options.variables = {**options.variables, **_parse_vars(ctx, param, value)}
+
+
+def profile_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``--target`` and ``--vars`` after the subcommand too (``lakewide run --target prod``).
+
+    Given after the subcommand they win over the same option given before it.
+    """
+    func = click.option("--vars", callback=_sub_vars, expose_value=False, is_eager=False,
+                        help="YAML mapping for var() (also accepted before the command).")(func)
+    return click.option("--target", "-t", callback=_sub_target, expose_value=False,
+                        help="Target of the profile (also accepted before the command).")(func)
 
 
 @click.group()

@@ -16,7 +16,7 @@ from rich.markup import escape
 from rich.table import Table
 from sqlglot import exp
 
-from lakewide.cli import Options, cli, console
+from lakewide.cli import Options, cli, console, profile_options
 from lakewide.compiler import compile_model
 from lakewide.errors import ConfigError
 from lakewide.graph import select
@@ -45,8 +45,18 @@ def _selected(manifest: Manifest, selectors: tuple[str, ...], exclude: tuple[str
 @click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
 def init(directory: Path) -> None:
     """Create a new project in DIRECTORY."""
-    for path in init_project(directory):
+    result = init_project(directory)
+    for path in result.written:
         console.print(f"created {path}")
+    for path in result.appended:
+        console.print(f"appended the starter's missing lines to {path}")
+    for path in result.kept:
+        console.print(f"[yellow]kept[/yellow] {escape(str(path))} (it already existed; not "
+                      "overwritten: merge the starter's content by hand if needed)")
+    if any(p.name == "profiles.yml" for p in result.kept):
+        name = directory.resolve().name.replace("-", "_")
+        console.print(f"note: pyproject.toml uses profile '{name}'; make sure the kept "
+                      "profiles.yml defines it")
     console.print(f"next: cd {directory} && lakewide build")
 
 
@@ -68,6 +78,7 @@ def _replace_folder(folder: Path, files: dict[str, str]) -> None:
 
 @cli.command(name="compile")
 @selection
+@profile_options
 @pass_options
 def compile_(options: Options, select: tuple[str, ...], exclude: tuple[str, ...]) -> None:
     """Write each model's statements to target/compiled/<model>/ (no JVM needed)."""
@@ -84,6 +95,7 @@ def compile_(options: Options, select: tuple[str, ...], exclude: tuple[str, ...]
 
 @cli.command(name="ls")
 @selection
+@profile_options
 @pass_options
 def ls(options: Options, select: tuple[str, ...], exclude: tuple[str, ...]) -> None:
     """List models in run order with their materialization and relation."""
@@ -95,6 +107,7 @@ def ls(options: Options, select: tuple[str, ...], exclude: tuple[str, ...]) -> N
 
 
 @cli.command()
+@profile_options
 @pass_options
 def debug(options: Options) -> None:
     """Check Java, the Iceberg jars, the profile and that the catalog answers."""
@@ -203,6 +216,7 @@ def _with_adapter(options: Options, body: Callable[[Manifest, Any], int], *,
 
 
 @cli.command()
+@profile_options
 @pass_options
 def seed(options: Options) -> None:
     """Load seeds/*.csv into Iceberg tables."""
@@ -215,6 +229,7 @@ def seed(options: Options) -> None:
 @cli.command()
 @selection
 @click.option("--full-refresh", is_flag=True, help="Rebuild key tables with the bootstrap plan.")
+@profile_options
 @pass_options
 def run(options: Options, select: tuple[str, ...], exclude: tuple[str, ...],
         full_refresh: bool) -> None:
@@ -228,6 +243,7 @@ def run(options: Options, select: tuple[str, ...], exclude: tuple[str, ...],
 @cli.command()
 @selection
 @click.option("--full-refresh", is_flag=True, help="Rebuild key tables with the bootstrap plan.")
+@profile_options
 @pass_options
 def build(options: Options, select: tuple[str, ...], exclude: tuple[str, ...],
           full_refresh: bool) -> None:
@@ -242,6 +258,7 @@ def build(options: Options, select: tuple[str, ...], exclude: tuple[str, ...],
 @cli.command()
 @click.argument("model")
 @click.option("--limit", "-n", default=20, show_default=True, type=click.IntRange(min=0))
+@profile_options
 @pass_options
 def show(options: Options, model: str, limit: int) -> None:
     """Print a model's rows as a table (ordered by primary key)."""
@@ -268,6 +285,7 @@ def show(options: Options, model: str, limit: int) -> None:
 
 @cli.command()
 @click.argument("model")
+@profile_options
 @pass_options
 def lineage(options: Options, model: str) -> None:
     """Which upstream snapshots each of MODEL's snapshots was built from."""

@@ -81,12 +81,27 @@ def _match(models: dict[str, ModelNode], selector: str, root: Path) -> set[str]:
     return chosen
 
 
+def _matches_nothing(models: dict[str, ModelNode], selector: str) -> str:
+    """Why ``--select SELECTOR`` chose no model, and what would match."""
+    if selector.startswith("tag:"):
+        tags = sorted({t for m in models.values() for t in m.tags})
+        hint = f"tags in this project: {', '.join(tags)}" if tags else "no model has a tag"
+    else:
+        hint = "give a folder or file under the project, e.g. path:models/wide"
+    return (f"selector '{selector}' matches no model ({hint}); lakewide stops with exit code 2 "
+            "when a --select selects nothing, so that a typo never passes as an empty run")
+
+
 def select(models: dict[str, ModelNode], selectors: list[str] | None,
            exclude: list[str] | None, root: Path) -> list[str]:
     """Selected model names in run order (all models when no selector is given)."""
     order = topological_order(models)
-    chosen = set(models) if not selectors else set().union(
-        *(_match(models, s, root) for s in selectors))
+    chosen: set[str] = set(models) if not selectors else set()
+    for selector in selectors or []:
+        matched = _match(models, selector, root)
+        if not matched:
+            raise ConfigError(_matches_nothing(models, selector))
+        chosen |= matched
     for selector in exclude or []:
         chosen -= _match(models, selector, root)
     return [name for name in order if name in chosen]

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from jinja2 import Environment, StrictUndefined, TemplateError
+from jinja2 import Environment, StrictUndefined, TemplateError, TemplateSyntaxError
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from lakewide.errors import ConfigError
@@ -66,30 +67,126 @@ def find_profiles_file(project_root: Path, profiles_dir: Path | None = None) -> 
                       f"{project_root} and ~/.lakewide)")
 
 
-def load_output(path: Path, profile: str, target: str | None = None,
-                project_root: Path | None = None) -> Output:
-    """Read one target of one profile; a relative hadoop warehouse resolves against the project."""
+# Every ``{{ ... }}`` of profiles.yml is rendered as a placeholder and put back after YAML
+# parsing: a value (a secret from env_var()) can neither break the YAML nor be echoed by an error.
+_PLACEHOLDER = "__lakewide_value_{}__"
+_PLACEHOLDER_RE = re.compile(r"__lakewide_value_(\d+)__")
+
+
+def _render_profiles(path: Path) -> tuple[str, list[str]]:
+    """The file's text with each ``{{ }}`` value replaced by a placeholder, and the values."""
+    values: list[str] = []
+
+    def finalize(value: Any) -> str:
+        values.append("" if value is None else str(value))
+        return _PLACEHOLDER.format(len(values) - 1)
+
+    environment = Environment(undefined=StrictUndefined, finalize=finalize,
+                              keep_trailing_newline=True)
+    text = environment.from_string(path.read_text(encoding="utf-8")).render(env_var=env_var)
+    return text, values
+
+
+def _restore(node: Any, values: list[str]) -> Any:
+    """``node`` (parsed YAML) with every placeholder replaced by its value (always a string)."""
+    if isinstance(node, str):
+        whole = _PLACEHOLDER_RE.fullmatch(node)
+        if whole:
+            return values[int(whole.group(1))]
+        return _PLACEHOLDER_RE.sub(lambda m: values[int(m.group(1))], node)
+    if isinstance(node, dict):
+        return {_restore(k, values): _restore(v, values) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_restore(v, values) for v in node]
+    return node
+
+
+def _yaml_error(err: yaml.YAMLError, path: Path) -> ConfigError:
+    """Where and what the YAML error is, without the text around it (it may hold secrets)."""
+    mark = getattr(err, "problem_mark", None)
+    problem = getattr(err, "problem", None) or type(err).__name__
+    if mark is None:
+        return ConfigError(f"not valid YAML ({problem})", path=path)
+    return ConfigError(f"not valid YAML (column {mark.column + 1}): {problem}", path=path,
+                       line=mark.line + 1)
+
+
+def read_profiles(path: Path) -> dict[str, Any]:
+    """The rendered, parsed ``profiles.yml``: a mapping of profile name -> profile."""
     try:
-        text = Environment(undefined=StrictUndefined).from_string(
-            path.read_text(encoding="utf-8")).render(env_var=env_var)
-        data: Any = yaml.safe_load(text) or {}
+        text, values = _render_profiles(path)
+        data: Any = yaml.safe_load(text)
     except ConfigError as err:
         err.path = path
         raise
-    except (TemplateError, yaml.YAMLError) as err:
-        raise ConfigError(f"cannot read profiles: {err}", path=path) from None
+    except TemplateSyntaxError as err:
+        raise ConfigError(f"template does not parse: {err.message}", path=path,
+                          line=err.lineno) from None
+    except TemplateError as err:
+        raise ConfigError(f"template failed to render: {err.message}", path=path) from None
+    except yaml.YAMLError as err:
+        raise _yaml_error(err, path) from None
+    except UnicodeDecodeError as err:
+        raise ConfigError(f"not UTF-8 text (byte {err.start}); save the file as UTF-8",
+                          path=path) from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"expected a mapping of profile name -> {{target, outputs}}, found "
+                          f"{_kind(data)}; see `lakewide init` for an example", path=path)
+    return _restore(data, values)
+
+
+def _kind(value: Any) -> str:
+    return {list: "a list", str: "a string", dict: "a mapping"}.get(type(value),
+                                                                   type(value).__name__)
+
+
+def _mapping(value: Any, path: Path, key: str, what: str) -> dict[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ConfigError(f"expected {what}, found {_kind(value)}", path=path, key=key)
+    return value
+
+
+def _output_settings(path: Path, data: dict[str, Any], profile: str,
+                     target: str | None) -> tuple[str, dict[str, Any]]:
+    """The chosen target's name and its settings, each level checked for shape."""
     if profile not in data:
         raise ConfigError(f"profile '{profile}' not found; profiles here: "
-                          f"{', '.join(sorted(data)) or 'none'}", path=path, key=profile)
-    entry = data[profile] or {}
-    target = target or entry.get("target") or "dev"
-    outputs = entry.get("outputs") or {}
-    if target not in outputs:
-        raise ConfigError(f"target '{target}' not found in profile '{profile}'; targets: "
-                          f"{', '.join(sorted(outputs)) or 'none'}", path=path,
+                          f"{', '.join(sorted(map(str, data))) or 'none'}; add it or set "
+                          "[tool.lakewide] profile in pyproject.toml", path=path, key=profile)
+    entry = _mapping(data[profile], path, profile, "a mapping with 'target' and 'outputs'")
+    if "outputs" not in entry:
+        raise ConfigError(f"profile '{profile}' has no 'outputs'; add outputs: {{dev: {{...}}}} "
+                          "with one mapping of settings per target", path=path,
                           key=f"{profile}.outputs")
+    outputs = _mapping(entry["outputs"], path, f"{profile}.outputs",
+                       "a mapping of target name -> settings")
+    chosen = target or entry.get("target") or "dev"
+    if not isinstance(chosen, str):
+        raise ConfigError(f"expected a target name, found {_kind(chosen)}; targets: "
+                          f"{', '.join(sorted(map(str, outputs))) or 'none'}", path=path,
+                          key=f"{profile}.target")
+    if chosen not in outputs:
+        how = "" if target or entry.get("target") else \
+            " (the profile has no 'target', so 'dev' was tried; add target: <name>)"
+        raise ConfigError(f"target '{chosen}' not found in profile '{profile}'{how}; targets: "
+                          f"{', '.join(sorted(map(str, outputs))) or 'none'}", path=path,
+                          key=f"{profile}.outputs")
+    settings = _mapping(outputs[chosen], path, f"{profile}.outputs.{chosen}",
+                        f"a mapping of settings (accepted keys: {', '.join(Output.model_fields)})")
+    return chosen, settings
+
+
+def load_output(path: Path, profile: str, target: str | None = None,
+                project_root: Path | None = None) -> Output:
+    """Read one target of one profile; a relative hadoop warehouse resolves against the project."""
+    data = read_profiles(path)
+    target, settings = _output_settings(path, data, profile, target)
     try:
-        output = Output(**(outputs[target] or {}))
+        output = Output(**settings)
     except ValidationError as err:
         first = err.errors()[0]
         key = ".".join(str(p) for p in first["loc"])

@@ -44,6 +44,8 @@ class Renderer:
             except TemplateSyntaxError as err:
                 raise ConfigError(f"macro file does not parse: {err.message}", path=path,
                                   line=err.lineno) from None
+            except SyntaxError as err:
+                raise _python_syntax_error(err, path, path.read_text(encoding="utf-8")) from None
 
     def var(self, name: str, default: Any = None) -> Any:
         if name in self.variables:
@@ -93,6 +95,8 @@ class Renderer:
         except TemplateSyntaxError as err:
             raise ConfigError(f"template does not parse: {err.message}", path=path,
                               line=err.lineno) from None
+        except SyntaxError as err:  # jinja compiles to Python: e.g. a repeated keyword
+            raise _python_syntax_error(err, path, text) from None
         except LakewideError as err:
             err.path = err.path or path
             raise
@@ -102,3 +106,22 @@ class Renderer:
         if match:
             result.config_line = text.count("\n", 0, match.start()) + 1
         return result
+
+
+_REPEATED = re.compile(r"keyword argument repeated: (\w+)")
+
+
+def _python_syntax_error(err: SyntaxError, path: Path, text: str) -> ConfigError:
+    """A jinja call Python refuses (jinja compiles templates to Python), with the file's line.
+
+    The generated code's line number means nothing to users: for a repeated keyword the line
+    is the second ``name=`` of that keyword in the file.
+    """
+    repeated = _REPEATED.search(str(err.msg))
+    if repeated is None:
+        return ConfigError(f"template does not compile: {err.msg}", path=path)
+    name = repeated.group(1)
+    uses = list(re.finditer(rf"\b{name}\s*=(?!=)", text))
+    line = text.count("\n", 0, uses[1].start()) + 1 if len(uses) > 1 else None
+    return ConfigError(f"keyword '{name}' is given twice in one call (e.g. config(...)); "
+                       "give each keyword once", path=path, line=line, key=name)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from lakewide.errors import ConfigError
@@ -46,16 +47,49 @@ FROM {{{{ source('raw', 'orders') }}}}
 }
 
 
-def init_project(directory: Path) -> list[Path]:
-    """Write a starter project into ``directory`` (which must not hold a pyproject.toml)."""
+@dataclass
+class InitResult:
+    """What ``lakewide init`` did: files written, files kept as they were, lines appended."""
+
+    written: list[Path] = field(default_factory=list)
+    kept: list[Path] = field(default_factory=list)
+    appended: list[Path] = field(default_factory=list)
+
+
+def _append_missing_lines(path: Path, text: str) -> bool:
+    """Add the lines of ``text`` that ``path`` lacks (an existing .gitignore keeps its own)."""
+    current = path.read_text(encoding="utf-8")
+    have = {line.strip() for line in current.splitlines()}
+    missing = [line for line in text.splitlines() if line.strip() and line.strip() not in have]
+    if not missing:
+        return False
+    separator = "" if not current or current.endswith("\n") else "\n"
+    path.write_text(current + separator + "\n".join(missing) + "\n", encoding="utf-8")
+    return True
+
+
+def init_project(directory: Path) -> InitResult:
+    """Write a starter project into ``directory`` (which must not hold a pyproject.toml).
+
+    Existing files are never overwritten: they are kept as they are (``.gitignore`` gets the
+    starter's missing lines appended), and reported so the user can merge them by hand.
+    """
     if (directory / "pyproject.toml").exists():
         raise ConfigError(f"{directory} already has a pyproject.toml; choose an empty folder",
                           path=directory / "pyproject.toml")
     name = directory.resolve().name.replace("-", "_") or "lakewide_project"
-    written = []
+    result = InitResult()
     for relative, text in FILES.items():
         path = directory / relative
+        content = text.format(name=name)
+        if path.exists():
+            if relative == ".gitignore" and path.is_file():
+                if _append_missing_lines(path, content):
+                    result.appended.append(path)
+                continue
+            result.kept.append(path)
+            continue
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text.format(name=name), encoding="utf-8")
-        written.append(path)
-    return written
+        path.write_text(content, encoding="utf-8")
+        result.written.append(path)
+    return result

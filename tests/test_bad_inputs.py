@@ -1,0 +1,244 @@
+"""Bad inputs end in a clear message (file, line/key, fix), exit 2 (usage/config) or 1 (a failed
+model), no traceback and nothing written. One parametrized test per kind of input; no JVM."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from lakewide.cli import main
+from lakewide.errors import ConfigError
+from lakewide.profiles import load_output
+from tests.project_factory import make_project
+
+MODEL = """\
+{{ config(materialized='table', tags=['daily']) }}
+SELECT {{ var('n', 1) }} AS n
+"""
+
+
+@pytest.fixture(autouse=True)
+def _no_outside_profiles(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("LAKEWIDE_PROFILES_DIR", raising=False)
+
+
+def run_main(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+             *args: str) -> tuple[int, str]:
+    """``lakewide ARGS`` through the console entry point: (exit code, stdout + stderr)."""
+    monkeypatch.setattr(sys, "argv", ["lakewide", *args])
+    try:
+        main()
+        code = 0
+    except SystemExit as done:
+        code = done.code if isinstance(done.code, int) else (0 if done.code is None else 1)
+    captured = capsys.readouterr()
+    return code, captured.out + captured.err
+
+
+def assert_clean_failure(code: int, output: str, *expected: str, exit_code: int = 2) -> None:
+    assert code == exit_code, output
+    assert "Traceback" not in output, output
+    for text in expected:
+        assert text in output, output
+
+
+# ---------------------------------------------------------------- 1. init keeps user files
+
+
+@pytest.mark.parametrize(("relative", "mine"), [
+    ("profiles.yml", "mine:\n  target: dev\n  outputs:\n    dev: {}\n"),
+    ("models/sources.yml", "sources:\n  - name: mine\n"),
+    ("seeds/orders.csv", "id\n42\n"),
+], ids=["profiles", "sources", "seed"])
+def test_init_keeps_existing_files(monkeypatch: pytest.MonkeyPatch,
+                                   capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                   relative: str, mine: str) -> None:
+    path = tmp_path / "shop" / relative
+    path.parent.mkdir(parents=True)
+    path.write_text(mine)
+    code, output = run_main(monkeypatch, capsys, "init", str(tmp_path / "shop"))
+    assert code == 0, output
+    assert path.read_text() == mine
+    assert f"kept {path}" in output
+    assert (tmp_path / "shop" / "pyproject.toml").is_file()
+
+
+def test_init_appends_to_an_existing_gitignore(monkeypatch: pytest.MonkeyPatch,
+                                               capsys: pytest.CaptureFixture[str],
+                                               tmp_path: Path) -> None:
+    gitignore = tmp_path / "shop" / ".gitignore"
+    gitignore.parent.mkdir()
+    gitignore.write_text("*.pyc\ntarget/")
+    code, output = run_main(monkeypatch, capsys, "init", str(tmp_path / "shop"))
+    assert code == 0, output
+    assert gitignore.read_text() == "*.pyc\ntarget/\nwarehouse/\n"
+
+
+# ---------------------------------------------------------------- 2. malformed --vars
+
+
+@pytest.mark.parametrize("value", ["{a: [", "a: b: c", "{day: 2024-05-01", "[1, 2]", "42"])
+@pytest.mark.parametrize("where", ["before", "after"])
+def test_malformed_vars_exit_2(monkeypatch: pytest.MonkeyPatch,
+                               capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                               value: str, where: str) -> None:
+    root = make_project(tmp_path, {"models/m.sql": MODEL})
+    command = ["--vars", value, "compile"] if where == "before" else ["compile", "--vars", value]
+    code, output = run_main(monkeypatch, capsys, "--project-dir", str(root), *command)
+    assert_clean_failure(code, output, "--vars", "expected a YAML mapping")
+    assert not (root / "target").exists()
+
+
+# ---------------------------------------------------------------- 3. repeated config keyword
+
+
+@pytest.mark.parametrize(("model", "line"), [
+    ("{{ config(materialized='table', materialized='view') }}\nSELECT 1 AS a\n", 1),
+    ("-- m\n{{ config(primary_key='a',\n   merge_engine='deduplicate', primary_key='b') }}\n"
+     "SELECT 1 AS a\n", 3),
+], ids=["one-line", "second-line"])
+def test_repeated_config_keyword(monkeypatch: pytest.MonkeyPatch,
+                                 capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                 model: str, line: int) -> None:
+    root = make_project(tmp_path, {"models/m.sql": model})
+    code, output = run_main(monkeypatch, capsys, "--project-dir", str(root), "compile")
+    assert_clean_failure(code, output, f"models/m.sql:{line}", "given twice", "give each keyword once")
+    assert not (root / "target").exists()
+
+
+# ---------------------------------------------------------------- 4. profiles.yml shapes
+
+
+@pytest.mark.parametrize(("profiles", "expected"), [
+    ("- demo\n- dev\n", "expected a mapping of profile name -> {target, outputs}, found a list"),
+    ("just a string\n", "found a string"),
+    ("demo: hello\n", "[demo] expected a mapping with 'target' and 'outputs', found a string"),
+    ("demo:\n  target: dev\n", "[demo.outputs] profile 'demo' has no 'outputs'"),
+    ("demo:\n  target: dev\n  outputs: [dev]\n", "[demo.outputs] expected a mapping of target"),
+    ("demo:\n  target: prod\n  outputs:\n    dev: {}\n", "target 'prod' not found"),
+    ("demo:\n  outputs:\n    prod: {}\n", "the profile has no 'target'"),
+    ("demo:\n  target: [dev]\n  outputs:\n    dev: {}\n", "[demo.target] expected a target name"),
+    ("demo:\n  target: dev\n  outputs:\n    dev: local\n",
+     "[demo.outputs.dev] expected a mapping of settings (accepted keys: master"),
+    ("demo:\n  target: dev\n  outputs:\n    dev:\n      catalog_type: glue\n",
+     "[demo.outputs.dev.catalog_type]"),
+    ("other:\n  target: dev\n", "profile 'demo' not found; profiles here: other"),
+    ("demo:\n  target: dev\n  outputs: {dev: {}\n", "profiles.yml:4: not valid YAML"),
+    ("demo: {{ nope }}\n", "template failed to render"),
+], ids=["list", "string", "profile-string", "no-outputs", "outputs-list", "missing-target",
+        "no-target-no-dev", "target-list", "output-string", "bad-value", "missing-profile",
+        "yaml-error", "undefined"])
+def test_profiles_shapes(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+                         tmp_path: Path, profiles: str, expected: str) -> None:
+    root = make_project(tmp_path, {"models/m.sql": MODEL, "profiles.yml": profiles})
+    code, output = run_main(monkeypatch, capsys, "--project-dir", str(root), "compile")
+    assert_clean_failure(code, output, "profiles.yml", expected)
+    assert not (root / "target").exists()
+
+
+# ---------------------------------------------------------------- 5. env_var() secrets
+
+
+SECRETS = ['pa"ss', "back\\slash", "key: value", "it's # no comment", "{x: [1", "- item",
+           "  spaced  ", "multi\nline"]
+
+SECRET_PROFILES = """\
+demo:
+  target: dev
+  outputs:
+    dev:
+      catalog_properties:
+        bare: {{ env_var('LW_SECRET') }}
+        quoted: "{{ env_var('LW_SECRET') }}"
+        single: '{{ env_var('LW_SECRET') }}'
+        inside: "jdbc://u:{{ env_var('LW_SECRET') }}@host"
+"""
+
+
+@pytest.mark.parametrize("secret", SECRETS)
+def test_env_var_values_cannot_break_yaml(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                                          secret: str) -> None:
+    monkeypatch.setenv("LW_SECRET", secret)
+    root = make_project(tmp_path, {"profiles.yml": SECRET_PROFILES})
+    output = load_output(root / "profiles.yml", "demo", project_root=root)
+    assert output.catalog_properties == {"bare": secret, "quoted": secret, "single": secret,
+                                         "inside": f"jdbc://u:{secret}@host"}
+
+
+@pytest.mark.parametrize("broken", [
+    "      bad: [\n",                # YAML syntax error after the secret
+    "      catalog_type: {{ env_var('LW_SECRET') }}\n",  # a validation error on the secret
+    "      master: [{{ env_var('LW_SECRET') }}\n",
+], ids=["yaml", "validation", "yaml-around-secret"])
+def test_errors_never_echo_the_secret(monkeypatch: pytest.MonkeyPatch,
+                                      capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                      broken: str) -> None:
+    secret = 'S3cr3t"\\: value'
+    monkeypatch.setenv("LW_SECRET", secret)
+    profiles = ("demo:\n  target: dev\n  outputs:\n    dev:\n"
+                "      uri: {{ env_var('LW_SECRET') }}\n" + broken)
+    root = make_project(tmp_path, {"models/m.sql": MODEL, "profiles.yml": profiles})
+    code, output = run_main(monkeypatch, capsys, "--project-dir", str(root), "compile")
+    assert_clean_failure(code, output, "profiles.yml")
+    assert "S3cr3t" not in output
+
+
+def test_error_in_load_output_keeps_the_secret_out_of_the_exception(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("LW_SECRET", "S3cr3t")
+    root = make_project(tmp_path, {"profiles.yml": "demo: {{ env_var('LW_SECRET') }}: [\n"})
+    with pytest.raises(ConfigError) as caught:
+        load_output(root / "profiles.yml", "demo")
+    assert "S3cr3t" not in str(caught.value)
+
+
+# ---------------------------------------------------------------- 6. --target/--vars after
+
+
+@pytest.mark.parametrize("command", [["compile"], ["ls"], ["run"], ["build"], ["seed"],
+                                     ["debug"], ["show", "m"], ["lineage", "m"]],
+                         ids=lambda c: c[0])
+def test_target_after_the_subcommand(monkeypatch: pytest.MonkeyPatch,
+                                     capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                     command: list[str]) -> None:
+    """The profile is read before Spark starts: an unknown target proves the option is used."""
+    root = make_project(tmp_path, {"models/m.sql": MODEL})
+    code, output = run_main(monkeypatch, capsys, "--project-dir", str(root), *command,
+                            "--target", "prod")
+    assert_clean_failure(code, output, "target 'prod' not found in profile 'demo'; targets: dev")
+
+
+@pytest.mark.parametrize("args", [
+    ["compile", "--vars", "{n: 42}"],
+    ["compile", "--target", "dev", "--vars", "{n: 42}"],
+    ["--vars", "{n: 7}", "compile", "--vars", "{n: 42}"],  # after the command wins
+    ["--target", "nope", "compile", "-t", "dev", "--vars", "{n: 42}"],
+], ids=["vars", "target-and-vars", "after-wins", "target-after-wins"])
+def test_target_and_vars_after_the_subcommand_are_used(monkeypatch: pytest.MonkeyPatch,
+                                                       capsys: pytest.CaptureFixture[str],
+                                                       tmp_path: Path, args: list[str]) -> None:
+    root = make_project(tmp_path, {"models/m.sql": MODEL})
+    code, output = run_main(monkeypatch, capsys, "--project-dir", str(root), *args)
+    assert code == 0, output
+    assert "42 AS n" in (root / "target/compiled/m/table.sql").read_text()
+
+
+# ---------------------------------------------------------------- 7. a selector choosing nothing
+
+
+@pytest.mark.parametrize(("selector", "hint"), [
+    ("tag:nope", "tags in this project: daily"),
+    ("path:models/nope", "give a folder or file under the project"),
+])
+@pytest.mark.parametrize("command", ["compile", "ls", "run"])
+def test_selector_matching_nothing_exits_2(monkeypatch: pytest.MonkeyPatch,
+                                           capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                           selector: str, hint: str, command: str) -> None:
+    root = make_project(tmp_path, {"models/m.sql": MODEL})
+    code, output = run_main(monkeypatch, capsys, "--project-dir", str(root), command,
+                            "-s", selector)
+    assert_clean_failure(code, output, f"selector '{selector}' matches no model", hint,
+                         "exit code 2")
+    assert not (root / "target").exists()
