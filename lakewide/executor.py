@@ -9,11 +9,14 @@ from typing import Any, Callable
 
 from lakewide.compiler import CompiledModel, compile_model
 from lakewide.compiler.rewrite import replace_tables
+from lakewide.definition import definition_changed, refuse_changed_models
 from lakewide.engine.adapter import SparkAdapter
 from lakewide.errors import LakewideError
 from lakewide.incremental import KeyTableRun
 from lakewide.manifest import Manifest
-from lakewide.offsets import last_offsets, offset_key
+from lakewide.metadata import CorruptMetadataError
+from lakewide.nodes import Relation
+from lakewide.offsets import TableMeta, last_offsets, offset_key
 
 
 @dataclass
@@ -35,11 +38,16 @@ class ModelResult:
 
 def _run_table(adapter: SparkAdapter, manifest: Manifest, compiled: CompiledModel,
                run_id: str, result: ModelResult) -> None:
-    """``CREATE OR REPLACE TABLE ... AS`` over pinned upstream snapshots; skipped when fresh."""
+    """``CREATE OR REPLACE TABLE ... AS`` over pinned upstream snapshots.
+
+    Skipped when the upstream snapshots are those of the last build and the model's definition
+    is the one that build stored.
+    """
     run = KeyTableRun(adapter, manifest, compiled, run_id)
     progress = {offset_key(-1, key): snapshot for key, snapshot in run.pinned.items()}
     meta = adapter.table_meta(compiled.node.relation)
-    if meta is not None and last_offsets(meta) == progress:
+    if meta is not None and last_offsets(meta) == progress \
+            and not definition_changed(compiled.node, meta):
         result.plan = "skipped"
         result.message = "upstream unchanged"
         return
@@ -111,8 +119,14 @@ def load_seeds(manifest: Manifest, adapter: SparkAdapter,
 def run_models(manifest: Manifest, names: list[str], adapter: SparkAdapter, *,
                full_refresh: bool = False, run_id: str | None = None,
                on_result: Callable[[ModelResult], None] | None = None) -> list[ModelResult]:
-    """Run ``names`` (already in DAG order); a failed model skips everything downstream."""
+    """Run ``names`` (already in DAG order); a failed model skips everything downstream.
+
+    Unless ``full_refresh``, first refuses (DefinitionChangedError, nothing run) when a selected
+    key table was built from another definition of its model.
+    """
     run_id = run_id or uuid.uuid4().hex
+    if not full_refresh:
+        refuse_changed_models(manifest, names, lambda relation: _readable_meta(adapter, relation))
     results: list[ModelResult] = []
     failed: set[str] = set()
     views_needed = _upstream_session_views(manifest, names)
@@ -137,6 +151,14 @@ def run_models(manifest: Manifest, names: list[str], adapter: SparkAdapter, *,
         if on_result:
             on_result(result)
     return results
+
+
+def _readable_meta(adapter: SparkAdapter, relation: Relation) -> TableMeta | None:
+    """A table's metadata, or None when it cannot be read (the model's own run reports that)."""
+    try:
+        return adapter.table_meta(relation)
+    except CorruptMetadataError:
+        return None
 
 
 def _upstream_session_views(manifest: Manifest, names: list[str]) -> list[str]:

@@ -6,17 +6,41 @@ from pathlib import Path
 
 from lakewide.compiler.rewrite import driving_table
 from lakewide.compiler.wide_model import analyze
+from lakewide.definition import definition_changed, refuse_changed_models
 from lakewide.incremental import upstream_relations
 from lakewide.manifest import Manifest
-from lakewide.metadata import read_table_meta
-from lakewide.offsets import last_offsets, offset_key
+from lakewide.metadata import CorruptMetadataError, read_table_meta, warehouse_path
+from lakewide.nodes import Relation
+from lakewide.offsets import TableMeta, last_offsets, offset_key
 
 
-def _fresh(manifest: Manifest, name: str, warehouse: Path) -> bool:
+class _Metas:
+    """Table metadata read once per relation for one check."""
+
+    def __init__(self, warehouse: Path) -> None:
+        self.warehouse = warehouse
+        self._read: dict[Relation, TableMeta | None] = {}
+
+    def get(self, relation: Relation) -> TableMeta | None:
+        """Raises CorruptMetadataError when the table's metadata file cannot be read."""
+        if relation not in self._read:
+            self._read[relation] = read_table_meta(self.warehouse, relation)
+        return self._read[relation]
+
+    def readable(self, relation: Relation) -> TableMeta | None:
+        """Like ``get``, but None for an unreadable table (its run reports it)."""
+        try:
+            return self.get(relation)
+        except CorruptMetadataError:
+            return None
+
+
+def _fresh(manifest: Manifest, name: str, metas: _Metas) -> bool:
     node = manifest.models[name]
     if node.config.kind == "view":
         return True
-    offsets = last_offsets(read_table_meta(warehouse, node.relation))
+    meta = metas.get(node.relation)
+    offsets = last_offsets(meta)
     if offsets is None:
         return False
     upstream = upstream_relations(manifest, node)
@@ -24,10 +48,12 @@ def _fresh(manifest: Manifest, name: str, warehouse: Path) -> bool:
         return False  # another catalog: its metadata is not under this warehouse
     current = {}
     for key, relation in upstream.items():
-        meta = read_table_meta(warehouse, relation)
-        current[key] = None if meta is None else meta.current
+        upstream_meta = metas.get(relation)
+        current[key] = None if upstream_meta is None else upstream_meta.current
     if node.config.kind == "table":
-        return offsets == {offset_key(-1, key): snap for key, snap in current.items()}
+        # key tables built from another definition were refused before; tables are rebuilt
+        return not definition_changed(node, meta) and \
+            offsets == {offset_key(-1, key): snap for key, snap in current.items()}
     drivers = [driving_table(b.select) for b in analyze(node).branches]
     return all(d is not None and d in current and offsets.get(offset_key(i, d)) == current[d]
                for i, d in enumerate(drivers))
@@ -36,15 +62,24 @@ def _fresh(manifest: Manifest, name: str, warehouse: Path) -> bool:
 def fresh_models(manifest: Manifest, names: list[str]) -> set[str] | None:
     """Selected models (in DAG order) with no new upstream data; None if it cannot be told.
 
-    Only the hadoop catalog keeps its metadata where lakewide can read it without Spark. A model
-    downstream of a model that will run is never fresh.
+    Only the hadoop catalog on a local warehouse keeps its metadata where lakewide can read it
+    without Spark. A model downstream of a model that will run is never fresh; a model whose
+    table's metadata is unreadable is not fresh (its run reports the file). Raises
+    DefinitionChangedError when a selected key table was built from another definition.
     """
-    if manifest.output.catalog_type != "hadoop" or not manifest.output.warehouse:
+    warehouse = warehouse_path(manifest.output.warehouse)
+    if manifest.output.catalog_type != "hadoop" or warehouse is None:
         return None
-    warehouse = Path(manifest.output.warehouse)
+    metas = _Metas(warehouse)
+    refuse_changed_models(manifest, names, metas.readable)
     fresh: set[str] = set()
     for name in names:
         stale_parent = any(r in names and r not in fresh for r in manifest.models[name].refs)
-        if not stale_parent and _fresh(manifest, name, warehouse):
-            fresh.add(name)
+        if stale_parent:
+            continue
+        try:
+            if _fresh(manifest, name, metas):
+                fresh.add(name)
+        except CorruptMetadataError:
+            continue  # not fresh: the run reports what is wrong with this model
     return fresh

@@ -17,6 +17,7 @@ from lakewide.changelog import changelog_merge, refuse_deletes
 from lakewide.compiler import CompiledModel, SourceMerge
 from lakewide.compiler.build_merge import narrow_merge
 from lakewide.compiler.rewrite import driving_table, relation_key, replace_tables
+from lakewide.definition import definition_digest, refuse_changed_models
 from lakewide.engine.adapter import SparkAdapter
 from lakewide.errors import ModelRunError
 from lakewide.manifest import Manifest
@@ -65,6 +66,8 @@ class KeyTableRun:
         self.adapter, self.compiled, self.run_id = adapter, compiled, run_id
         self.node = compiled.node
         self.model = compiled.model
+        self.manifest = manifest
+        self.definition = definition_digest(self.node)
         self.upstream = upstream_relations(manifest, self.node)
         self.pinned = {key: self._current(rel) for key, rel in self.upstream.items()}
         self.views: dict[str, str] = {}
@@ -83,7 +86,7 @@ class KeyTableRun:
                 self.views[key] = view
 
     def _properties(self, progress: dict[str, int | None]) -> dict[str, str]:
-        return commit_properties(progress, self.run_id, self.node.name)
+        return commit_properties(progress, self.run_id, self.node.name, self.definition)
 
     def commit(self, statement: exp.Expression, progress: dict[str, int | None]) -> int | None:
         faults.checkpoint("before-commit")
@@ -125,6 +128,7 @@ class KeyTableRun:
         """MERGE each source's rows changed since its consumed offset."""
         outcome = KeyTableOutcome("incremental")
         meta = self.adapter.table_meta(self.node.relation)
+        refuse_changed_models(self.manifest, [self.node.name], lambda _: meta)
         consumed: dict[str, int | None] = dict(last_offsets(meta) or {})
         progress = dict(consumed)
         self.pin_all()

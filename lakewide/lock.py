@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import time
 from pathlib import Path
 from types import TracebackType
+from typing import ContextManager
 
 from lakewide.errors import LakewideError
+from lakewide.metadata import warehouse_path
+from lakewide.profiles import Output
+
+LOCK_FILE = ".lakewide.lock"
 
 
 class LockBusyError(LakewideError):
@@ -55,3 +61,21 @@ class WarehouseLock:
             fcntl.flock(self._fd, fcntl.LOCK_UN)
             os.close(self._fd)
             self._fd = None
+
+
+def lock_path(output: Output) -> Path | None:
+    """The lock file of a hadoop warehouse on local disk (plain path or ``file:`` URI), else None.
+
+    Other catalogs and remote warehouses (``s3://``, ``hdfs://``) have no lakewide lock: their
+    catalog arbitrates concurrent commits.
+    """
+    if output.catalog_type != "hadoop":
+        return None
+    folder = warehouse_path(output.warehouse)
+    return None if folder is None else folder / LOCK_FILE
+
+
+def warehouse_lock(output: Output, wait_seconds: float = 30.0) -> ContextManager[object]:
+    """The lock a writing command holds for ``output``'s warehouse (a no-op when it has none)."""
+    path = lock_path(output)
+    return contextlib.nullcontext() if path is None else WarehouseLock(path, wait_seconds)

@@ -17,6 +17,7 @@ OFFSETS = "lakewide.offsets"
 RUN_ID = "lakewide.run-id"
 VERSION = "lakewide.version"
 MODEL = "lakewide.model"
+DEFINITION = "lakewide.definition"  # see lakewide/definition.py
 
 
 @dataclass(frozen=True)
@@ -77,7 +78,11 @@ def appends_only(meta: TableMeta, start: int, end: int) -> bool | None:
     return None
 
 
-def commit_properties(offsets: dict[str, int | None], run_id: str, model: str) -> dict[str, str]:
-    """Snapshot summary properties of a lakewide commit."""
-    return {OFFSETS: json.dumps(offsets, sort_keys=True), RUN_ID: run_id, VERSION: __version__,
-            MODEL: model}
+def commit_properties(offsets: dict[str, int | None], run_id: str, model: str,
+                      definition: str | None = None) -> dict[str, str]:
+    """Snapshot summary properties of a lakewide commit (``definition``: the model's digest)."""
+    properties = {OFFSETS: json.dumps(offsets, sort_keys=True), RUN_ID: run_id,
+                  VERSION: __version__, MODEL: model}
+    if definition is not None:
+        properties[DEFINITION] = definition
+    return properties

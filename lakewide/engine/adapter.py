@@ -6,6 +6,7 @@ It takes sqlglot trees and turns them into Spark SQL text right here, at the bou
 from __future__ import annotations
 
 import hashlib
+import re
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,8 @@ from sqlglot import exp
 
 from lakewide.compiler import to_sql
 from lakewide.errors import ModelRunError
+from lakewide.metadata import CorruptMetadataError, corrupt_metadata, current_metadata_file, \
+    warehouse_path
 from lakewide.nodes import Relation
 from lakewide.offsets import Snapshot, TableMeta
 from lakewide.profiles import Output
@@ -20,6 +23,7 @@ from lakewide.profiles import Output
 
 SEED_DIGEST = "lakewide.seed-sha256"
 LINEAGE_SEQUENCE = "_last_updated_sequence_number"
+_METADATA_FILE = re.compile(r"(\S+\.metadata\.json(?:\.gz)?)")
 
 
 class SparkAdapter:
@@ -86,7 +90,26 @@ class SparkAdapter:
             self.sql(exp.Create(this=namespace, kind="SCHEMA", exists=True))
 
     def table_exists(self, relation: Relation) -> bool:
-        return bool(self.spark.catalog.tableExists(str(relation)))
+        """Whether the table exists; CorruptMetadataError when its metadata cannot be read."""
+        try:
+            return bool(self.spark.catalog.tableExists(str(relation)))
+        except Exception as err:  # noqa: BLE001 - py4j errors have many types
+            raise self._unreadable(relation, err) from err
+
+    def _unreadable(self, relation: Relation, err: Exception) -> CorruptMetadataError:
+        """The error for a table whose metadata Iceberg failed to load, naming the file."""
+        detail = _short(err)
+        found = _METADATA_FILE.search(detail)
+        detail = _without_packages(detail)
+        cause = _root_cause(err)
+        if cause and cause != detail:
+            detail += f" (caused by {cause})"
+        warehouse = warehouse_path(self.output.warehouse) \
+            if self.output.catalog_type == "hadoop" else None
+        file: Path | str | None = found.group(1) if found else None
+        if file is None and warehouse is not None:
+            file = current_metadata_file(warehouse, relation)
+        return corrupt_metadata(relation, file, detail)
 
     def snapshot_summary(self, relation: Relation) -> dict[str, str]:
         """Summary of the table's current snapshot (empty when it has none)."""
@@ -101,7 +124,10 @@ class SparkAdapter:
             return None
         query = exp.select("snapshot_id", "parent_id", "operation", "summary", "committed_at") \
             .from_(relation.metadata_table("snapshots"))
-        _, rows = self.rows(query)
+        try:
+            _, rows = self.rows(query)
+        except ModelRunError as err:
+            raise self._unreadable(relation, err.__cause__ or err) from err
         snapshots = {r[0]: Snapshot(r[0], r[1], r[2] or "", dict(r[3] or {}),
                                     int(r[4].timestamp() * 1000) if r[4] else 0) for r in rows}
         refs = exp.select("snapshot_id").from_(relation.metadata_table("refs")) \
@@ -200,6 +226,22 @@ class SparkAdapter:
         except Exception as err:  # noqa: BLE001
             raise ModelRunError(_short(err), path=path) from err
         return int(self.spark.table(str(relation)).count())
+
+
+def _without_packages(text: str) -> str:
+    """``org.apache.iceberg.exceptions.RuntimeIOException: x`` -> ``RuntimeIOException: x``."""
+    return re.sub(r"^(?:[a-z_$][\w$]*\.)+(?=[A-Z])", "", text)
+
+
+def _root_cause(err: Exception) -> str:
+    """First line of the innermost Java cause of a py4j error ('' for Python errors)."""
+    java = getattr(err, "java_exception", None)
+    if java is None:
+        return ""
+    while java.getCause() is not None and java.getCause() != java:
+        java = java.getCause()
+    text = str(java.toString()).strip()
+    return _without_packages(text.splitlines()[0])[:300] if text else ""
 
 
 def _short(err: Exception) -> str:

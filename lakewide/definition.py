@@ -1,0 +1,126 @@
+"""A digest of each model's definition, stored with every commit lakewide makes to its table.
+
+A table built from one definition cannot take the incremental plan of another (a new column is
+a raw ``UNRESOLVED_COLUMN`` in the MERGE), and the no-op check must not call an edited model
+"unchanged". So every lakewide commit carries ``lakewide.definition`` and every run compares it:
+
+* key tables whose definition changed refuse to run (``--full-refresh`` rebuilds them);
+* ``table`` models are rebuilt every run anyway: a changed digest only means "not fresh".
+
+What goes in: the rendered query as sqlglot prints its parsed tree without comments (so
+whitespace, comments, keyword case and jinja layout do not count; macros, vars and source
+names do, through the rendering), the materialization, the target relation, every config key
+that differs from its default except the cosmetic ones, and ``LAYOUT_VERSION``. The compiled
+statements are a function of exactly these plus lakewide's compiler, so any edit that changes
+them changes the digest, while an upgrade of lakewide that only reshapes the SQL it generates
+does not force a rebuild. Parsing is a small fraction of compiling, which keeps the no-op check
+cheap for large projects.
+
+Tables without a stored digest (built before lakewide stored one) are accepted as they are; the
+next commit stores the current digest.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from lakewide import __version__
+from lakewide.compiler.wide_model import DIALECT, parse_model_sql
+from lakewide.errors import CompileError, ConfigError
+from lakewide.manifest import Manifest
+from lakewide.nodes import ModelNode, Relation
+from lakewide.offsets import DEFINITION, VERSION, TableMeta, last_commit
+
+# Bump when lakewide changes the layout of the tables it builds (hidden columns, types, ...) so
+# that a table built before the change can no longer take the new incremental plan.
+LAYOUT_VERSION = 1
+
+# Config keys that change neither the table nor any statement lakewide runs on it.
+_COSMETIC = frozenset({"tags", "description", "enabled", "materialized"})
+
+MetaReader = Callable[[Relation], "TableMeta | None"]
+
+
+def definition_digest(node: ModelNode) -> str:
+    """SHA-256 (hex) of what a model's compiled statements are made from (see module doc)."""
+    query = parse_model_sql(node).sql(dialect=DIALECT, comments=False)
+    config = node.config.model_dump(mode="json", exclude_defaults=True, exclude=set(_COSMETIC))
+    document = {"layout": LAYOUT_VERSION, "kind": node.config.kind,
+                "relation": str(node.relation), "config": config, "query": query}
+    text = json.dumps(document, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def stored_digest(meta: TableMeta | None) -> str | None:
+    """The digest stored by the table's last lakewide commit; None when there is none."""
+    snapshot = last_commit(meta)
+    return None if snapshot is None else snapshot.summary.get(DEFINITION)
+
+
+def definition_changed(node: ModelNode, meta: TableMeta | None) -> bool:
+    """Whether the table holds a digest and it differs from the model's current one."""
+    stored = stored_digest(meta)
+    return stored is not None and stored != definition_digest(node)
+
+
+@dataclass(frozen=True)
+class ChangedModel:
+    """A key-table model whose table was built from another definition."""
+
+    name: str
+    path: str
+    relation: str
+    built_by: str  # the lakewide version that wrote the table's last commit ("" if unknown)
+
+
+class DefinitionChangedError(ConfigError):
+    """Models whose definition changed since their tables were built (exit code 2)."""
+
+    def __init__(self, changed: list[ChangedModel]) -> None:
+        self.changed = changed
+        super().__init__(_message(changed), model=changed[0].name if len(changed) == 1 else None)
+
+
+def _message(changed: list[ChangedModel]) -> str:
+    lines = [f"model {c.name} ({c.path}) changed since its table {c.relation} was built"
+             + (f" by lakewide {c.built_by}" if c.built_by and c.built_by != __version__ else "")
+             for c in changed]
+    selectors = " ".join(f"-s {c.name}" for c in changed)
+    return ("; ".join(lines) + ". Its columns, branches, filters or config differ from the "
+            "definition stored with the table, so the incremental plan cannot be applied to it "
+            "and nothing was run. lakewide does not migrate tables yet: rebuild with "
+            f"`lakewide run --full-refresh {selectors}`.")
+
+
+def changed_models(manifest: Manifest, names: list[str], meta_of: MetaReader) -> list[ChangedModel]:
+    """Selected key-table models whose stored definition digest differs from the current one.
+
+    ``meta_of`` returns a table's metadata (None when missing or unreadable: such a table is
+    the run's own business, not this check's).
+    """
+    found = []
+    for name in names:
+        node = manifest.models[name]
+        if node.config.kind != "primary_key":
+            continue
+        meta = meta_of(node.relation)
+        try:
+            changed = definition_changed(node, meta)
+        except CompileError:
+            continue  # the model's own run reports it
+        if changed:
+            snapshot = last_commit(meta)
+            built_by = snapshot.summary.get(VERSION, "") if snapshot else ""
+            found.append(ChangedModel(name, manifest.project.relative(node.path),
+                                      str(node.relation), built_by))
+    return found
+
+
+def refuse_changed_models(manifest: Manifest, names: list[str], meta_of: MetaReader) -> None:
+    """Raise DefinitionChangedError naming every selected key table built from another definition."""
+    changed = changed_models(manifest, names, meta_of)
+    if changed:
+        raise DefinitionChangedError(changed)
