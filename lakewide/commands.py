@@ -18,9 +18,11 @@ from sqlglot import exp
 
 from lakewide.cli import Options, cli, console, profile_options
 from lakewide.compiler import compile_model
-from lakewide.errors import ConfigError
+from lakewide.errors import ConfigError, UsageError
 from lakewide.graph import select
 from lakewide.manifest import Manifest
+from lakewide.metadata import warehouse_path
+from lakewide.nodes import ModelNode
 from lakewide.scaffold import init_project
 
 pass_options = click.make_pass_decorator(Options)
@@ -127,12 +129,23 @@ def debug(options: Options) -> None:
                   f"({manifest.output.catalog_type}, {manifest.output.warehouse or manifest.output.uri})")
     adapter = SparkAdapter(manifest.output, "lakewide-debug")
     try:
-        adapter.spark.catalog.setCurrentCatalog(manifest.output.catalog)
-        namespaces = len(adapter.spark.catalog.listDatabases())
-        console.print(f"catalog {manifest.output.catalog}: reachable ({namespaces} namespaces)")
+        console.print(_catalog_check(manifest, adapter))
     finally:
         adapter.stop()
     console.print("[green]all checks passed[/green]")
+
+
+def _catalog_check(manifest: Manifest, adapter: Any) -> str:
+    """One line about the catalog; a local hadoop warehouse not created yet is fine (new
+    projects have none until the first ``seed``/``build``)."""
+    output = manifest.output
+    adapter.start()
+    local = warehouse_path(output.warehouse) if output.catalog_type == "hadoop" else None
+    if local is not None and not local.is_dir():
+        return (f"catalog {output.catalog}: warehouse {local} does not exist yet "
+                "(the first `lakewide seed` or `lakewide build` creates it)")
+    namespaces = adapter.namespaces()
+    return f"catalog {output.catalog}: reachable ({len(namespaces)} namespaces)"
 
 
 def _seed(manifest: Manifest, adapter: Any) -> None:
@@ -192,13 +205,19 @@ def _nothing_to_do(manifest: Manifest, names: list[str]) -> bool:
 
 
 def _with_adapter(options: Options, body: Callable[[Manifest, Any], int], *,
+                  check: Callable[[Manifest], Any] | None = None,
                   precheck: Callable[[Manifest], bool] | None = None,
                   writes: bool = True) -> None:
-    """Run ``body`` with one SparkSession, holding the warehouse lock on hadoop catalogs."""
+    """Run ``body`` with one SparkSession, holding the warehouse lock on hadoop catalogs.
+
+    ``check`` raises on bad input before anything is locked, written or started.
+    """
     from lakewide.engine.adapter import SparkAdapter
     from lakewide.lock import WarehouseLock
 
     manifest = options.manifest()
+    if check is not None:
+        check(manifest)
     output = manifest.output
     lock: Any = contextlib.nullcontext()
     if writes and output.catalog_type == "hadoop" and output.warehouse \
@@ -223,7 +242,14 @@ def seed(options: Options) -> None:
     def body(manifest: Manifest, adapter: Any) -> int:
         _seed(manifest, adapter)
         return 0
-    _with_adapter(options, body)
+    _with_adapter(options, body, check=_check_seeds)
+
+
+def _check_seeds(manifest: Manifest) -> None:
+    """Seed files are checked (types files, UTF-8, headers) before Spark starts."""
+    from lakewide.seeds import find_seeds
+
+    find_seeds(manifest.project, manifest.output)
 
 
 @cli.command()
@@ -237,7 +263,7 @@ def run(options: Options, select: tuple[str, ...], exclude: tuple[str, ...],
     def precheck(manifest: Manifest) -> bool:
         return not full_refresh and _nothing_to_do(manifest, _selected(manifest, select, exclude))
     _with_adapter(options, lambda m, a: _run(m, a, _selected(m, select, exclude), full_refresh),
-                  precheck=precheck)
+                  check=lambda m: _selected(m, select, exclude), precheck=precheck)
 
 
 @cli.command()
@@ -252,7 +278,11 @@ def build(options: Options, select: tuple[str, ...], exclude: tuple[str, ...],
         names = _selected(manifest, select, exclude)
         _seed(manifest, adapter)
         return _run(manifest, adapter, names, full_refresh)
-    _with_adapter(options, body)
+
+    def check(manifest: Manifest) -> None:
+        _selected(manifest, select, exclude)
+        _check_seeds(manifest)
+    _with_adapter(options, body, check=check)
 
 
 @cli.command()
@@ -262,11 +292,12 @@ def build(options: Options, select: tuple[str, ...], exclude: tuple[str, ...],
 @pass_options
 def show(options: Options, model: str, limit: int) -> None:
     """Print a model's rows as a table (ordered by primary key)."""
+    def check(manifest: Manifest) -> None:
+        _model_named(manifest, model)
+
     def body(manifest: Manifest, adapter: Any) -> int:
-        if model not in manifest.models:
-            raise ConfigError(f"no model named '{model}'; models: "
-                              f"{', '.join(sorted(manifest.models))}")
         node = manifest.models[model]
+        _ensure_showable(manifest, node, adapter)
         order = node.config.primary_key or []
         query = exp.select("*").from_(node.relation.table())
         if order:
@@ -279,8 +310,30 @@ def show(options: Options, model: str, limit: int) -> None:
             table.add_row(*("NULL" if v is None else str(v) for v in row))
         console.print(table)
         return 0
-    _with_adapter(options, body, writes=False)
+    _with_adapter(options, body, check=check, writes=False)
 
+
+def _model_named(manifest: Manifest, model: str) -> ModelNode:
+    if model not in manifest.models:
+        raise ConfigError(f"no model named '{model}'; models: "
+                          f"{', '.join(sorted(manifest.models)) or 'none'}")
+    return manifest.models[model]
+
+
+def _ensure_showable(manifest: Manifest, node: ModelNode, adapter: Any) -> None:
+    """A session view (hadoop catalog) is created for this session; a table must exist."""
+    from lakewide.executor import run_models
+
+    if node.config.kind == "view" and not node.relation.catalog:
+        failed = [r for r in run_models(manifest, [node.name], adapter) if r.status != "success"]
+        if failed:
+            raise UsageError(f"{failed[0].message}; build what view {node.name} reads first "
+                             f"with `lakewide run -s +{node.name}`")
+        return
+    if not adapter.table_exists(node.relation):
+        raise UsageError(f"{node.relation} does not exist yet (never built); run "
+                         f"`lakewide run -s {node.name}` (or `lakewide build`) first",
+                         model=node.name)
 
 
 @cli.command()
@@ -293,9 +346,7 @@ def lineage(options: Options, model: str) -> None:
     from lakewide.offsets import OFFSETS, RUN_ID, last_commit
 
     manifest = options.manifest()
-    if model not in manifest.models:
-        raise ConfigError(f"no model named '{model}'; models: {', '.join(sorted(manifest.models))}")
-    node = manifest.models[model]
+    node = _model_named(manifest, model)
     output = manifest.output
     if output.catalog_type == "hadoop" and output.warehouse:
         meta = read_table_meta(Path(output.warehouse), node.relation)

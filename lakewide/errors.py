@@ -57,6 +57,11 @@ class RuntimeSetupError(LakewideError):
     """Java, jars or the Spark session cannot be set up (exit code 2)."""
 
 
+class UsageError(LakewideError):
+    """A command cannot do what was asked in the project's current state, e.g. ``show`` on a
+    model that was never built (exit code 2)."""
+
+
 class ModelRunError(LakewideError):
     """A model failed while running (exit code 1)."""
 

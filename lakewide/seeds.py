@@ -1,16 +1,24 @@
-"""CSV seeds: which files, which table, which column type overrides."""
+"""CSV seeds: which files, which table, which column type overrides (checked before any load)."""
 
 from __future__ import annotations
 
+import csv
+import io
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import yaml
+from sqlglot import exp
+from sqlglot.errors import ParseError
 
 from lakewide.errors import ConfigError
 from lakewide.nodes import Relation
 from lakewide.profiles import Output
 from lakewide.project import Project
+
+ENTRY_KEYS = ("name", "column_types", "description")
+TYPE_EXAMPLES = "int, bigint, double, decimal(10,2), string, boolean, date, timestamp"
 
 
 @dataclass(frozen=True)
@@ -23,23 +31,102 @@ class Seed:
 
 
 def find_seeds(project: Project, output: Output) -> list[Seed]:
-    """``seeds/*.csv``; optional ``seeds/*.yml`` entries give ``column_types`` per seed."""
+    """``seeds/*.csv``; optional ``seeds/*.yml`` entries give ``column_types`` per seed.
+
+    Every file is checked here, before any table is written: a types file of the wrong shape,
+    a type Spark does not know, a column the CSV lacks or a CSV that is not UTF-8 is an error
+    naming the file and the key or line.
+    """
     types: dict[str, dict[str, str]] = {}
+    where: dict[str, tuple[Path, str]] = {}
     csvs: list[Path] = []
     for folder in project.seed_paths:
         if not folder.is_dir():
             continue
         csvs.extend(sorted(folder.rglob("*.csv")))
-        for yml in sorted(folder.rglob("*.yml")):
-            try:
-                data = yaml.safe_load(yml.read_text(encoding="utf-8")) or {}
-            except yaml.YAMLError as err:
-                raise ConfigError(f"invalid YAML: {err}", path=yml) from None
-            for entry in data.get("seeds") or []:
-                if not isinstance(entry, dict) or "name" not in entry:
-                    raise ConfigError("each seeds entry needs a 'name'", path=yml, key="seeds")
-                types[str(entry["name"])] = {str(k): str(v) for k, v in
-                                             (entry.get("column_types") or {}).items()}
+        for yml in sorted([*folder.rglob("*.yml"), *folder.rglob("*.yaml")]):
+            for index, (name, column_types) in enumerate(_types_file(yml, project)):
+                types[name] = column_types
+                where[name] = (yml, f"seeds[{index}].column_types")
+    headers = {p.stem: _csv_header(p, project) for p in csvs}
+    for name, column_types in types.items():
+        yml, key = where[name]
+        if name not in headers:
+            raise ConfigError(f"seed '{name}' has no CSV file; seeds: "
+                              f"{', '.join(sorted(headers)) or 'none'}", path=_shown(yml, project),
+                              key=key.rsplit(".", 1)[0] + ".name")
+        missing = [c for c in column_types if c not in headers[name]]
+        if missing:
+            raise ConfigError(f"column '{missing[0]}' is not in the header of {name}.csv "
+                              f"(columns: {', '.join(headers[name])})",
+                              path=_shown(yml, project), key=f"{key}.{missing[0]}")
     namespace = project.seed_schema or output.namespace
     return [Seed(p, Relation(output.catalog, namespace, p.stem), types.get(p.stem, {}))
             for p in csvs]
+
+
+def _shown(path: Path, project: Project) -> str:
+    return project.relative(path)
+
+
+def _types_file(yml: Path, project: Project) -> list[tuple[str, dict[str, str]]]:
+    """The ``(seed name, column types)`` entries of one ``seeds/*.yml``, checked for shape."""
+    shown = _shown(yml, project)
+    try:
+        data: Any = yaml.safe_load(yml.read_text(encoding="utf-8")) or {}
+    except UnicodeDecodeError as err:
+        raise ConfigError(f"not UTF-8 text (byte {err.start}); save the file as UTF-8",
+                          path=shown) from None
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        raise ConfigError(f"invalid YAML: {getattr(err, 'problem', None) or err}", path=shown,
+                          line=mark.line + 1 if mark is not None else None) from None
+    if not isinstance(data, dict) or not isinstance(data.get("seeds") or [], list):
+        raise ConfigError("expected `seeds:` followed by a list of {name, column_types} "
+                          "entries, e.g. seeds: [{name: orders, column_types: {id: bigint}}]",
+                          path=shown, key="seeds")
+    return [_entry(entry, shown, f"seeds[{i}]") for i, entry in enumerate(data.get("seeds") or [])]
+
+
+def _entry(entry: Any, shown: str, key: str) -> tuple[str, dict[str, str]]:
+    if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
+        raise ConfigError("each seeds entry is a mapping with a 'name' (the CSV file's stem)",
+                          path=shown, key=key)
+    unknown = [k for k in entry if k not in ENTRY_KEYS]
+    if unknown:
+        raise ConfigError(f"unknown key '{unknown[0]}'; accepted: {', '.join(ENTRY_KEYS)}",
+                          path=shown, key=f"{key}.{unknown[0]}")
+    column_types = entry.get("column_types") or {}
+    if not isinstance(column_types, dict):
+        raise ConfigError("expected a mapping of column -> type, e.g. {id: bigint}",
+                          path=shown, key=f"{key}.column_types")
+    for column, type_name in column_types.items():
+        _check_type(type_name, shown, f"{key}.column_types.{column}")
+    return entry["name"], {str(k): str(v) for k, v in column_types.items()}
+
+
+def _check_type(type_name: Any, shown: str, key: str) -> None:
+    try:
+        if not isinstance(type_name, str):
+            raise ParseError("not a string")
+        exp.DataType.build(type_name, dialect="spark")
+    except ParseError:
+        raise ConfigError(f"'{type_name}' is not a Spark SQL type; expected one like "
+                          f"{TYPE_EXAMPLES}", path=shown, key=key) from None
+
+
+def _csv_header(path: Path, project: Project) -> list[str]:
+    """The CSV's column names; the whole file must be UTF-8 (the line of a bad byte is named)."""
+    data = path.read_bytes()
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        line = data.count(b"\n", 0, err.start) + 1
+        raise ConfigError(f"byte 0x{data[err.start]:02x} is not UTF-8; save the file as UTF-8 "
+                          "(e.g. `iconv -f latin1 -t utf-8`)", path=_shown(path, project),
+                          line=line) from None
+    header = next(csv.reader(io.StringIO(text)), None)
+    if not header or not any(h.strip() for h in header):
+        raise ConfigError("the first line must be a header of column names",
+                          path=_shown(path, project), line=1)
+    return header

@@ -3,8 +3,11 @@ model), no traceback and nothing written. One parametrized test per kind of inpu
 
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -242,3 +245,128 @@ def test_selector_matching_nothing_exits_2(monkeypatch: pytest.MonkeyPatch,
     assert_clean_failure(code, output, f"selector '{selector}' matches no model", hint,
                          "exit code 2")
     assert not (root / "target").exists()
+
+
+# ---------------------------------------------------------------- 9. seed files
+
+
+ORDERS_CSV = "id,name\n1,Ada\n2,Grace\n"
+
+
+@pytest.mark.parametrize(("files", "expected"), [
+    ({"seeds/types.yml": "- name: orders\n"}, "seeds/types.yml: [seeds] expected `seeds:`"),
+    ({"seeds/types.yml": "seeds:\n  orders: {id: int}\n"}, "[seeds] expected `seeds:`"),
+    ({"seeds/types.yml": "seeds:\n  - column_types: {id: int}\n"},
+     "[seeds[0]] each seeds entry is a mapping with a 'name'"),
+    ({"seeds/types.yml": "seeds:\n  - name: orders\n    column_types: [id]\n"},
+     "[seeds[0].column_types] expected a mapping of column -> type"),
+    ({"seeds/types.yml": "seeds:\n  - name: orders\n    column_types: {id: integr}\n"},
+     "[seeds[0].column_types.id] 'integr' is not a Spark SQL type; expected one like int"),
+    ({"seeds/types.yml": "seeds:\n  - name: orders\n    column_types: {idd: int}\n"},
+     "[seeds[0].column_types.idd] column 'idd' is not in the header of orders.csv (columns: id, name)"),
+    ({"seeds/types.yml": "seeds:\n  - name: orders\n    column_type: {id: int}\n"},
+     "[seeds[0].column_type] unknown key 'column_type'; accepted: name, column_types"),
+    ({"seeds/types.yml": "seeds:\n  - name: ordres\n"},
+     "[seeds[0].name] seed 'ordres' has no CSV file; seeds: orders"),
+    ({"seeds/types.yml": "seeds:\n  - name: orders\n   column_types: {}\n"},
+     "seeds/types.yml:3: invalid YAML"),
+    ({"seeds/types.yml": b"seeds: [{name: \xff}]\n"}, "seeds/types.yml: not UTF-8 text"),
+    ({"seeds/orders.csv": b"id,name\n1,Ada\n2,Gr\xe2ce\n"},
+     "seeds/orders.csv:3: byte 0xe2 is not UTF-8; save the file as UTF-8"),
+    ({"seeds/orders.csv": ""}, "seeds/orders.csv:1: the first line must be a header"),
+], ids=["list", "mapping", "no-name", "types-list", "unknown-type", "unknown-column",
+        "unknown-key", "no-csv", "yaml", "yml-not-utf8", "csv-not-utf8", "empty-csv"])
+@pytest.mark.parametrize("command", ["seed", "build"])
+def test_bad_seed_files(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+                        tmp_path: Path, files: dict[str, str | bytes], expected: str,
+                        command: str) -> None:
+    """Seed files are checked before the warehouse is locked or Spark starts (no JVM here)."""
+    root = make_project(tmp_path, {"seeds/orders.csv": ORDERS_CSV})
+    for relative, content in files.items():
+        path = root / relative
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content)
+    code, output = run_main(monkeypatch, capsys, "--project-dir", str(root), command)
+    assert_clean_failure(code, output, expected)
+    assert not (root / "warehouse").exists()
+
+
+def test_seed_with_a_bom_and_types_passes_the_checks(tmp_path: Path) -> None:
+    from lakewide.seeds import find_seeds
+    from tests.project_factory import manifest_of
+
+    root = make_project(tmp_path, {
+        "seeds/orders.csv": "\ufeffid,name\n1,Ada\n",
+        "seeds/types.yml": "seeds:\n  - name: orders\n    column_types: {id: 'decimal(10,2)'}\n"})
+    manifest = manifest_of(root)
+    [seed] = find_seeds(manifest.project, manifest.output)
+    assert seed.column_types == {"id": "decimal(10,2)"}
+
+
+# ---------------------------------------------------------------- 10. show and debug
+
+
+def test_show_unknown_model_exits_2_before_spark(monkeypatch: pytest.MonkeyPatch,
+                                                 capsys: pytest.CaptureFixture[str],
+                                                 tmp_path: Path) -> None:
+    root = make_project(tmp_path, {"models/m.sql": MODEL})
+    code, output = run_main(monkeypatch, capsys, "--project-dir", str(root), "show", "nope")
+    assert_clean_failure(code, output, "no model named 'nope'; models: m")
+
+
+SHOW_MODELS = {
+    "models/t.sql": "{{ config(materialized='table') }}\nSELECT 1 AS one\n",
+    "models/over_t.sql": "{{ config(materialized='view') }}\nSELECT * FROM {{ ref('t') }}\n",
+    "models/plain.sql": "{{ config(materialized='view') }}\nSELECT 1 AS one\n",
+}
+
+
+@pytest.fixture
+def session_adapter(monkeypatch: pytest.MonkeyPatch, spark: Any) -> None:
+    """The CLI's adapters use the test session (and leave it running)."""
+    from lakewide.engine import adapter as module
+
+    real = module.SparkAdapter
+    monkeypatch.setattr(module, "SparkAdapter",
+                        lambda output, app_name="lakewide": real(output, app_name, spark=spark))
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize(("model", "code", "expected"), [
+    ("t", 2, "model t: lw.bad_inputs_show.t does not exist yet (never built); run "
+             "`lakewide run -s t`"),
+    ("over_t", 2, "TABLE_OR_VIEW_NOT_FOUND"),
+    ("plain", 0, "one"),
+], ids=["unbuilt-table", "view-over-unbuilt", "session-view"])
+def test_show_views_and_unbuilt_models(monkeypatch: pytest.MonkeyPatch,
+                                       capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                       warehouse: Path, session_adapter: None, model: str,
+                                       code: int, expected: str) -> None:
+    profiles = ("demo:\n  target: dev\n  outputs:\n    dev:\n      catalog: lw\n"
+                f"      warehouse: {warehouse}\n      namespace: bad_inputs_show\n")
+    root = make_project(tmp_path, {**SHOW_MODELS, "profiles.yml": profiles})
+    got, output = run_main(monkeypatch, capsys, "--project-dir", str(root), "show", model)
+    assert_clean_failure(got, output, expected, exit_code=code)
+    if model == "over_t":
+        assert "build what view over_t reads first with `lakewide run -s +over_t`" in output
+
+
+@pytest.mark.spark
+def test_debug_right_after_init(tmp_path: Path) -> None:
+    """A fresh project has no warehouse yet: debug says so and passes (its own JVM)."""
+    env = {k: v for k, v in os.environ.items() if k != "LAKEWIDE_PROFILES_DIR"}
+    command = [sys.executable, "-m", "lakewide"]
+    done = subprocess.run([*command, "init", "shop"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    done = subprocess.run([*command, "debug"], cwd=tmp_path / "shop", env=env,
+                          capture_output=True, text=True, timeout=300)
+    output = done.stdout + done.stderr
+    assert done.returncode == 0, output
+    assert "Traceback" not in output
+    assert "does not exist yet (the first `lakewide seed` or `lakewide build` creates it)" \
+        in output
+    assert "all checks passed" in output
+    assert not (tmp_path / "shop" / "warehouse").exists()

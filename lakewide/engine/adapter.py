@@ -13,7 +13,7 @@ from typing import Any
 from sqlglot import exp
 
 from lakewide.compiler import to_sql
-from lakewide.errors import ModelRunError
+from lakewide.errors import ModelRunError, RuntimeSetupError
 from lakewide.metadata import CorruptMetadataError, corrupt_metadata, current_metadata_file, \
     warehouse_path
 from lakewide.nodes import Relation
@@ -46,6 +46,10 @@ class SparkAdapter:
                                       self.output.spark_conf)
             self._spark = runtime.create_session(self.app_name, self.output.master, conf)
         return self._spark
+
+    def start(self) -> None:
+        """Start the SparkSession now (``debug`` checks that Spark and the jars come up)."""
+        _ = self.spark
 
     @property
     def started(self) -> bool:
@@ -88,6 +92,20 @@ class SparkAdapter:
             namespace = exp.Table(this=exp.to_identifier(relation.namespace),
                                   db=exp.to_identifier(relation.catalog))
             self.sql(exp.Create(this=namespace, kind="SCHEMA", exists=True))
+
+    def namespaces(self) -> list[str]:
+        """The namespaces of the profile's catalog; a catalog that does not answer is a
+        RuntimeSetupError saying what to check."""
+        try:
+            self.spark.catalog.setCurrentCatalog(self.output.catalog)
+            return [d.name for d in self.spark.catalog.listDatabases()]
+        except RuntimeSetupError:
+            raise
+        except Exception as err:  # noqa: BLE001 - py4j errors have many types
+            where = self.output.uri or self.output.warehouse
+            raise RuntimeSetupError(f"catalog {self.output.catalog} ({self.output.catalog_type}, "
+                                    f"{where}) did not answer: {_short(err)}; check the "
+                                    "profile's catalog_type, uri and warehouse") from None
 
     def table_exists(self, relation: Relation) -> bool:
         """Whether the table exists; CorruptMetadataError when its metadata cannot be read."""
@@ -216,10 +234,10 @@ class SparkAdapter:
         if self.table_exists(relation) and \
                 self.snapshot_summary(relation).get(SEED_DIGEST) == marker[SEED_DIGEST]:
             return None
-        frame = self.spark.read.csv(str(path), header=True, inferSchema=True)
-        for column, type_name in column_types.items():
-            frame = frame.withColumn(column, F.col(column).cast(type_name))
         try:
+            frame = self.spark.read.csv(str(path), header=True, inferSchema=True)
+            for column, type_name in column_types.items():
+                frame = frame.withColumn(column, F.col(column).cast(type_name))
             commit_with_properties(self.spark, marker,
                                    lambda: frame.writeTo(str(relation)).using("iceberg")
                                    .createOrReplace())
