@@ -42,7 +42,8 @@ def aggregated_columns(model: WideModel) -> list[str]:
     if model.engine == "aggregation":
         return [c for c in model.stored if c not in model.primary_key + model.sequence]
     if model.engine == "partial_update":
-        return list(model.node.config.aggregates)
+        return [c for c in model.stored
+                if c in model.node.config.aggregates or model.group_aggregated(c)]
     return []
 
 

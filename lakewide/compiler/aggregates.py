@@ -145,8 +145,21 @@ def _delimiter(options: dict[str, Any]) -> exp.Expression:
 def _listagg_fold(inp: FoldInput) -> exp.Expression:
     values = _ordered_values(inp, _adds(inp))
     if inp.options.get("distinct"):
-        values = exp.func("ARRAY_DISTINCT", values)
+        values = _distinct_tokens(values, _delimiter(inp.options))
     return _none_if_empty(values, exp.func("ARRAY_JOIN", values.copy(), _delimiter(inp.options)))
+
+
+def _distinct_tokens(values: exp.Expression, delimiter: exp.Expression) -> exp.Expression:
+    """listagg ``distinct`` within a batch as across runs: the values' delimiter-split tokens,
+    blank ones skipped (Paimon 2.0), first occurrences kept."""
+    x, token = exp.to_identifier("x"), exp.to_identifier("tok")
+    # sqlglot's SPLIT splits on a literal (it quotes the delimiter for Spark's regex)
+    split = exp.func("TRANSFORM", values, exp.Lambda(
+        this=exp.func("SPLIT", exp.column("x"), delimiter), expressions=[x]))
+    blank = exp.EQ(this=exp.func("TRIM", exp.column("tok")), expression=exp.Literal.string(""))
+    kept = exp.func("FILTER", exp.func("FLATTEN", split),
+                    exp.Lambda(this=exp.not_(blank), expressions=[token]))
+    return exp.func("ARRAY_DISTINCT", kept)
 
 
 def _listagg_combine(c: Combine) -> exp.Expression:

@@ -136,8 +136,8 @@ def _aggregate_fold(rows: Rows, column: str, order: exp.Expression,
     keep = _and(keep, _owners(rows, column))
     name, options = aggregate_of(rows.model, column)
     function = REGISTRY[name]
-    retract = rows.retract() if rows.retracts and function.retracts else None
-    if rows.retracts and not function.retracts:  # ignore_retract (validated at compile time)
+    retract = rows.retract() if _retracts(rows, column) else None
+    if rows.retracts and retract is None:  # ignore_retract (validated at compile time)
         keep = _and(keep, exp.not_(rows.retract()))
     inp = FoldInput(exp.column(column), retract, order, options, keep)
     counted = keep if function.counts_nulls else _and(keep, exp.column(column).is_(exp.null()).not_())
@@ -149,6 +149,13 @@ def _aggregate_fold(rows: Rows, column: str, order: exp.Expression,
     if function.ops is not None and retract is not None:
         out.append(exp.alias_(function.ops(inp), helper(f"ops_{column}")))
     return out
+
+
+def _retracts(rows: Rows, column: str) -> bool:
+    """Whether retract rows reach ``column``'s aggregate (``ignore_retract`` drops them, for
+    every function, as Paimon's ``fields.<col>.ignore-retract``)."""
+    name, options = aggregate_of(rows.model, column)
+    return rows.retracts and REGISTRY[name].retracts and not options.get("ignore_retract")
 
 
 def _owners(rows: Rows, column: str) -> exp.Expression | None:
@@ -168,7 +175,7 @@ def _aggregate_merge(rows: Rows, column: str, wins: exp.Expression,
     name, options = aggregate_of(rows.model, column)
     function = REGISTRY[name]
     ops = (exp.column(helper(f"ops_{column}"), table=S)
-           if function.ops is not None and rows.retracts else None)
+           if function.ops is not None and _retracts(rows, column) else None)
     combined = function.combine(Combine(exp.column(column, table=T), exp.column(column, table=S),
                                         ops, wins, older, options))
     return case(_positive(helper(f"n_{column}")), combined, exp.column(column, table=T))
@@ -233,8 +240,8 @@ def folds(rows: Rows) -> list[exp.Expression]:
         if any(c in rows.columns for c in group.all_columns):
             present = _any_not_null(group.sequence)
             out.append(exp.alias_(_count(present), helper(f"gn_{group.index}")))
-            if rows.retracts:
-                out.append(exp.alias_(_filter(exp.ArgMax(this=rows.retract(),
+            if rows.retracts:  # a -D removes the row (remove_record_on_sequence_group); -U not
+                out.append(exp.alias_(_filter(exp.ArgMax(this=rows.is_delete(),
                                                          expression=rows.order(group.sequence)),
                                               present.copy()), helper(f"gdel_{group.index}")))
     if rows.removes_on_delete:
@@ -246,7 +253,7 @@ def folds(rows: Rows) -> list[exp.Expression]:
 def _group_column_fold(rows: Rows, group: Group, column: str) -> list[exp.Expression]:
     order = rows.order(group.sequence)
     present = _any_not_null(group.sequence)
-    if column in rows.model.node.config.aggregates:
+    if rows.model.group_aggregated(column):
         return _aggregate_fold(rows, column, order, present)
     value: exp.Expression = exp.column(column)
     if rows.retracts and column not in group.sequence:
@@ -274,7 +281,7 @@ def updates(rows: Rows) -> list[exp.Expression]:
             value: exp.Expression = s
         elif column in model.sequence:
             value = case(wins.copy(), s, t)
-        elif group is not None and column in model.node.config.aggregates:
+        elif group is not None and model.group_aggregated(column):
             gwins = _group_wins(group)
             value = case(_positive(helper(f"gn_{group.index}")),
                          _aggregate_merge(rows, column, gwins, exp.not_(gwins.copy())), t)

@@ -96,6 +96,16 @@ def _check_groups(model: WideModel) -> None:
         if name not in names:
             _fail(model, "remove_record_on_sequence_group", f"'{name}' is not a sequence group; "
                   f"groups: {', '.join(sorted(names)) or 'none'}")
+    default = config.default_aggregate
+    if model.engine == "partial_update" and default not in (None, "last_non_null_value"):
+        fixed = {*model.primary_key, *model.sequence, model.row_kind}
+        outside = [c for c in model.stored if c not in fixed and model.group_of(c) is None
+                   and c not in config.aggregates]
+        if outside:
+            _fail(model, "default_aggregate", f"partial_update applies default_aggregate "
+                  f"{default!r} to the columns of sequence groups, and '{outside[0]}' is in "
+                  "no group; add it to sequence_groups or drop default_aggregate (Paimon: "
+                  "aggregation functions need a sequence group)")
     for column in config.aggregates:
         if model.group_of(column) is None and model.engine == "partial_update":
             name = config.aggregates[column]

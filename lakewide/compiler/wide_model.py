@@ -82,6 +82,15 @@ class WideModel:
         """Every column of the target table: the stored ones, then their hidden versions."""
         return self.stored + self.versions.stored(self.stored)
 
+    def group_aggregated(self, column: str) -> bool:
+        """partial_update: whether a sequence group's column is folded by an aggregate function
+        (its own in ``aggregates``, else ``default_aggregate``, as Paimon applies it)."""
+        group = self.group_of(column)
+        config = self.node.config
+        return (self.engine == "partial_update" and group is not None
+                and column in group.columns
+                and (column in config.aggregates or config.default_aggregate is not None))
+
     def group_of(self, column: str) -> Group | None:
         """The sequence group guarding or sequencing ``column``, if any."""
         for group in self.groups:

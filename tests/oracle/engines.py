@@ -144,6 +144,12 @@ class Spec:
             if g not in self.groups:
                 raise SpecError(f"remove_record_on_sequence_group names no group: {g}")
         if self.engine == "partial_update":
+            if self.default_aggregate not in (None, "last_non_null_value"):
+                fixed = {*self.key, *self.sequence, self.row_kind_column,
+                         *(q for _, seqs, _ in self.group_list() for q in seqs)}
+                if any(c not in fixed and c not in seen and c not in self.aggregates
+                       for c in self.stored):
+                    raise SpecError("default_aggregate with a column in no group")
             for c in self.aggregates:
                 if self.agg(c).function != "last_non_null_value" and c not in seen:
                     raise SpecError(f"aggregate on {c}, which is in no group")
@@ -160,7 +166,8 @@ class Spec:
         if self.engine == "aggregation":
             agg_columns = [c for c in self.stored if c not in self.key and c not in self.sequence]
         elif self.engine == "partial_update":
-            agg_columns = [c for c in self.aggregates if c in seen]
+            agg_columns = [c for c in self.stored
+                           if c in seen and (c in self.aggregates or self.default_aggregate)]
         for c in agg_columns:
             a = self.agg(c)
             if a.function not in FUNCTIONS:
@@ -313,6 +320,10 @@ class _Fold:
             if not self.tokens:
                 return t
             s = self.agg.delimiter.join(self.tokens)
+            if self.agg.distinct:
+                s = _distinct_tokens(s, self.agg.delimiter)
+                if not s:  # only blank values: no value
+                    return t
             joined = s if t is None else (f"{t}{self.agg.delimiter}{s}" if wins
                                           else f"{s}{self.agg.delimiter}{t}")
             return _distinct_tokens(joined, self.agg.delimiter) if self.agg.distinct else joined
@@ -409,7 +420,9 @@ def _distinct(items: list) -> list:
 
 
 def _distinct_tokens(text: str, delimiter: str) -> str:
-    return delimiter.join(_distinct(text.split(delimiter)))
+    """listagg ``distinct``: the delimiter-split tokens, blank ones skipped (Paimon 2.0), first
+    occurrences kept."""
+    return delimiter.join(_distinct([t for t in text.split(delimiter) if t.strip()]))
 
 
 def _fold_column(spec: Spec, agg: Agg, column: str, recs: list[Rec]) -> _Fold | None:
@@ -530,12 +543,12 @@ class _PartialUpdateGroups:
             plain = {}
             aggs = {}
             for c in cols:
-                if c in spec.aggregates:
+                if c in spec.aggregates or spec.default_aggregate:
                     aggs[c] = _fold_column(spec, spec.agg(c), c, part)
                 else:
                     plain[c] = None if last.retract else last.values.get(c)
             groups[name] = {"seq": tuple(last.values.get(s) for s in seqs),
-                            "retract": last.retract, "plain": plain, "aggs": aggs}
+                            "delete": last.kind == "-D", "plain": plain, "aggs": aggs}
         return {"state": "normal", "values": values,
                 "seq": _seq(spec, adds[-1]) if adds else None, "groups": groups}
 
@@ -558,7 +571,7 @@ class _PartialUpdateGroups:
             if g is None:
                 continue
             group_wins = seq_key(g["seq"]) >= seq_key(tuple(row[s] for s in seqs))
-            if group_wins and g["retract"] and name in spec.remove_record_on_sequence_group:
+            if group_wins and g["delete"] and name in spec.remove_record_on_sequence_group:
                 return None
             for c, fold in g["aggs"].items():
                 if fold is not None:
