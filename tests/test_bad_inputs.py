@@ -370,3 +370,59 @@ def test_debug_right_after_init(tmp_path: Path) -> None:
         in output
     assert "all checks passed" in output
     assert not (tmp_path / "shop" / "warehouse").exists()
+
+
+# ---------------------------------------------------------------- 8. WITH, ORDER BY, LIMIT
+
+
+WIDE_CONFIG = "{{ config(merge_engine='partial_update', primary_key='k') }}\n"
+WIDE_SOURCES = "sources:\n  - name: raw\n    tables:\n      - name: a\n      - name: b\n"
+
+
+@pytest.mark.parametrize(("sql", "expected"), [
+    ("SELECT k, x FROM {{ source('raw', 'a') }} UNION ALL SELECT k, y FROM {{ source('raw', 'b') }}"
+     " ORDER BY k", "ORDER BY on the UNION ALL is not supported"),
+    ("SELECT k, x FROM {{ source('raw', 'a') }} UNION ALL SELECT k, y FROM {{ source('raw', 'b') }}"
+     " LIMIT 10", "LIMIT on the UNION ALL is not supported"),
+    ("SELECT k, x FROM {{ source('raw', 'a') }} UNION ALL (SELECT k, y FROM "
+     "{{ source('raw', 'b') }} LIMIT 10)", "LIMIT on UNION ALL branch 2 is not supported"),
+    ("SELECT k, x FROM {{ source('raw', 'a') }} ORDER BY k LIMIT 5",
+     "ORDER BY on UNION ALL branch 1 is not supported"),
+    ("WITH RECURSIVE r AS (SELECT k, x FROM {{ source('raw', 'a') }}) SELECT k, x FROM r",
+     "WITH RECURSIVE cannot be split into sources"),
+    ("WITH w AS (SELECT k, x FROM {{ source('raw', 'a') }}) SELECT k, x FROM w UNION ALL "
+     "SELECT k, y FROM (WITH w AS (SELECT k, y FROM {{ source('raw', 'b') }}) SELECT * FROM w) s",
+     "CTE 'w' is defined twice"),
+], ids=["order-by", "limit", "branch-limit", "single-order-by", "recursive", "shadowed"])
+def test_union_clauses_refused(monkeypatch: pytest.MonkeyPatch,
+                               capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                               sql: str, expected: str) -> None:
+    root = make_project(tmp_path, {"models/w.sql": WIDE_CONFIG + sql + "\n",
+                                   "models/sources.yml": WIDE_SOURCES})
+    code, output = run_main(monkeypatch, capsys, "--project-dir", str(root), "compile")
+    assert_clean_failure(code, output, "models/w.sql", expected)
+    assert not (root / "target").exists()
+
+
+def test_top_level_with_compiles_to_standalone_branches(tmp_path: Path) -> None:
+    """Each branch reads the CTEs it uses as derived tables: the bootstrap union holds no WITH
+    (Spark refuses one inside a union) and each MERGE stages only its own source."""
+    from lakewide.compiler import compile_model, to_sql
+    from tests.project_factory import manifest_of
+
+    root = make_project(tmp_path, {"models/sources.yml": WIDE_SOURCES, "models/w.sql": (
+        WIDE_CONFIG
+        + "WITH a1 AS (SELECT k, x FROM {{ source('raw', 'a') }}),\n"
+        "     b1 AS (SELECT k, y FROM {{ source('raw', 'b') }} WHERE y > 0)\n"
+        "SELECT k, x, CAST(NULL AS INT) AS y FROM a1\n"
+        "UNION ALL\n"
+        "SELECT k, CAST(NULL AS INT), y FROM b1\n")})
+    compiled = compile_model(manifest_of(root).models["w"])
+    bootstrap = to_sql(compiled.bootstrap, pretty=False)
+    assert "WITH" not in bootstrap
+    assert "FROM (SELECT k, x FROM lw.raw.a) AS a1" in bootstrap
+    assert "FROM (SELECT k, y FROM lw.raw.b WHERE y > 0) AS b1" in bootstrap
+    first, second = (to_sql(m.staging(), pretty=False) for m in compiled.merges)
+    assert "lw.raw.a" in first and "lw.raw.b" not in first
+    assert "lw.raw.b" in second and "lw.raw.a" not in second
+    assert [m.name for m in compiled.merges] == ["a", "b"]
