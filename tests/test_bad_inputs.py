@@ -107,7 +107,8 @@ def test_repeated_config_keyword(monkeypatch: pytest.MonkeyPatch,
                                  model: str, line: int) -> None:
     root = make_project(tmp_path, {"models/m.sql": model})
     code, output = run_main(monkeypatch, capsys, "--project-dir", str(root), "compile")
-    assert_clean_failure(code, output, f"models/m.sql:{line}", "given twice", "give each keyword once")
+    assert_clean_failure(code, output, f"models/m.sql:{line}", "given twice",
+                         "give each keyword once")
     assert not (root / "target").exists()
 
 
@@ -263,7 +264,8 @@ ORDERS_CSV = "id,name\n1,Ada\n2,Grace\n"
     ({"seeds/types.yml": "seeds:\n  - name: orders\n    column_types: {id: integr}\n"},
      "[seeds[0].column_types.id] 'integr' is not a Spark SQL type; expected one like int"),
     ({"seeds/types.yml": "seeds:\n  - name: orders\n    column_types: {idd: int}\n"},
-     "[seeds[0].column_types.idd] column 'idd' is not in the header of orders.csv (columns: id, name)"),
+     "[seeds[0].column_types.idd] column 'idd' is not in the header of orders.csv "
+     "(columns: id, name)"),
     ({"seeds/types.yml": "seeds:\n  - name: orders\n    column_type: {id: int}\n"},
      "[seeds[0].column_type] unknown key 'column_type'; accepted: name, column_types"),
     ({"seeds/types.yml": "seeds:\n  - name: ordres\n"},
@@ -426,3 +428,15 @@ def test_top_level_with_compiles_to_standalone_branches(tmp_path: Path) -> None:
     assert "lw.raw.a" in first and "lw.raw.b" not in first
     assert "lw.raw.b" in second and "lw.raw.a" not in second
     assert [m.name for m in compiled.merges] == ["a", "b"]
+
+
+@pytest.mark.spark
+def test_debug_catalog_that_does_not_answer(monkeypatch: pytest.MonkeyPatch,
+                                            capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                            session_adapter: None) -> None:
+    profiles = ("demo:\n  target: dev\n  outputs:\n    dev:\n      catalog: not_configured\n"
+                "      catalog_type: rest\n      uri: http://127.0.0.1:9\n")
+    root = make_project(tmp_path, {"profiles.yml": profiles})
+    code, output = run_main(monkeypatch, capsys, "--project-dir", str(root), "debug")
+    assert_clean_failure(code, output, "catalog not_configured (rest, http://127.0.0.1:9) did "
+                         "not answer", "check the profile's catalog_type, uri and warehouse")
