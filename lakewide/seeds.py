@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import difflib
 import io
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -94,7 +95,9 @@ def _entry(entry: Any, shown: str, key: str) -> tuple[str, dict[str, str]]:
                           path=shown, key=key)
     unknown = [k for k in entry if k not in ENTRY_KEYS]
     if unknown:
-        raise ConfigError(f"unknown key '{unknown[0]}'; accepted: {', '.join(ENTRY_KEYS)}",
+        near = difflib.get_close_matches(str(unknown[0]), ENTRY_KEYS, n=1)
+        hint = f"Did you mean '{near[0]}'? " if near else ""
+        raise ConfigError(f"unknown key '{unknown[0]}'. {hint}Accepted: {', '.join(ENTRY_KEYS)}",
                           path=shown, key=f"{key}.{unknown[0]}")
     column_types = entry.get("column_types") or {}
     if not isinstance(column_types, dict):

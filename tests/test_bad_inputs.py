@@ -267,7 +267,8 @@ ORDERS_CSV = "id,name\n1,Ada\n2,Grace\n"
      "[seeds[0].column_types.idd] column 'idd' is not in the header of orders.csv "
      "(columns: id, name)"),
     ({"seeds/types.yml": "seeds:\n  - name: orders\n    column_type: {id: int}\n"},
-     "[seeds[0].column_type] unknown key 'column_type'; accepted: name, column_types"),
+     "[seeds[0].column_type] unknown key 'column_type'. Did you mean 'column_types'? "
+     "Accepted: name, column_types"),
     ({"seeds/types.yml": "seeds:\n  - name: ordres\n"},
      "[seeds[0].name] seed 'ordres' has no CSV file; seeds: orders"),
     ({"seeds/types.yml": "seeds:\n  - name: orders\n   column_types: {}\n"},
