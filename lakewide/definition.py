@@ -81,18 +81,24 @@ class DefinitionChangedError(ConfigError):
 
     def __init__(self, changed: list[ChangedModel]) -> None:
         self.changed = changed
-        super().__init__(_message(changed), model=changed[0].name if len(changed) == 1 else None)
+        super().__init__(_message(changed))
 
 
 def _message(changed: list[ChangedModel]) -> str:
-    lines = [f"model {c.name} ({c.path}) changed since its table {c.relation} was built"
-             + (f" by lakewide {c.built_by}" if c.built_by and c.built_by != __version__ else "")
-             for c in changed]
+    upgraded = sorted({c.built_by for c in changed if c.built_by and c.built_by != __version__})
+    note = (f"; lakewide {', '.join(upgraded)} built it, and a change of lakewide's table "
+            "layout counts too" if upgraded else "")
     selectors = " ".join(f"-s {c.name}" for c in changed)
-    return ("; ".join(lines) + ". Its columns, branches, filters or config differ from the "
-            "definition stored with the table, so the incremental plan cannot be applied to it "
-            "and nothing was run. lakewide does not migrate tables yet: rebuild with "
-            f"`lakewide run --full-refresh {selectors}`.")
+    if len(changed) == 1:
+        c = changed[0]
+        head = f"model {c.name} ({c.path}) changed since its table {c.relation} was built"
+    else:
+        head = f"{len(changed)} models changed since their tables were built: " + ", ".join(
+            f"{c.name} ({c.path}, table {c.relation})" for c in changed)
+    return (f"{head}: the SQL or config differs from the definition stored with the table "
+            f"(columns, branches, filters, keys or options){note}. Its incremental plan cannot "
+            "run on the table built before. Nothing was run. lakewide does not migrate tables yet; rebuild "
+            f"with `lakewide run --full-refresh {selectors}`.")
 
 
 def changed_models(manifest: Manifest, names: list[str], meta_of: MetaReader) -> list[ChangedModel]:

@@ -26,14 +26,14 @@ def corrupt_metadata(relation: Relation | str, file: Path | str | None,
                      detail: str) -> CorruptMetadataError:
     """The error for unreadable table metadata, naming the table, the file and the way out."""
     if file is None:
-        return CorruptMetadataError(f"table {relation}: its Iceberg metadata cannot be read: "
-                                    f"{detail}. Models that do not read this table still run")
+        return CorruptMetadataError(f"table {relation}: its Iceberg metadata cannot be read "
+                                    f"({detail}). Models that do not read this table still run.")
     return CorruptMetadataError(
-        f"table {relation}: its current Iceberg metadata file {file} cannot be read: {detail}. "
+        f"table {relation}: its current Iceberg metadata file {file} cannot be read ({detail}). "
         "Restore that file from a backup; or, on a hadoop catalog, move it aside and write the "
         "previous version number into version-hint.text next to it: the table falls back to "
         "that version and lakewide resumes from its offsets. Models that do not read this "
-        "table still run")
+        "table still run.")
 
 
 def warehouse_path(warehouse: str | None) -> Path | None:

@@ -116,17 +116,15 @@ class SparkAdapter:
 
     def _unreadable(self, relation: Relation, err: Exception) -> CorruptMetadataError:
         """The error for a table whose metadata Iceberg failed to load, naming the file."""
-        detail = _short(err)
-        found = _METADATA_FILE.search(detail)
-        detail = _without_packages(detail)
-        cause = _root_cause(err)
-        if cause and cause != detail:
-            detail += f" (caused by {cause})"
-        warehouse = warehouse_path(self.output.warehouse) \
-            if self.output.catalog_type == "hadoop" else None
+        top = _short(err)
+        found = _METADATA_FILE.search(top)
+        detail = _root_cause(err) or _without_packages(top)
         file: Path | str | None = found.group(1) if found else None
-        if file is None and warehouse is not None:
-            file = current_metadata_file(warehouse, relation)
+        if file is not None:
+            detail = detail.replace(f": {file}", "").replace(str(file), "the file")
+        elif self.output.catalog_type == "hadoop":
+            warehouse = warehouse_path(self.output.warehouse)
+            file = None if warehouse is None else current_metadata_file(warehouse, relation)
         return corrupt_metadata(relation, file, detail)
 
     def snapshot_summary(self, relation: Relation) -> dict[str, str]:
