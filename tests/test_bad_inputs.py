@@ -441,3 +441,35 @@ def test_debug_catalog_that_does_not_answer(monkeypatch: pytest.MonkeyPatch,
     code, output = run_main(monkeypatch, capsys, "--project-dir", str(root), "debug")
     assert_clean_failure(code, output, "catalog not_configured (rest, http://127.0.0.1:9) did "
                          "not answer", "check the profile's catalog_type, uri and warehouse")
+
+
+@pytest.mark.spark
+def test_top_level_with_runs_bootstrap_then_incremental(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path,
+        warehouse: Path, spark: Any, session_adapter: None) -> None:
+    """The inlined CTEs run on Spark: the bootstrap union, then one source's MERGE."""
+    raw, out = "bad_inputs_cte_raw", "bad_inputs_cte"
+    profiles = ("demo:\n  target: dev\n  outputs:\n    dev:\n      catalog: lw\n"
+                f"      warehouse: {warehouse}\n      namespace: {out}\n")
+    sources = (f"sources:\n  - name: raw\n    schema: {raw}\n    tables:\n"
+               "      - name: a\n      - name: b\n")
+    root = make_project(tmp_path, {"profiles.yml": profiles, "models/sources.yml": sources,
+                                   "models/w.sql": (
+        WIDE_CONFIG
+        + "WITH a1 AS (SELECT k, x FROM {{ source('raw', 'a') }}),\n"
+        "     b1 AS (SELECT k, y FROM {{ source('raw', 'b') }} WHERE y > 0)\n"
+        "SELECT k, x, CAST(NULL AS INT) AS y FROM a1\n"
+        "UNION ALL\n"
+        "SELECT b1.k, CAST(NULL AS STRING), b1.y FROM b1 JOIN a1 ON a1.k = b1.k\n")})
+    spark.sql(f"CREATE NAMESPACE IF NOT EXISTS lw.{raw}")
+    spark.sql(f"CREATE TABLE lw.{raw}.a (k INT, x STRING) USING iceberg")
+    spark.sql(f"CREATE TABLE lw.{raw}.b (k INT, y INT) USING iceberg")
+    spark.sql(f"INSERT INTO lw.{raw}.a VALUES (1, 'one'), (2, 'two')")
+    spark.sql(f"INSERT INTO lw.{raw}.b VALUES (1, 10), (2, 0)")
+    code, output = run_main(monkeypatch, capsys, "--project-dir", str(root), "run")
+    assert code == 0 and "bootstrap" in output, output
+    spark.sql(f"INSERT INTO lw.{raw}.b VALUES (2, 20)")
+    code, output = run_main(monkeypatch, capsys, "--project-dir", str(root), "run")
+    assert code == 0 and "incremental" in output, output
+    rows = sorted(tuple(r) for r in spark.table(f"lw.{out}.w").collect())
+    assert rows == [(1, "one", 10), (2, "two", 20)]
