@@ -71,7 +71,7 @@ def profile_options(func: Callable[..., Any]) -> Callable[..., Any]:
 
     Given after the subcommand they win over the same option given before it.
     """
-    func = click.option("--vars", callback=_sub_vars, expose_value=False, is_eager=False,
+    func = click.option("--vars", callback=_sub_vars, expose_value=False,
                         help="YAML mapping for var() (also accepted before the command).")(func)
     return click.option("--target", "-t", callback=_sub_target, expose_value=False,
                         help="Target of the profile (also accepted before the command).")(func)

@@ -18,7 +18,7 @@ from sqlglot import exp
 
 from lakewide.cli import Options, cli, console, profile_options
 from lakewide.compiler import compile_model
-from lakewide.errors import ConfigError, UsageError
+from lakewide.errors import ConfigError, ModelRunError, UsageError
 from lakewide.graph import select
 from lakewide.manifest import Manifest
 from lakewide.metadata import warehouse_path
@@ -326,9 +326,11 @@ def _ensure_showable(manifest: Manifest, node: ModelNode, adapter: Any) -> None:
 
     if node.config.kind == "view" and not node.relation.catalog:
         failed = [r for r in run_models(manifest, [node.name], adapter) if r.status != "success"]
-        if failed:
+        if failed and "TABLE_OR_VIEW_NOT_FOUND" in failed[0].message:
             raise UsageError(f"{failed[0].message}; build what view {node.name} reads first "
                              f"with `lakewide run -s +{node.name}`")
+        if failed:  # the view itself is wrong: a failed model
+            raise ModelRunError(failed[0].message)
         return
     if not adapter.table_exists(node.relation):
         raise UsageError(f"{node.relation} does not exist yet (never built); run "

@@ -323,6 +323,7 @@ SHOW_MODELS = {
     "models/t.sql": "{{ config(materialized='table') }}\nSELECT 1 AS one\n",
     "models/over_t.sql": "{{ config(materialized='view') }}\nSELECT * FROM {{ ref('t') }}\n",
     "models/plain.sql": "{{ config(materialized='view') }}\nSELECT 1 AS one\n",
+    "models/broken.sql": "{{ config(materialized='view') }}\nSELECT no_such_column\n",
 }
 
 
@@ -342,7 +343,8 @@ def session_adapter(monkeypatch: pytest.MonkeyPatch, spark: Any) -> None:
              "`lakewide run -s t`"),
     ("over_t", 2, "TABLE_OR_VIEW_NOT_FOUND"),
     ("plain", 0, "one"),
-], ids=["unbuilt-table", "view-over-unbuilt", "session-view"])
+    ("broken", 1, "model broken: [UNRESOLVED_COLUMN"),
+], ids=["unbuilt-table", "view-over-unbuilt", "session-view", "view-that-fails"])
 def test_show_views_and_unbuilt_models(monkeypatch: pytest.MonkeyPatch,
                                        capsys: pytest.CaptureFixture[str], tmp_path: Path,
                                        warehouse: Path, session_adapter: None, model: str,
