@@ -38,6 +38,7 @@ class ModelConfig(BaseModel):
     aggregates: dict[str, Any] = {}
     default_aggregate: str | None = None
     ignore_delete: bool = False
+    ignore_update_before: bool = False
     remove_record_on_delete: bool = False
     remove_record_on_sequence_group: list[str] = []
     row_kind_column: str | None = None

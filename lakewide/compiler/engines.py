@@ -14,7 +14,8 @@ from sqlglot import exp
 from lakewide.compiler import versions
 from lakewide.compiler.aggregates import REGISTRY, Combine, FoldInput
 from lakewide.compiler.ordering import BRANCH_COLUMN, incoming_older, incoming_wins, ordering
-from lakewide.compiler.wide_model import DELETE_KINDS, RETRACT_KINDS, Group, WideModel
+from lakewide.compiler.wide_model import (DELETE_KINDS, RETRACT_KINDS, UPDATE_BEFORE_KINDS, Group,
+                                          WideModel)
 
 T, S = "t", "s"
 LAST_DELETE = "__lw_last_delete"
@@ -97,11 +98,15 @@ class Rows:
                         with_branch=self.with_branch)
 
     def prefilter(self) -> exp.Expression | None:
-        """Rows dropped before folding: ignored retracts; ``-U`` under remove_record_on_delete."""
+        """Rows dropped before folding: ignored retracts; ``-U`` under remove_record_on_delete
+        or ignore_update_before."""
         if self.has_row_kind and not self.retracts:
             return exp.not_(self.retract())
         if self.removes_on_delete:
             return exp.not_(exp.and_(self.retract(), exp.not_(self.is_delete())))
+        if self.retracts and self.config.ignore_update_before:
+            assert self.model.row_kind
+            return exp.not_(kinds_in(self.model.row_kind, UPDATE_BEFORE_KINDS))
         return None
 
     def window(self) -> list[exp.Expression]:

@@ -150,6 +150,9 @@ def validate(model: WideModel) -> None:
     if engine == "partial_update" and model.row_kind and not (
             config.ignore_delete or config.remove_record_on_delete or config.sequence_groups):
         _fail(model, "row_kind_column", DELETE_POLICIES)
+    if config.ignore_update_before and not model.row_kind:
+        _fail(model, "ignore_update_before", "ignore_update_before drops -U rows, which arrive "
+              "through row_kind_column; set row_kind_column or drop ignore_update_before")
     if config.remove_record_on_sequence_group and not model.row_kind:
         _fail(model, "remove_record_on_sequence_group", "removing rows on a group retract needs "
               "row_kind_column (where retracts come from)")

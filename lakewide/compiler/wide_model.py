@@ -20,6 +20,7 @@ DIALECT = "spark"
 ADD_KINDS = ("+I", "+U", "INSERT", "UPDATE_AFTER")
 RETRACT_KINDS = ("-U", "-D", "UPDATE_BEFORE", "DELETE")
 DELETE_KINDS = ("-D", "DELETE")
+UPDATE_BEFORE_KINDS = ("-U", "UPDATE_BEFORE")
 
 
 @dataclass(frozen=True)

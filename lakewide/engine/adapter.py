@@ -12,6 +12,7 @@ from typing import Any
 
 from sqlglot import exp
 
+from lakewide.arrival import Read, arrival_reads
 from lakewide.compiler import to_sql
 from lakewide.errors import ModelRunError, RuntimeSetupError
 from lakewide.metadata import CorruptMetadataError, corrupt_metadata, current_metadata_file, \
@@ -138,18 +139,21 @@ class SparkAdapter:
         """Snapshots and current snapshot of a table; None when it does not exist."""
         if not self.table_exists(relation):
             return None
-        query = exp.select("snapshot_id", "parent_id", "operation", "summary", "committed_at") \
-            .from_(relation.metadata_table("snapshots"))
         try:
-            _, rows = self.rows(query)
+            snapshots = self._snapshots(relation)
         except ModelRunError as err:
             raise self._unreadable(relation, err.__cause__ or err) from err
-        snapshots = {r[0]: Snapshot(r[0], r[1], r[2] or "", dict(r[3] or {}),
-                                    int(r[4].timestamp() * 1000) if r[4] else 0) for r in rows}
         refs = exp.select("snapshot_id").from_(relation.metadata_table("refs")) \
             .where(exp.column("name").eq(exp.Literal.string("main")))
         _, current = self.rows(refs)
         return TableMeta(current[0][0] if current else None, snapshots)
+
+    def _snapshots(self, relation: Relation) -> dict[int, Snapshot]:
+        query = exp.select("snapshot_id", "parent_id", "operation", "summary", "committed_at") \
+            .from_(relation.metadata_table("snapshots"))
+        _, rows = self.rows(query)
+        return {r[0]: Snapshot(r[0], r[1], r[2] or "", dict(r[3] or {}),
+                               int(r[4].timestamp() * 1000) if r[4] else 0) for r in rows}
 
     def register_read(self, view: str, relation: Relation, snapshot: int,
                       after: int | None = None, newer_than_sequence: int | None = None) -> None:
@@ -158,20 +162,28 @@ class SparkAdapter:
         ``newer_than_sequence`` keeps only rows whose row lineage
         (``_last_updated_sequence_number``, format v3) is newer: rows added or updated since.
         """
-        reader = self.spark.read.format("iceberg")
-        if after is None:
-            reader = reader.option("snapshot-id", str(snapshot))
-        else:
-            reader = reader.option("start-snapshot-id", str(after)) \
-                .option("end-snapshot-id", str(snapshot))
         try:
-            frame = reader.load(str(relation))
+            reads = [Read(snapshot, after)] if newer_than_sequence is not None else \
+                arrival_reads(TableMeta(snapshot, self._snapshots(relation)), snapshot, after)
+            frame = None
+            for read in reads:  # oldest commit first: row numbers follow arrival
+                part = self._read(relation, read)
+                frame = part if frame is None else frame.unionByName(part)
             if newer_than_sequence is not None:
                 frame = frame.select("*", LINEAGE_SEQUENCE) \
                     .where(frame[LINEAGE_SEQUENCE] > newer_than_sequence).drop(LINEAGE_SEQUENCE)
             frame.createOrReplaceTempView(view)
         except Exception as err:  # noqa: BLE001
             raise ModelRunError(_short(err)) from err
+
+    def _read(self, relation: Relation, read: Read) -> Any:
+        reader = self.spark.read.format("iceberg")
+        if read.after is None:
+            reader = reader.option("snapshot-id", str(read.snapshot))
+        else:
+            reader = reader.option("start-snapshot-id", str(read.after)) \
+                .option("end-snapshot-id", str(read.snapshot))
+        return reader.load(str(relation))
 
     def register_changelog(self, view: str, relation: Relation, after: int, snapshot: int) -> None:
         """Temporary view of ``relation``'s changes after ``after`` up to ``snapshot``.

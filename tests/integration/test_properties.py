@@ -143,7 +143,7 @@ def model_config(spec: Spec) -> dict[str, Any]:
         config["aggregates"] = {c: aggregate_config(a) for c, a in spec.aggregates.items()}
     if spec.default_aggregate:
         config["default_aggregate"] = spec.default_aggregate
-    for flag in ("ignore_delete", "remove_record_on_delete"):
+    for flag in ("ignore_delete", "ignore_update_before", "remove_record_on_delete"):
         if getattr(spec, flag):
             config[flag] = True
     if spec.remove_record_on_sequence_group:
@@ -211,7 +211,7 @@ class Harness:
         return root, namespace, src_namespace
 
     def write_sources(self, case: Case, src_namespace: str, records: list[tuple[int, dict]],
-                      create: bool) -> None:
+                      create: bool, appends: int = 1) -> None:
         """Create (``create``) or append to each source table: one data file per source, the
         source's records in arrival order. Sources are append-only (lakewide reads the rows
         appended since its consumed offsets); a created table always has a snapshot.
@@ -224,11 +224,14 @@ class Harness:
             columns = source_columns(case, i)
             name = f"lw.{src_namespace}.t{i}"
             rows = [r for s, r in records if s == i]
-            if create:
-                self.spark.sql(f"CREATE TABLE {name} USING iceberg AS "
-                               f"{_values_query(case, columns, rows)}")
-            elif rows:
-                self.spark.sql(f"INSERT INTO {name} {_values_query(case, columns, rows)}")
+            # ``appends`` commits per source, in arrival order: a run then reads several
+            # appends at once, whose arrival order must follow the commits
+            for n, chunk in enumerate(_chunks(rows, appends)):
+                if create and n == 0:
+                    self.spark.sql(f"CREATE TABLE {name} USING iceberg AS "
+                                   f"{_values_query(case, columns, chunk)}")
+                elif chunk:
+                    self.spark.sql(f"INSERT INTO {name} {_values_query(case, columns, chunk)}")
         self.seconds["write"] += time.perf_counter() - started
 
     def run(self, root: Path, expected_plan: str) -> None:
@@ -256,20 +259,23 @@ class Harness:
             out[tuple(values[k] for k in spec.key)] = {c: values[c] for c in spec.stored}
         return out
 
-    def run_incremental(self, case: Case) -> dict:
+    def run_incremental(self, case: Case, appends: int = 1) -> dict:
         root, namespace, src = self.project(case, f"pp{next(_counter)}_inc")
         for i, batch in enumerate(case.batches):
-            self.write_sources(case, src, batch, create=i == 0)
+            self.write_sources(case, src, batch, create=i == 0, appends=appends)
             self.run(root, "bootstrap" if i == 0 else "incremental")
         return self.table(case, namespace)
 
-    def run_bootstrap(self, case: Case) -> dict:
+    def run_bootstrap(self, case: Case, appends: int = 1) -> dict:
         root, namespace, src = self.project(case, f"pp{next(_counter)}_boot")
-        self.write_sources(case, src, [r for b in case.batches for r in b], create=True)
+        self.write_sources(case, src, [r for b in case.batches for r in b], create=True,
+                           appends=appends)
         self.run(root, "bootstrap")
         return self.table(case, namespace)
 
-    def check(self, case: Case) -> None:
+    def check(self, case: Case, appends: int = 1) -> None:
+        """Run ``case`` incrementally and as one bootstrap and compare both with the oracle;
+        ``appends``: commits per source and batch (several appends read by one run)."""
         spec = case.spec
         if currently_in_test_context():  # statistics: --hypothesis-show-statistics
             event(f"batches={len(case.batches)} sources={case.sources} "
@@ -280,9 +286,9 @@ class Harness:
         expected_inc = oracle.incremental(spec, case.batches)
         if case.coincide:  # any split into runs gives the plain ordered fold of all records
             expected_inc = _mixed(expected_boot, expected_inc, case.per_run)
-        inc = self.run_incremental(case)
+        inc = self.run_incremental(case, appends)
         # with one batch, the incremental side's only run was this very bootstrap
-        boot = inc if len(case.batches) == 1 else self.run_bootstrap(case)
+        boot = inc if len(case.batches) == 1 else self.run_bootstrap(case, appends)
         # plain raises: pytest's own dict diff would add noise (e.g. 6.0 vs 6, which are equal)
         if _normal(inc) != _normal(expected_inc):
             raise AssertionError(_diff("incremental", inc, expected_inc))
@@ -290,6 +296,12 @@ class Harness:
             raise AssertionError(_diff("bootstrap", boot, expected_boot))
         if case.coincide and not case.per_run and _normal(inc) != _normal(boot):
             raise AssertionError(_diff("incremental", inc, boot, "bootstrap table"))
+
+
+def _chunks(rows: list, parts: int) -> list[list]:
+    """``rows`` cut into ``parts`` consecutive pieces (some may be empty)."""
+    size = -(-len(rows) // parts) if rows else 0
+    return [rows[i * size:(i + 1) * size] for i in range(parts)] if size else [rows]
 
 
 def _mixed(ordered: dict, per_run: dict, columns: frozenset[str]) -> dict:
@@ -368,6 +380,8 @@ def seq(batch: int) -> st.SearchStrategy:
 
 # any sequence in any run: late records, ties across runs and sources, NULLs
 ANY_SEQ = st.sampled_from([None, 0, 1, 2, 3, 4])
+# commits per source and batch: one, or several appends read together by one run
+APPENDS = st.sampled_from([1, 1, 2, 3])
 SMALL_INT = st.sampled_from([None, 0, 1, 2, 3])
 STRING = st.sampled_from([None, "a", "b", "c"])
 BOOL = st.sampled_from([None, True, False])
@@ -678,6 +692,7 @@ def aggregation_cases(draw: Any) -> Case:
     spec = Spec("aggregation", ["k"], ["k", *cols, *sequence] + (["op"] if row_kinds else []),
                 owned=owned, sequence=sequence, aggregates=aggregates, default_aggregate=default,
                 ignore_delete=mode == "ignore_delete",
+                ignore_update_before=mode == "retracts" and draw(st.integers(0, 3)) == 0,
                 row_kind_column="op" if row_kinds else None)
     values = {"BIGINT": st.sampled_from([None, -1, 1, 2, 3]), "INT": SMALL_INT,
               "STRING": STRING, "BOOLEAN": BOOL,
@@ -757,51 +772,53 @@ def first_row_cases(draw: Any) -> Case:
 
 
 @settings(max_examples=_examples(15), **SETTINGS)
-@given(case=partial_update_cases())
-def test_partial_update_plain_and_sequence_field(harness: Harness, case: Case) -> None:
+@given(case=partial_update_cases(), appends=APPENDS)
+def test_partial_update_plain_and_sequence_field(harness: Harness, case: Case,
+                                                 appends: int) -> None:
     """partial_update: no / single / two-field sequence_field, 1-2 key columns, columns owned
     by one or several sources, late batches, ties, NULL sequences and keys."""
-    harness.check(case)
+    harness.check(case, appends)
 
 
 @settings(max_examples=_examples(10), **SETTINGS)
-@given(case=sequence_group_cases())
-def test_partial_update_sequence_groups(harness: Harness, case: Case) -> None:
+@given(case=sequence_group_cases(), appends=APPENDS)
+def test_partial_update_sequence_groups(harness: Harness, case: Case, appends: int) -> None:
     """partial_update with sequence_groups (one- or two-column group sequences), sum or max
     inside a group, a column in no group, sometimes a row-level sequence_field too."""
-    harness.check(case)
+    harness.check(case, appends)
 
 
 @settings(max_examples=_examples(12), **SETTINGS)
-@given(case=st.one_of(row_kind_cases(), sequence_group_cases(row_kinds=True)))
-def test_partial_update_row_kinds(harness: Harness, case: Case) -> None:
+@given(case=st.one_of(row_kind_cases(), sequence_group_cases(row_kinds=True)),
+       appends=APPENDS)
+def test_partial_update_row_kinds(harness: Harness, case: Case, appends: int) -> None:
     """partial_update with a row_kind_column under each delete policy: ignore_delete,
     remove_record_on_delete, sequence_groups (with remove_record_on_sequence_group)."""
-    harness.check(case)
+    harness.check(case, appends)
 
 
 @settings(max_examples=_examples(15), **SETTINGS)
-@given(case=aggregation_cases())
-def test_aggregation(harness: Harness, case: Case) -> None:
+@given(case=aggregation_cases(), appends=APPENDS)
+def test_aggregation(harness: Harness, case: Case, appends: int) -> None:
     """aggregation: every function in one model (sum, product, max, min, last_value,
     last_non_null_value, first_value, first_non_null_value, listagg, bool_and, bool_or, collect,
     merge_map; delimiter / distinct options; default_aggregate), without row kinds, with
     retracts (ignore_retract for the non-retractable ones) or with ignore_delete."""
-    harness.check(case)
+    harness.check(case, appends)
 
 
 @settings(max_examples=_examples(10), **SETTINGS)
-@given(case=deduplicate_cases())
-def test_deduplicate(harness: Harness, case: Case) -> None:
+@given(case=deduplicate_cases(), appends=APPENDS)
+def test_deduplicate(harness: Harness, case: Case, appends: int) -> None:
     """deduplicate with or without sequence_field; deletes, ignore_delete or no row kinds."""
-    harness.check(case)
+    harness.check(case, appends)
 
 
 @settings(max_examples=_examples(8), **SETTINGS)
-@given(case=first_row_cases())
-def test_first_row(harness: Harness, case: Case) -> None:
+@given(case=first_row_cases(), appends=APPENDS)
+def test_first_row(harness: Harness, case: Case, appends: int) -> None:
     """first_row, with or without a row_kind_column (ignore_delete)."""
-    harness.check(case)
+    harness.check(case, appends)
 
 
 SG_COLUMNS = ["k", "a", "b", "g_1", "c", "d", "g_2"]

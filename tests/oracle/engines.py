@@ -93,6 +93,7 @@ class Spec:
     aggregates: dict[str, Agg | str] = field(default_factory=dict)
     default_aggregate: str | None = None
     ignore_delete: bool = False
+    ignore_update_before: bool = False
     remove_record_on_delete: bool = False
     remove_record_on_sequence_group: list[str] = field(default_factory=list)
     row_kind_column: str | None = None
@@ -219,7 +220,10 @@ def _records(spec: Spec, pairs: list[tuple[int, Record]]) -> list[Rec]:
         values = {c: record.get(c) for c in owned if c in spec.columns}
         if any(values.get(k) is None for k in spec.key):
             continue
-        out.append(Rec(source, arrival, values, _kind(spec, values)))
+        kind = _kind(spec, values)
+        if spec.ignore_update_before and kind == "-U":  # dropped before anything else
+            continue
+        out.append(Rec(source, arrival, values, kind))
     return out
 
 
