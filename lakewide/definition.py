@@ -7,14 +7,16 @@ a raw ``UNRESOLVED_COLUMN`` in the MERGE), and the no-op check must not call an 
 * key tables whose definition changed refuse to run (``--full-refresh`` rebuilds them);
 * ``table`` models are rebuilt every run anyway: a changed digest only means "not fresh".
 
-What goes in: the rendered query as sqlglot prints its parsed tree without comments (so
-whitespace, comments, keyword case and jinja layout do not count; macros, vars and source
-names do, through the rendering), the materialization, the target relation, every config key
-that differs from its default except the cosmetic ones, and ``LAYOUT_VERSION``. The compiled
-statements are a function of exactly these plus lakewide's compiler, so any edit that changes
-them changes the digest, while an upgrade of lakewide that only reshapes the SQL it generates
-does not force a rebuild. Parsing is a small fraction of compiling, which keeps the no-op check
-cheap for large projects.
+What goes in: the rendered query as a stream of sqlglot tokens (so whitespace, comments,
+keyword case and jinja layout do not count; macros, vars and source names do, through the
+rendering; identifiers, literals and every other token do), the materialization, the target
+relation, every config key that differs from its default except the cosmetic ones, and
+``LAYOUT_VERSION``. The compiled statements are a function of exactly these plus lakewide's
+compiler, so any edit that changes them changes the digest, while an upgrade of lakewide that
+only reshapes the SQL it generates does not force a rebuild. Tokenizing costs about a tenth of
+parsing and printing (a tiny part of compiling), which keeps the no-op check cheap for large
+projects; the price is that a few edits that leave the tree unchanged (optional ``AS``,
+redundant parentheses) also count as changes.
 
 Tables without a stored digest (built before lakewide stored one) are accepted as they are; the
 next commit stores the current digest.
@@ -27,9 +29,13 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from sqlglot.dialects.dialect import Dialect
+from sqlglot.errors import TokenError
+from sqlglot.tokens import TokenType
+
 from lakewide import __version__
-from lakewide.compiler.wide_model import DIALECT, parse_model_sql
-from lakewide.errors import CompileError, ConfigError
+from lakewide.compiler.wide_model import DIALECT
+from lakewide.errors import ConfigError
 from lakewide.manifest import Manifest
 from lakewide.nodes import ModelNode, Relation
 from lakewide.offsets import DEFINITION, VERSION, TableMeta, last_commit
@@ -41,17 +47,37 @@ LAYOUT_VERSION = 1
 # Config keys that change neither the table nor any statement lakewide runs on it.
 _COSMETIC = frozenset({"tags", "description", "enabled", "materialized"})
 
+# Tokens whose text is a name or a value (kept exactly); all others are keywords and symbols.
+_EXACT = frozenset(getattr(TokenType, name) for name in (
+    "VAR", "IDENTIFIER", "NUMBER", "STRING", "BIT_STRING", "HEX_STRING", "BYTE_STRING",
+    "NATIONAL_STRING", "NATIONAL_RAW_STRING", "RAW_STRING", "HEREDOC_STRING", "UNICODE_STRING")
+    if hasattr(TokenType, name))
+
 MetaReader = Callable[[Relation], "TableMeta | None"]
 
 
 def definition_digest(node: ModelNode) -> str:
     """SHA-256 (hex) of what a model's compiled statements are made from (see module doc)."""
-    query = parse_model_sql(node).sql(dialect=DIALECT, comments=False)
     config = node.config.model_dump(mode="json", exclude_defaults=True, exclude=set(_COSMETIC))
     document = {"layout": LAYOUT_VERSION, "kind": node.config.kind,
-                "relation": str(node.relation), "config": config, "query": query}
+                "relation": str(node.relation), "config": config,
+                "query": _normalized_tokens(node.sql)}
     text = json.dumps(document, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _normalized_tokens(sql: str) -> list[str]:
+    """The query's tokens as ``TYPE text``: names and values exactly, keywords upper-cased.
+
+    SQL that does not tokenize (it will not compile either) counts by its exact text.
+    """
+    try:
+        tokens = Dialect.get_or_raise(DIALECT).tokenize(sql)
+    except TokenError:
+        return [sql]
+    return [f"{t.token_type.name} "
+            + (t.text if t.token_type in _EXACT else " ".join(t.text.upper().split()))
+            for t in tokens]
 
 
 def stored_digest(meta: TableMeta | None) -> str | None:
@@ -113,11 +139,7 @@ def changed_models(manifest: Manifest, names: list[str], meta_of: MetaReader) ->
         if node.config.kind != "primary_key":
             continue
         meta = meta_of(node.relation)
-        try:
-            changed = definition_changed(node, meta)
-        except CompileError:
-            continue  # the model's own run reports it
-        if changed:
+        if definition_changed(node, meta):
             snapshot = last_commit(meta)
             built_by = snapshot.summary.get(VERSION, "") if snapshot else ""
             found.append(ChangedModel(name, manifest.project.relative(node.path),

@@ -61,7 +61,12 @@ def test_cosmetic_edits_keep_the_digest(tmp_path: Path, cosmetic: str) -> None:
     KEY_MODEL.replace("FROM {{ source('src', 'a') }}", "FROM {{ source('src', 'a') }} WHERE a > 0"),
     KEY_MODEL.replace("partial_update", "aggregation"),
     KEY_MODEL.replace("primary_key='k')", "primary_key='k', partition_by=['bucket(4, k)'])"),
-], ids=["new-column", "new-branch", "filter", "engine", "partitioning"])
+    KEY_MODEL.replace("SELECT k, a FROM", "SELECT k, 'a' FROM"),
+    KEY_MODEL.replace("SELECT k, a FROM", "SELECT k, A FROM"),
+    KEY_MODEL.replace("CAST(NULL AS BIGINT)", "CAST(NULL AS INT)"),
+    KEY_MODEL.replace("{{ source('src', 'b') }}", "{{ source('src', 'a') }}"),
+], ids=["new-column", "new-branch", "filter", "engine", "partitioning", "string-for-column",
+        "column-case", "type", "source"])
 def test_edits_that_change_the_statements_change_the_digest(tmp_path: Path, edited: str) -> None:
     assert digest(tmp_path, edited) != digest(tmp_path, KEY_MODEL)
 
