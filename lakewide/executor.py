@@ -16,7 +16,7 @@ from lakewide.incremental import KeyTableRun
 from lakewide.manifest import Manifest
 from lakewide.metadata import CorruptMetadataError
 from lakewide.nodes import Relation
-from lakewide.offsets import TableMeta, last_offsets, offset_key
+from lakewide.offsets import DEFINITION, OFFSETS, VERSION, TableMeta, last_offsets, offset_key
 
 
 @dataclass
@@ -154,9 +154,10 @@ def run_models(manifest: Manifest, names: list[str], adapter: SparkAdapter, *,
 
 
 def _readable_meta(adapter: SparkAdapter, relation: Relation) -> TableMeta | None:
-    """A table's metadata, or None when it cannot be read (the model's own run reports that)."""
+    """A table's last lakewide commit and the snapshots after it, as the definition check needs;
+    None when the table is missing or unreadable (the model's own run reports that)."""
     try:
-        return adapter.table_meta(relation)
+        return adapter.last_commit_meta(relation, OFFSETS, (DEFINITION, VERSION))
     except CorruptMetadataError:
         return None
 

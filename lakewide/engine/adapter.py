@@ -210,6 +210,35 @@ class SparkAdapter:
         return jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergTable(
             self.spark._jsparkSession, str(relation))
 
+    def last_commit_meta(self, relation: Relation, marker: str,
+                         keys: tuple[str, ...]) -> TableMeta | None:
+        """The current snapshot's ancestors back to the first whose summary holds ``marker``.
+
+        Only the summary ``keys`` are read (through Iceberg's Java API: no Spark job, a few
+        milliseconds instead of a metadata-table query). None when the table does not exist;
+        CorruptMetadataError when its metadata cannot be read.
+        """
+        if not self.table_exists(relation):
+            return None
+        try:
+            table = self._iceberg_table(relation)
+            snapshot = table.currentSnapshot()
+            current = None if snapshot is None else int(snapshot.snapshotId())
+            found: dict[int, Snapshot] = {}
+            while snapshot is not None:
+                summary = snapshot.summary()
+                values = {k: str(v) for k in (marker, *keys) if (v := summary.get(k)) is not None}
+                parent = snapshot.parentId()
+                snapshot_id = int(snapshot.snapshotId())
+                found[snapshot_id] = Snapshot(snapshot_id, None if parent is None else int(parent),
+                                              str(snapshot.operation() or ""), values)
+                if marker in values or parent is None:
+                    break
+                snapshot = table.snapshot(parent)
+        except Exception as err:  # noqa: BLE001 - py4j errors have many types
+            raise self._unreadable(relation, err) from err
+        return TableMeta(current, found)
+
     def format_version(self, relation: Relation) -> int:
         """The Iceberg format version of a table."""
         return int(self._iceberg_table(relation).operations().current().formatVersion())
