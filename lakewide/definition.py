@@ -122,9 +122,9 @@ def _message(changed: list[ChangedModel]) -> str:
         head = f"{len(changed)} models changed since their tables were built: " + ", ".join(
             f"{c.name} ({c.path}, table {c.relation})" for c in changed)
     return (f"{head}: the SQL or config differs from the definition stored with the table "
-            f"(columns, branches, filters, keys or options){note}. Its incremental plan cannot "
-            "run on the table built before. Nothing was run. lakewide does not migrate tables yet; rebuild "
-            f"with `lakewide run --full-refresh {selectors}`.")
+            f"(columns, branches, filters, keys or options){note}. The incremental plan cannot "
+            "run on a table built from another definition, so nothing was run. lakewide does "
+            f"not migrate tables yet; rebuild with `lakewide run --full-refresh {selectors}`.")
 
 
 def changed_models(manifest: Manifest, names: list[str], meta_of: MetaReader) -> list[ChangedModel]:
@@ -148,7 +148,7 @@ def changed_models(manifest: Manifest, names: list[str], meta_of: MetaReader) ->
 
 
 def refuse_changed_models(manifest: Manifest, names: list[str], meta_of: MetaReader) -> None:
-    """Raise DefinitionChangedError naming every selected key table built from another definition."""
+    """Raise DefinitionChangedError naming each selected key table built from another definition."""
     changed = changed_models(manifest, names, meta_of)
     if changed:
         raise DefinitionChangedError(changed)

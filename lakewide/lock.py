@@ -66,8 +66,8 @@ class WarehouseLock:
 def lock_path(output: Output) -> Path | None:
     """The lock file of a hadoop warehouse on local disk (plain path or ``file:`` URI), else None.
 
-    Other catalogs and remote warehouses (``s3://``, ``hdfs://``) have no lakewide lock: their
-    catalog arbitrates concurrent commits.
+    Other catalogs arbitrate concurrent commits themselves; a hadoop warehouse on a remote
+    file system (``s3://``, ``hdfs://``) cannot be locked from here (one writer only).
     """
     if output.catalog_type != "hadoop":
         return None
