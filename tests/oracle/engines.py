@@ -5,10 +5,14 @@ record is ``(source_index, {column: value})``. The columns a source owns are ``S
 that source (or, when ``owned`` is None, the keys present in the record's dict); a column the
 source does not own is *absent* from its records, which is different from a NULL value.
 
-* :func:`bootstrap` folds all records (all sources, one batch) into an empty table.
-* :func:`incremental` runs batches one after another: the first run bootstraps on the first
-  batch (the table is missing); every later run applies the sources in branch order, each
-  source's part of the batch folded to one state per key and then merged into the stored row.
+* :func:`bootstrap` folds all records (all sources, one batch) into an empty table: the plain
+  fold in place order ``(sequence, source, arrival)``. The contract says every split of the
+  records into runs gives this table; the property tests hold lakewide's runs to it.
+* :func:`incremental` is the per-run rule: it runs batches one after another (the first run
+  bootstraps on the first batch; every later run applies the sources in branch order, each
+  source's part folded to one state per key and merged into the stored row judged by the
+  row-level sequence). It is the reference only where the README states that results depend
+  on run boundaries (sequence groups, removed rows, element order of listagg/collect/merge_map).
 
 Both return ``{key_tuple: {stored_column: value}}`` (every stored column present, NULL = None).
 
