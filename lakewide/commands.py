@@ -303,11 +303,13 @@ def show(options: Options, model: str, limit: int) -> None:
         if order:
             query = query.order_by(*(exp.column(c) for c in order))
         columns, rows = adapter.rows(query.limit(limit))
+        # lakewide's own columns (stored versions, row counts: README "Run boundaries") hidden
+        shown = [i for i, c in enumerate(columns) if not c.startswith("__lw_")]
         table = Table(title=str(node.relation))
-        for column in columns:
-            table.add_column(column)
+        for i in shown:
+            table.add_column(columns[i])
         for row in rows:
-            table.add_row(*("NULL" if v is None else str(v) for v in row))
+            table.add_row(*("NULL" if row[i] is None else str(row[i]) for i in shown))
         console.print(table)
         return 0
     _with_adapter(options, body, check=check, writes=False)
