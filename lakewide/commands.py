@@ -23,6 +23,7 @@ from lakewide.graph import select
 from lakewide.manifest import Manifest
 from lakewide.metadata import warehouse_path
 from lakewide.nodes import ModelNode
+from lakewide.profiles import Output, check_warehouse_writable
 from lakewide.scaffold import init_project
 
 pass_options = click.make_pass_decorator(Options)
@@ -117,6 +118,7 @@ def debug(options: Options) -> None:
     from lakewide.engine.adapter import SparkAdapter
 
     manifest = options.manifest()
+    _check_output(manifest.output, writes=False)
     java = runtime.find_java()
     console.print(f"java: {java.executable} (Java {java.major})")
     user_conf = manifest.output.spark_conf
@@ -204,6 +206,16 @@ def _nothing_to_do(manifest: Manifest, names: list[str]) -> bool:
     return True
 
 
+def _check_output(output: Output, writes: bool) -> None:
+    """Profile settings Spark would fail on late: a catalog the bundled jars cannot run, and
+    (for writing commands) a local warehouse that cannot be written. No JVM needed."""
+    from lakewide.engine.runtime import check_catalog_supported
+
+    check_catalog_supported(output)
+    if writes:
+        check_warehouse_writable(output)
+
+
 def _with_adapter(options: Options, body: Callable[[Manifest, Any], int], *,
                   check: Callable[[Manifest], Any] | None = None,
                   precheck: Callable[[Manifest], bool] | None = None,
@@ -219,6 +231,7 @@ def _with_adapter(options: Options, body: Callable[[Manifest, Any], int], *,
     if check is not None:
         check(manifest)
     output = manifest.output
+    _check_output(output, writes)
     lock: Any = contextlib.nullcontext()
     if writes and output.catalog_type == "hadoop" and output.warehouse \
             and "://" not in output.warehouse:

@@ -9,11 +9,24 @@ from typing import Any, Literal
 
 import yaml
 from jinja2 import Environment, StrictUndefined, TemplateError, TemplateSyntaxError
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, PrivateAttr, ValidationError
 
 from lakewide.errors import ConfigError
 
 CatalogType = Literal["hadoop", "rest", "hive", "jdbc"]
+MASTER_FORMS = ("local, local[N], local[*], local[N,F], local-cluster[N,C,M], "
+                "spark://HOST:PORT[,HOST:PORT...], yarn, k8s://[https://]HOST[:PORT], "
+                "mesos://HOST:PORT")
+_MASTER_PATTERNS = (
+    r"local",
+    r"local\[(?:[1-9][0-9]*|\*)\]",
+    r"local\[\s*(?:[1-9][0-9]*|\*)\s*,\s*[0-9]+\s*\]",
+    r"local-cluster\[\s*[1-9][0-9]*\s*,\s*[1-9][0-9]*\s*,\s*[1-9][0-9]*\s*\]",
+    r"spark://[^\s:/,]+:[0-9]+(?:,[^\s:/,]+:[0-9]+)*",
+    r"yarn",
+    r"k8s://(?:https?://)?[^\s:/]+(?::[0-9]+)?/?",
+    r"mesos://[^\s:/]+:[0-9]+",
+)
 
 
 class Output(BaseModel):
@@ -29,6 +42,13 @@ class Output(BaseModel):
     namespace: str = "default"
     catalog_properties: dict[str, str] = {}
     spark_conf: dict[str, str] = {}
+    # Where these settings were read: (profiles.yml path, "profile.outputs.target").
+    _origin: tuple[str, str] = PrivateAttr(default=("profiles.yml", "outputs.<target>"))
+
+    def config_error(self, message: str, key: str) -> ConfigError:
+        """A ConfigError naming the profiles.yml these settings came from and ``key`` in it."""
+        path, prefix = self._origin
+        return ConfigError(message, path=path, key=f"{prefix}.{key}")
 
     def iceberg_catalog_properties(self) -> dict[str, str]:
         """Properties of ``spark.sql.catalog.<catalog>.*`` for this output."""
@@ -192,9 +212,54 @@ def load_output(path: Path, profile: str, target: str | None = None,
         key = ".".join(str(p) for p in first["loc"])
         raise ConfigError(f"{first['msg']} (accepted keys: {', '.join(Output.model_fields)})",
                           path=path, key=f"{profile}.outputs.{target}.{key}") from None
+    output._origin = (str(path), f"{profile}.outputs.{target}")
+    check_master(output)
     if output.catalog_type == "hadoop":
         root = project_root or path.parent
         warehouse = output.warehouse or "warehouse"
         if "://" not in warehouse:
             output.warehouse = str((root / warehouse).resolve())
     return output
+
+
+def check_master(output: Output) -> None:
+    """Refuse a ``master`` Spark would reject, before any JVM starts (ConfigError, exit 2)."""
+    if any(re.fullmatch(pattern, output.master) for pattern in _MASTER_PATTERNS):
+        return
+    raise output.config_error(f"'{output.master}' is not a Spark master URL; accepted: "
+                              f"{MASTER_FORMS} (N threads >= 1, F max failures)", "master")
+
+
+def check_warehouse_writable(output: Output) -> None:
+    """A local hadoop warehouse must be a folder lakewide can create and write (ConfigError).
+
+    Checked before the warehouse lock is taken or Spark starts; remote warehouses (``s3://``)
+    and other catalogs are left to the catalog.
+    """
+    from lakewide.metadata import warehouse_path
+
+    folder = warehouse_path(output.warehouse) if output.catalog_type == "hadoop" else None
+    if folder is None:
+        return
+    problem = _unwritable(folder)
+    if problem:
+        raise output.config_error(f"warehouse {folder} cannot be written: {problem}; set "
+                                  "`warehouse` to a folder you can write (a path relative to "
+                                  "the project is fine)", "warehouse")
+
+
+def _unwritable(folder: Path) -> str | None:
+    """Why ``folder`` cannot hold a warehouse, or None; creates it when missing."""
+    existing = folder
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        return f"{existing} is a file, not a folder"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        probe = folder / f".lakewide-write-probe-{os.getpid()}"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as err:
+        return f"{err.strerror or err} ({err.filename or existing})"
+    return None

@@ -438,10 +438,10 @@ def test_debug_catalog_that_does_not_answer(monkeypatch: pytest.MonkeyPatch,
                                             capsys: pytest.CaptureFixture[str], tmp_path: Path,
                                             session_adapter: None) -> None:
     profiles = ("demo:\n  target: dev\n  outputs:\n    dev:\n      catalog: not_configured\n"
-                "      catalog_type: rest\n      uri: http://127.0.0.1:9\n")
+                "      catalog_type: jdbc\n      uri: jdbc:postgresql://127.0.0.1:9/x\n")
     root = make_project(tmp_path, {"profiles.yml": profiles})
     code, output = run_main(monkeypatch, capsys, "--project-dir", str(root), "debug")
-    assert_clean_failure(code, output, "catalog not_configured (rest, http://127.0.0.1:9) did "
+    assert_clean_failure(code, output, "catalog not_configured (jdbc, jdbc:postgresql://127.0.0.1:9/x) did "
                          "not answer", "check the profile's catalog_type, uri and warehouse")
 
 

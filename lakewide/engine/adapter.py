@@ -42,6 +42,7 @@ class SparkAdapter:
         if self._spark is None:
             from lakewide.engine import runtime
 
+            runtime.check_catalog_supported(self.output)
             conf = runtime.spark_conf(self.output.master, self.output.catalog,
                                       self.output.iceberg_catalog_properties(),
                                       self.output.spark_conf)

@@ -19,6 +19,7 @@ from typing import Any
 
 from lakewide.engine.jackson_relocate import relocate_jar
 from lakewide.errors import ConfigError, RuntimeSetupError
+from lakewide.profiles import Output
 
 
 MIN_JAVA = 17
@@ -209,6 +210,34 @@ def bundled_jars() -> list[Path]:
     return [iceberg_runtime_jar(), relocated_jackson_jar()]
 
 
+def uses_bundled_jars(user_conf: dict[str, str]) -> bool:
+    """True when lakewide adds its own jars: the profile sets neither spark.jars nor
+    spark.jars.packages."""
+    return "spark.jars" not in user_conf and "spark.jars.packages" not in user_conf
+
+
+def check_catalog_supported(output: Output) -> None:
+    """Refuse, before any JVM starts, a catalog the bundled jars cannot run (ConfigError).
+
+    The PyPI Iceberg runtime jar lacks its shaded Apache HttpClient 5 classes, which the REST
+    catalog client needs (``NoClassDefFoundError: .../shaded/org/apache/hc/core5/http/Method``);
+    no PyPI package ships HttpClient 5 to relocate the way Jackson is. A profile that brings its
+    own jars (``spark.jars`` / ``spark.jars.packages``) is let through.
+    """
+    props = output.iceberg_catalog_properties()
+    rest = props.get("type") == "rest" or props.get("catalog-impl", "").endswith(".RESTCatalog")
+    if not rest or not uses_bundled_jars(output.spark_conf):
+        return
+    raise output.config_error(
+        "catalog_type 'rest' cannot start with the Iceberg jar lakewide bundles from PyPI: it "
+        "lacks Iceberg's shaded HttpClient 5 classes (org.apache.iceberg.shaded.org.apache.hc.*) "
+        "that the REST client needs. Use catalog_type: jdbc (a shared database) or hadoop "
+        "(one writer), or, on a machine that reaches Maven, set spark_conf: "
+        "{spark.jars.packages: 'org.apache.iceberg:iceberg-spark-runtime-3.5_2.12:1.10.2'} "
+        "(or spark.jars: a complete runtime jar) so lakewide adds none of its own",
+        "catalog_type")
+
+
 def spark_conf(
     master: str, catalog: str, catalog_props: dict[str, str], user_conf: dict[str, str]
 ) -> dict[str, str]:
@@ -232,7 +261,7 @@ def spark_conf(
         conf["spark.sql.shuffle.partitions"] = "4"
     for key, value in catalog_props.items():
         conf[prefix + "." + key] = value
-    if "spark.jars" not in user_conf and "spark.jars.packages" not in user_conf:
+    if uses_bundled_jars(user_conf):
         conf["spark.jars"] = ",".join(str(jar) for jar in bundled_jars())
     conf.update(user_conf)
     return conf
