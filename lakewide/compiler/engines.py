@@ -252,6 +252,12 @@ def folds(rows: Rows) -> list[exp.Expression]:
     if rows.removes_on_delete:
         out.append(exp.alias_(_count(rows.is_delete()), helper("dels")))
         out.append(exp.alias_(_count(_and(live, exp.not_(rows.retract()))), helper("live")))
+    if model.versions.count:
+        counted: exp.Expression = exp.Count(this=exp.Star())
+        if rows.retracts:  # an upstream row deleted or updated away counts -1
+            counted = exp.Sum(this=exp.If(this=rows.retract(), true=exp.Literal.number(-1),
+                                          false=exp.Literal.number(1)))
+        out.append(exp.alias_(counted, versions.ROW_COUNT))
     return out
 
 
@@ -381,6 +387,14 @@ def whens(rows: Rows) -> list[exp.When]:
                                       for g in removing)), exp.var("DELETE")))
             insert_if = exp.not_(exp.or_(*(_flag(f"gdel_{g.index}") for g in removing)))
         sets = updates(rows)
+        if model.versions.count:
+            total = exp.Add(this=exp.column(versions.ROW_COUNT, table=T),
+                            expression=exp.column(versions.ROW_COUNT, table=S))
+            if rows.retracts:  # every upstream row of the key is gone: so is the key
+                matched.append((exp.LTE(this=total.copy(), expression=exp.Literal.number(0)),
+                                exp.var("DELETE")))
+                insert_if = _positive(versions.ROW_COUNT)
+            sets.append(exp.EQ(this=exp.column(versions.ROW_COUNT, table=T), expression=total))
         if sets:
             matched.append((None, exp.Update(expressions=sets)))
     out = [exp.When(matched=True, source=False, condition=_paren(cond), then=then)

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 
 PREFIX = "__lw_v_"
 ROW_VERSION = "__lw_v"
+ROW_COUNT = "__lw_rows"
 BRANCH_FIELD = "b"
 
 
@@ -39,6 +40,10 @@ class Versions:
 
     columns: tuple[str, ...] = ()  # value columns with a ``__lw_v_<column>`` version
     row: bool = False  # deduplicate / first_row: one ``__lw_v`` per row
+    # aggregation over upstream rows (no row_kind_column of its own): how many upstream rows
+    # a key aggregates, so that a key whose rows were all deleted upstream is removed, as a
+    # rebuild would not have it
+    count: bool = False
 
     def of(self, column: str) -> str | None:
         """The version column of ``column``, if it has one."""
@@ -47,7 +52,7 @@ class Versions:
     def stored(self, present: list[str]) -> list[str]:
         """Version columns of the value columns in ``present`` (plus the row version)."""
         out = [version_name(c) for c in present if c in self.columns]
-        return out + ([ROW_VERSION] if self.row else [])
+        return out + ([ROW_VERSION] if self.row else []) + ([ROW_COUNT] if self.count else [])
 
 
 def version_name(column: str) -> str:
@@ -83,7 +88,8 @@ def resolve(model: WideModel) -> Versions:
         first_value = model.engine == "aggregation" and _function(model, column) == "first_value"
         if model.sequence or owners > 1 or first_value:
             columns.append(column)
-    return Versions(tuple(columns), False)
+    count = model.engine == "aggregation" and model.row_kind is None
+    return Versions(tuple(columns), False, count)
 
 
 def _function(model: WideModel, column: str) -> str:

@@ -57,8 +57,11 @@ class ProjectRun:
         return {r.name: r for r in results}
 
     def rows(self, table: str, schema: str | None = None) -> list[tuple]:
-        name = f"lw.{schema or self.namespace}.{table}"
-        return sorted((tuple(r) for r in self.spark.table(name).collect()), key=null_first)
+        """The table's rows in its own columns (lakewide's hidden ``__lw_`` columns left out,
+        as a reader selecting the model's columns sees them), sorted."""
+        frame = self.spark.table(f"lw.{schema or self.namespace}.{table}")
+        frame = frame.select(*(c for c in frame.columns if not c.startswith("__lw_")))
+        return sorted((tuple(r) for r in frame.collect()), key=null_first)
 
     def sql(self, text: str) -> None:
         self.spark.sql(text.replace("{ods}", f"lw.{self.seed_schema}")
