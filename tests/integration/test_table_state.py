@@ -8,9 +8,11 @@ from typing import Any, Callable
 
 import pytest
 
+from lakewide.compiler import compile_model
 from lakewide.definition import DefinitionChangedError, definition_digest
 from lakewide.executor import run_models
 from lakewide.freshness import fresh_models
+from lakewide.incremental import KeyTableRun
 from lakewide.metadata import current_metadata_file, table_dir
 from lakewide.offsets import DEFINITION
 from tests.integration.conftest import ModelRun
@@ -52,6 +54,10 @@ def test_edited_key_model_is_refused_until_full_refresh(
     with pytest.raises(DefinitionChangedError) as caught:
         run_models(manifest, ["m"], m.run.adapter(manifest))
     assert caught.value.exit_code == 2 and "--full-refresh -s m" in str(caught.value)
+    # the incremental plan checks again (a table rebuilt by someone else since the run began)
+    run = KeyTableRun(m.run.adapter(manifest), manifest, compile_model(manifest.models["m"]), "r")
+    with pytest.raises(DefinitionChangedError):
+        run.incremental()
     assert snapshots(m) == before and m.run.rows("m") == built
 
     rows = m.step({}, full_refresh=True)
