@@ -151,7 +151,13 @@ def _catalog_check(manifest: Manifest, adapter: Any) -> str:
 
 
 def _seed(manifest: Manifest, adapter: Any) -> None:
+    """Load every seed; all changed seeds' values are checked first, so a bad value in one
+    seed leaves every seed table as it was."""
     from lakewide.executor import SeedResult, load_seeds
+    from lakewide.seeds import find_seeds
+
+    for found in find_seeds(manifest.project, manifest.output):
+        adapter.check_seed(found.path, found.relation, found.column_types)
 
     def report(seed: SeedResult) -> None:
         rows = "unchanged" if seed.rows is None else f"{seed.rows} rows"

@@ -133,3 +133,18 @@ def _csv_header(path: Path, project: Project) -> list[str]:
         raise ConfigError("the first line must be a header of column names",
                           path=_shown(path, project), line=1)
     return header
+
+
+def line_of_value(path: Path, column: str, value: str) -> int | None:
+    """The line where the first record holding ``value`` in ``column`` starts (None if none)."""
+    reader = csv.reader(io.StringIO(path.read_text(encoding="utf-8-sig")))
+    header = next(reader, [])
+    if column not in header:
+        return None
+    index = header.index(column)
+    start = reader.line_num + 1
+    for record in reader:
+        if index < len(record) and record[index] == value:
+            return start
+        start = reader.line_num + 1
+    return None

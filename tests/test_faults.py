@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -13,7 +14,7 @@ from lakewide.engine.runtime import check_catalog_supported
 from lakewide.errors import ConfigError
 from lakewide.profiles import Output
 from tests.project_factory import make_project
-from tests.test_bad_inputs import MODEL, assert_clean_failure, run_main
+from tests.test_bad_inputs import MODEL, assert_clean_failure, run_main, session_adapter  # noqa: F401
 
 PROFILE = """\
 demo:
@@ -157,3 +158,52 @@ def test_rest_refused_only_with_bundled_jars(settings: dict, refused: bool) -> N
             check_catalog_supported(output)
     else:
         check_catalog_supported(output)
+
+
+# ------------------------------------------------------------------------ seed values
+
+
+SEED_TYPES = "seeds:\n  - name: orders\n    column_types: {id: int, amount: 'decimal(6,2)', day: date}\n"
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize(("rows", "expected"), [
+    ("1,2.50,2024-05-01\n2,abc,2024-05-02\n3,x,2024-05-03\n",
+     ["seeds/orders.csv:3: [amount] value 'abc' is not a valid decimal(6,2) (2 rows do not fit)"]),
+    ("1,2.50,2024-05-01\n99999999999,1.00,2024-13-01\n",
+     ["seeds/orders.csv:3: [id] value '99999999999' is not a valid int",
+      "seeds/orders.csv:3: [day] value '2024-13-01' is not a valid date"]),
+    ("1,2.50,2024-05-01\n2,12345.678,\n",
+     ["seeds/orders.csv:3: [amount] value '12345.678' is not a valid decimal(6,2)"]),
+], ids=["text-in-decimal", "overflow-and-bad-date", "too-wide-decimal"])
+def test_seed_value_that_does_not_fit_its_type(monkeypatch: pytest.MonkeyPatch,
+                                               capsys: pytest.CaptureFixture[str],
+                                               tmp_path: Path, warehouse: Path,
+                                               session_adapter: None, rows: str,
+                                               expected: list[str]) -> None:
+    profiles = ("demo:\n  target: dev\n  outputs:\n    dev:\n      catalog: lw\n"
+                f"      warehouse: {warehouse}\n      namespace: faults_seed\n")
+    root = make_project(tmp_path, {"profiles.yml": profiles, "seeds/types.yml": SEED_TYPES,
+                                   "seeds/aaa_good.csv": "k\n1\n",
+                                   "seeds/orders.csv": "id,amount,day\n" + rows})
+    monkeypatch.chdir(root)
+    code, output = run_main(monkeypatch, capsys, "seed")
+    assert_clean_failure(code, output, *expected, "fix the value or the type declared")
+    assert "aaa_good" not in output  # checked before any seed is loaded
+    assert not (warehouse / "faults_seed").exists()
+
+
+@pytest.mark.spark
+def test_seed_declared_types_keep_the_text(tmp_path: Path, warehouse: Path, spark: Any) -> None:
+    """Declared columns are cast from the CSV text: a declared string keeps leading zeros."""
+    from lakewide.engine.adapter import SparkAdapter
+    from lakewide.nodes import Relation
+
+    csv = tmp_path / "zips.csv"
+    csv.write_text("zip,n,day\n00123,7,2024-05-01\n,8,\n")
+    adapter = SparkAdapter(Output(catalog="lw", warehouse=str(warehouse)), spark=spark)
+    relation = Relation("lw", "faults_seed_ok", "zips")
+    assert adapter.load_csv(csv, relation, {"zip": "string", "day": "date"}) == 2
+    rows = sorted(spark.table(str(relation)).collect(), key=lambda r: r.n)
+    assert [(r.zip, r.n, str(r.day)) for r in rows] == [("00123", 7, "2024-05-01"),
+                                                        (None, 8, "None")]
