@@ -191,6 +191,18 @@ def test_file_uri_warehouse_takes_the_same_lock_as_its_path(tmp_path: Path) -> N
         pass  # released when the first holder left
 
 
+def test_noop_check_reads_a_file_uri_warehouse(tmp_path: Path) -> None:
+    profiles = ("demo:\n  target: dev\n  outputs:\n    dev:\n      catalog: lw\n"
+                f"      catalog_type: hadoop\n      warehouse: file://{tmp_path}/wh\n"
+                "      namespace: analytics\n")
+    root = make_project(tmp_path, {"models/sources.yml": SOURCES, "models/m.sql": KEY_MODEL,
+                                   "profiles.yml": profiles})
+    manifest = manifest_of(root)
+    build_state(manifest, "m", definition_digest(manifest.models["m"]))
+    assert (tmp_path / "wh" / "analytics" / "m" / "metadata" / "v1.metadata.json").is_file()
+    assert fresh_models(manifest, ["m"]) == {"m"}
+
+
 @pytest.mark.parametrize("output", [Output(catalog_type="hadoop", warehouse="s3://b/wh"),
                                     Output(catalog_type="rest", uri="http://x", warehouse="/wh")])
 def test_no_lakewide_lock_where_the_catalog_arbitrates(output: Output) -> None:
