@@ -160,6 +160,7 @@ def _seed(manifest: Manifest, adapter: Any) -> None:
         adapter.check_seed(found.path, found.relation, found.column_types)
 
     def report(seed: SeedResult) -> None:
+        adapter.raise_if_stopped()
         rows = "unchanged" if seed.rows is None else f"{seed.rows} rows"
         console.print(f"seed {seed.name:<24} {rows:>12} -> {seed.relation} "
                       f"({seed.seconds:.1f}s)")
@@ -182,6 +183,7 @@ def _run(manifest: Manifest, adapter: Any, names: list[str], full_refresh: bool)
     started = time.time()
     with console.status("running models...") as status:
         def progress(result: ModelResult) -> None:
+            adapter.raise_if_stopped()  # ends the run at once, before the next model
             status.update(f"ran {result.name}")
             _report(result)
         results = run_models(manifest, names, adapter, full_refresh=full_refresh,
@@ -231,23 +233,25 @@ def _with_adapter(options: Options, body: Callable[[Manifest, Any], int], *,
     ``check`` raises on bad input before anything is locked, written or started.
     """
     from lakewide.engine.adapter import SparkAdapter
-    from lakewide.lock import WarehouseLock
+    from lakewide.lock import warehouse_lock
 
     manifest = options.manifest()
     if check is not None:
         check(manifest)
     output = manifest.output
     _check_output(output, writes)
-    lock: Any = contextlib.nullcontext()
-    if writes and output.catalog_type == "hadoop" and output.warehouse \
-            and "://" not in output.warehouse:
-        lock = WarehouseLock(Path(output.warehouse) / ".lakewide.lock", options.lock_wait)
+    # hadoop catalogs: plain paths and file: URIs share one lock (lakewide.lock.lock_path)
+    lock: Any = warehouse_lock(output, options.lock_wait) if writes else contextlib.nullcontext()
     with lock:
         if precheck is not None and precheck(manifest):
             sys.exit(0)
         adapter = SparkAdapter(output)
         try:
             code = body(manifest, adapter)
+            adapter.raise_if_stopped()
+        except Exception:
+            adapter.raise_if_stopped()  # Ctrl-C or a dead JVM caused it: say that instead
+            raise
         finally:
             adapter.stop()
     sys.exit(code)
@@ -371,8 +375,9 @@ def lineage(options: Options, model: str) -> None:
     manifest = options.manifest()
     node = _model_named(manifest, model)
     output = manifest.output
-    if output.catalog_type == "hadoop" and output.warehouse:
-        meta = read_table_meta(Path(output.warehouse), node.relation)
+    local = warehouse_path(output.warehouse) if output.catalog_type == "hadoop" else None
+    if local is not None:
+        meta = read_table_meta(local, node.relation)
     else:
         from lakewide.engine.adapter import SparkAdapter
         adapter = SparkAdapter(output, "lakewide-lineage")

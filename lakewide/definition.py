@@ -42,7 +42,7 @@ from lakewide.offsets import DEFINITION, VERSION, TableMeta, last_commit
 
 # Bump when lakewide changes the layout of the tables it builds (hidden columns, types, ...) so
 # that a table built before the change can no longer take the new incremental plan.
-LAYOUT_VERSION = 1
+LAYOUT_VERSION = 2  # 2: hidden version and row-count columns (README "Run boundaries")
 
 # Config keys that change neither the table nor any statement lakewide runs on it.
 _COSMETIC = frozenset({"tags", "description", "enabled", "materialized"})
