@@ -17,6 +17,7 @@ from lakewide.changelog import changelog_merge, refuse_deletes
 from lakewide.compiler import CompiledModel, SourceMerge
 from lakewide.compiler.build_merge import narrow_merge
 from lakewide.compiler.rewrite import driving_table, relation_key, replace_tables
+from lakewide.compiler.validate import check_probed_types, type_probes
 from lakewide.definition import definition_digest, refuse_changed_models
 from lakewide.engine.adapter import SparkAdapter
 from lakewide.errors import ModelRunError
@@ -77,13 +78,19 @@ class KeyTableRun:
         return None if meta is None else meta.current
 
     def pin_all(self) -> None:
-        """Every upstream table as a view at its pinned snapshot (lookups, bootstrap)."""
+        """Every upstream table as a view at its pinned snapshot (lookups, bootstrap); then
+        the aggregated columns whose type the model does not declare are checked against the
+        types the upstreams give them (analysis only, nothing read or written)."""
         for index, (key, relation) in enumerate(self.upstream.items()):
             snapshot = self.pinned[key]
             if snapshot is not None:
                 view = f"__lw_pin_{index}"
                 self.adapter.register_read(view, relation, snapshot)
                 self.views[key] = view
+        assert self.model is not None
+        for probe in type_probes(self.model):
+            check_probed_types(self.model,
+                               self.adapter.column_types(replace_tables(probe, self.views)))
 
     def _properties(self, progress: dict[str, int | None]) -> dict[str, str]:
         return commit_properties(progress, self.run_id, self.node.name, self.definition)

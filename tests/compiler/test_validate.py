@@ -122,3 +122,24 @@ def test_group_must_be_written_whole_by_a_source() -> None:
 ], ids=["ignore", "remove", "groups", "ignore_retract", "dedup", "first_row"])
 def test_accepted_combinations_compile(config: dict[str, Any]) -> None:
     compile_with(config)
+
+
+def test_undeclared_types_of_typed_aggregates_are_probed_and_checked() -> None:
+    from lakewide.compiler.validate import check_probed_types, type_probes
+
+    sql = "SELECT k, a, CAST(n AS BIGINT) AS n, b FROM src"
+    node = ModelNode("m", Path("models/m.sql"), sql, sql, parse_model_config(
+        {"primary_key": "k", "merge_engine": "aggregation",
+         "aggregates": {"a": "sum", "n": "sum", "b": "max"}}, path="models/m.sql"),
+        Relation("lw", "db", "m"))
+    model = compile_model(node).model
+    assert model is not None
+    # only a: n declares its type (checked at compile time), max takes any type
+    [probe] = type_probes(model)
+    assert probe.sql("spark") == "SELECT a AS a FROM src"
+    check_probed_types(model, {"a": "bigint"})
+    check_probed_types(model, {"a": "decimal(10,2)"})
+    with pytest.raises(CompileError) as info:
+        check_probed_types(model, {"a": "string"})
+    assert info.value.key == "aggregates.a"
+    assert "gives as STRING" in info.value.message and "CAST(a AS" in info.value.message
