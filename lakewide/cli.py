@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from lakewide import __version__
-from lakewide.errors import LakewideError
+from lakewide.errors import LakewideError, RunInterrupted
 from lakewide.manifest import Manifest, load_manifest
 from lakewide.profiles import find_profiles_file, load_output
 from lakewide.project import load_project
@@ -95,7 +95,8 @@ def cli(ctx: click.Context, project_dir: Path, profiles_dir: Path | None, target
 
 
 def main() -> None:
-    """Console entry point: maps LakewideError to exit code 2 (config) or 1 (model failed)."""
+    """Console entry point: maps LakewideError to exit code 2 (config) or 1 (model failed);
+    Ctrl-C prints "interrupted" and exits 130."""
     try:
         cli.main(standalone_mode=False)
     except click.exceptions.Exit as done:
@@ -103,7 +104,8 @@ def main() -> None:
     except click.ClickException as err:
         err.show()
         sys.exit(2)
-    except click.exceptions.Abort:
+    except (click.exceptions.Abort, RunInterrupted):
+        click.echo("interrupted", err=True)
         sys.exit(130)
     except LakewideError as err:
         console.print(f"[red]error:[/red] {escape(str(err))}", soft_wrap=True)

@@ -66,3 +66,13 @@ class ModelRunError(LakewideError):
     """A model failed while running (exit code 1)."""
 
     exit_code = 1
+
+
+class RunInterrupted(LakewideError):
+    """Ctrl-C (SIGINT) stopped the command; Spark's jobs were cancelled (exit code 130)."""
+
+    exit_code = 130
+
+
+class SparkExitedError(ModelRunError):
+    """The Spark JVM died under lakewide, e.g. killed or out of memory (exit code 1)."""

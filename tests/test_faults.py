@@ -5,6 +5,12 @@ for Ctrl-C, no traceback, nothing written."""
 from __future__ import annotations
 
 import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +18,7 @@ import pytest
 
 from lakewide.engine.runtime import check_catalog_supported
 from lakewide.errors import ConfigError
+from lakewide.lock import WarehouseLock
 from lakewide.profiles import Output
 from tests.project_factory import make_project
 from tests.test_bad_inputs import MODEL, assert_clean_failure, run_main, session_adapter  # noqa: F401
@@ -207,3 +214,132 @@ def test_seed_declared_types_keep_the_text(tmp_path: Path, warehouse: Path, spar
     rows = sorted(spark.table(str(relation)).collect(), key=lambda r: r.n)
     assert [(r.zip, r.n, str(r.day)) for r in rows] == [("00123", 7, "2024-05-01"),
                                                         (None, 8, "None")]
+
+
+# ------------------------------------------------------------------------ Ctrl-C, a killed JVM
+
+
+SLOW_MODEL = """\
+{{ config(materialized='table') }}
+SELECT count(DISTINCT a.id * b.id + {{ var('n', 0) }}) AS n
+FROM range({{ var('size', 10) }}) AS a CROSS JOIN range({{ var('size', 10) }}) AS b
+"""
+_LOG4J_LINE = re.compile(r"^\d\d/\d\d/\d\d \d\d:\d\d:\d\d (INFO|WARN) ")
+
+
+def lakewide_process(root: Path, *args: str) -> subprocess.Popen[str]:
+    """``python -m lakewide ARGS`` in its own process group, Spark's INFO log on (to see jobs)."""
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "COLUMNS": "200",
+           "LAKEWIDE_SPARK_LOG_LEVEL": "INFO"}
+    return subprocess.Popen([sys.executable, "-m", "lakewide", "--project-dir", str(root), *args],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
+                            start_new_session=True)
+
+
+def children(pid: int) -> list[int]:
+    """Processes whose parent is ``pid`` (the Spark JVM under the CLI)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(stat[1]) == pid:
+                found.append(int(entry))
+    return found
+
+
+def gone(pid: int, wait: float = 20.0) -> bool:
+    """True once ``pid`` has exited (a zombie counts: nothing runs any more)."""
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            return True
+        if state in ("Z", "X"):
+            return True
+        time.sleep(0.2)
+    return False
+
+
+def until_heavy_stage(proc: subprocess.Popen[str], timeout: float = 180.0) -> list[str]:
+    """Lines printed until Spark starts the model's big stage (killed after ``timeout``)."""
+    watchdog = threading.Timer(timeout, proc.kill)
+    watchdog.start()
+    lines: list[str] = []
+    try:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            lines.append(line)
+            if "Submitting ShuffleMapStage" in line:
+                return lines
+    finally:
+        watchdog.cancel()
+    raise AssertionError("the run ended before its big stage:\n" + "".join(lines))
+
+
+def shown(lines: list[str]) -> str:
+    """What the user sees, less Spark's INFO/WARN lines turned on to follow the jobs."""
+    return "".join(line for line in lines if not _LOG4J_LINE.match(line))
+
+
+def table_state(root: Path) -> list[str]:
+    metadata = root / "warehouse" / "analytics" / "slow" / "metadata"
+    return sorted(f"{p.name}:{p.read_text() if p.name.endswith('hint.text') else ''}"
+                  for p in metadata.iterdir())
+
+
+@pytest.fixture(scope="module")
+def built_slow(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A project whose table model ``slow`` was built once (small); ``--vars`` make it heavy."""
+    root = make_project(tmp_path_factory.mktemp("faults") / "p", {"models/slow.sql": SLOW_MODEL})
+    done = subprocess.run([sys.executable, "-m", "lakewide", "--project-dir", str(root), "run"],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return root
+
+
+def assert_nothing_left(root: Path, before: list[str], jvms: list[int]) -> None:
+    """The table is as before, the warehouse lock is free and no JVM of the run remains."""
+    assert table_state(root) == before
+    with WarehouseLock(root / "warehouse" / ".lakewide.lock", 0):
+        pass
+    assert jvms and all(gone(pid) for pid in jvms)
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_ctrl_c_during_a_run(built_slow: Path) -> None:
+    before = table_state(built_slow)
+    proc = lakewide_process(built_slow, "run", "--vars", "{size: 3000000, n: 1}")
+    lines = until_heavy_stage(proc)
+    jvms = children(proc.pid)
+    os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C in a terminal does
+    rest, _ = proc.communicate(timeout=60)
+    output = shown([*lines, *rest.splitlines(keepends=True)])
+    assert proc.returncode == 130, output
+    assert output.strip().splitlines()[-1] == "interrupted", output
+    for noise in ("Traceback", "py4j", "Py4J", "\tat ", " ERROR "):
+        assert noise not in output, output
+    assert_nothing_left(built_slow, before, jvms)
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_jvm_killed_during_a_run(built_slow: Path) -> None:
+    before = table_state(built_slow)
+    proc = lakewide_process(built_slow, "run", "--vars", "{size: 3000000, n: 2}")
+    lines = until_heavy_stage(proc)
+    jvms = children(proc.pid)
+    for pid in jvms:
+        os.kill(pid, signal.SIGKILL)
+    rest, _ = proc.communicate(timeout=60)
+    output = shown([*lines, *rest.splitlines(keepends=True)])
+    assert proc.returncode == 1, output
+    assert "error: the Spark JVM was killed by signal 9 during the run" in output, output
+    assert "`lakewide run` again resumes" in output
+    for noise in ("Traceback", "py4j", "Py4J", "\tat "):
+        assert noise not in output, output
+    assert_nothing_left(built_slow, before, jvms)

@@ -14,7 +14,8 @@ from sqlglot import exp
 
 from lakewide.arrival import Read, arrival_reads
 from lakewide.compiler import to_sql
-from lakewide.errors import ConfigError, ModelRunError, RuntimeSetupError
+from lakewide.errors import ConfigError, ModelRunError, RunInterrupted, RuntimeSetupError, \
+    SparkExitedError
 from lakewide.metadata import CorruptMetadataError, corrupt_metadata, current_metadata_file, \
     warehouse_path
 from lakewide.nodes import Relation
@@ -59,9 +60,43 @@ class SparkAdapter:
         return self._spark is not None
 
     def stop(self) -> None:
-        if self._spark is not None and self._owns_session:
-            self._spark.stop()
-            self._spark = None
+        """Stop the SparkSession this adapter started (not one it was given).
+
+        A JVM that already exited is not called; after Ctrl-C, stopping is best effort.
+        """
+        if self._spark is None or not self._owns_session:
+            return
+        from lakewide.engine import runtime
+
+        spark, self._spark = self._spark, None
+        if runtime.jvm_exit_code(spark) is not None:
+            return
+        try:
+            spark.stop()
+        except Exception:  # noqa: BLE001
+            if not runtime.interrupted():
+                raise
+
+    def raise_if_stopped(self) -> None:
+        """RunInterrupted after Ctrl-C; SparkExitedError when the Spark JVM has exited.
+
+        Called between steps and when a step failed, so that neither cause is reported as
+        the failure of each model that follows.
+        """
+        from lakewide.engine import runtime
+
+        if runtime.interrupted():
+            raise RunInterrupted("interrupted")
+        if self._spark is None:
+            return
+        code = runtime.jvm_exit_code(self._spark)
+        if code is not None:
+            how = f"was killed by signal {-code}" if code < 0 else f"exited with code {code}"
+            hint = " (signal 9 is often the kernel's out-of-memory killer: lower " \
+                   "spark.driver.memory or free memory)" if code == -9 else ""
+            raise SparkExitedError(
+                f"the Spark JVM {how} during the run{hint}; tables keep their last commit "
+                "(Iceberg commits are atomic), so `lakewide run` again resumes")
 
     def sql(self, statement: exp.Expression) -> Any:
         """Run one statement; Spark's errors become ModelRunError carrying the SQL."""
@@ -84,6 +119,11 @@ class SparkAdapter:
             return int(frame.count())
         except Exception as err:  # noqa: BLE001
             raise ModelRunError(_short(err), sql=to_sql(query, pretty=False)) from err
+
+    def column_types(self, query: exp.Expression) -> dict[str, str]:
+        """Column name -> Spark type name of a query, from its analysis (no rows are read)."""
+        frame = self.sql(query)
+        return {f.name: f.dataType.simpleString() for f in frame.schema.fields}
 
     def rows(self, statement: exp.Expression) -> tuple[list[str], list[tuple[Any, ...]]]:
         """Column names and rows of a query."""

@@ -7,18 +7,22 @@ PySpark is imported lazily inside the functions that need a JVM; everything else
 from __future__ import annotations
 
 import importlib.util
+import logging
 import os
 import re
 import shutil
 import subprocess
+import signal
 import tempfile
+import threading
+import time
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from lakewide.engine.jackson_relocate import relocate_jar
-from lakewide.errors import ConfigError, RuntimeSetupError
+from lakewide.errors import ConfigError, RunInterrupted, RuntimeSetupError
 from lakewide.profiles import Output
 
 
@@ -283,6 +287,12 @@ def create_session(app_name: str, master: str, conf: dict[str, str]) -> Any:
     builder = SparkSession.builder.appName(app_name).master(master)
     for key, value in conf.items():
         builder = builder.config(key, value)
+    _quiet_py4j()
+    if interrupted():
+        raise RunInterrupted("interrupted")
+    on_main = threading.current_thread() is threading.main_thread()
+    if on_main:  # Ctrl-C while the JVM starts: noted, acted on once it is up
+        signal.signal(signal.SIGINT, lambda _signum, _frame: _interrupted.set())
     try:
         spark = builder.getOrCreate()
         spark.sparkContext.setLogLevel(os.environ.get("LAKEWIDE_SPARK_LOG_LEVEL", "ERROR"))
@@ -290,4 +300,76 @@ def create_session(app_name: str, master: str, conf: dict[str, str]) -> Any:
         raise RuntimeSetupError(
             f"Could not start Spark (master {master!r}, Java {java.major}): {exc}"
         ) from exc
+    if on_main:
+        _cancel_on_sigint(spark)
+    if interrupted():
+        spark.stop()
+        raise RunInterrupted("interrupted")
     return spark
+
+
+class _Py4jRecords(logging.Filter):
+    """Drops py4j's own log records (it logs tracebacks on the root logger when the JVM dies or
+    a call is interrupted); lakewide reports those faults itself."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (record.name.startswith("py4j")
+                    or f"{os.sep}py4j{os.sep}" in (record.pathname or ""))
+
+
+def _quiet_py4j() -> None:
+    root = logging.getLogger()
+    if not any(isinstance(f, _Py4jRecords) for f in root.filters):
+        root.addFilter(_Py4jRecords())
+    logging.getLogger("py4j").setLevel(logging.CRITICAL)
+
+
+_interrupted = threading.Event()
+
+
+def interrupted() -> bool:
+    """True once Ctrl-C (SIGINT) arrived while a lakewide SparkSession ran."""
+    return _interrupted.is_set()
+
+
+def _cancel_on_sigint(spark: Any) -> None:
+    """Replace PySpark's SIGINT handler: it calls the JVM from inside the handler, on the very
+    py4j connection the interrupted call is waiting on, which fails with a Py4J traceback.
+
+    Here the handler only notes the interrupt and cancels Spark's jobs from another thread
+    (its own connection), again every half second until Spark stops; the interrupted statement
+    then fails and the command ends at its next step. A second Ctrl-C raises KeyboardInterrupt.
+    """
+    context = spark.sparkContext
+
+    def cancel() -> None:
+        try:
+            _silence_spark_logs(context)  # cancelled tasks would log Java stack traces
+            while context._jsc is not None:
+                context.cancelAllJobs()
+                time.sleep(0.5)
+        except Exception:  # noqa: BLE001 - Spark stopped (or died) meanwhile: nothing to cancel
+            return
+
+    def on_sigint(_signum: int, _frame: Any) -> None:
+        if _interrupted.is_set():
+            raise KeyboardInterrupt
+        _interrupted.set()
+        threading.Thread(target=cancel, name="lakewide-cancel", daemon=True).start()
+
+    signal.signal(signal.SIGINT, on_sigint)
+
+
+def _silence_spark_logs(context: Any) -> None:
+    """Every log4j logger of the driver to OFF (setLogLevel leaves configured loggers alone)."""
+    log4j = context._jvm.org.apache.logging.log4j
+    log4j.core.config.Configurator.setAllLevels("", log4j.Level.OFF)
+
+
+def jvm_exit_code(spark: Any) -> int | None:
+    """The Spark JVM's exit code when it has exited (negative: killed by that signal), else None.
+
+    None too for a JVM lakewide did not launch (no process handle to ask)."""
+    gateway = getattr(spark.sparkContext, "_gateway", None)
+    proc = getattr(gateway, "proc", None)
+    return None if proc is None else proc.poll()
