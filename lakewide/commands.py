@@ -183,7 +183,8 @@ def _run(manifest: Manifest, adapter: Any, names: list[str], full_refresh: bool)
     started = time.time()
     with console.status("running models...") as status:
         def progress(result: ModelResult) -> None:
-            adapter.raise_if_stopped()  # ends the run at once, before the next model
+            # Ctrl-C or a dead JVM ends the run at once, before the next model
+            adapter.raise_if_stopped(wait=2.0 if result.status == "error" else 0.0)
             status.update(f"ran {result.name}")
             _report(result)
         results = run_models(manifest, names, adapter, full_refresh=full_refresh,
@@ -250,7 +251,7 @@ def _with_adapter(options: Options, body: Callable[[Manifest, Any], int], *,
             code = body(manifest, adapter)
             adapter.raise_if_stopped()
         except Exception:
-            adapter.raise_if_stopped()  # Ctrl-C or a dead JVM caused it: say that instead
+            adapter.raise_if_stopped(wait=2.0)  # Ctrl-C or a dead JVM caused it: say so
             raise
         finally:
             adapter.stop()

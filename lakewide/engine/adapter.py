@@ -74,14 +74,15 @@ class SparkAdapter:
         try:
             spark.stop()
         except Exception:  # noqa: BLE001
-            if not runtime.interrupted():
+            if not runtime.interrupted() and runtime.jvm_exit_code(spark, wait=2.0) is None:
                 raise
 
-    def raise_if_stopped(self) -> None:
+    def raise_if_stopped(self, wait: float = 0.0) -> None:
         """RunInterrupted after Ctrl-C; SparkExitedError when the Spark JVM has exited.
 
-        Called between steps and when a step failed, so that neither cause is reported as
-        the failure of each model that follows.
+        Called between steps and when a step failed (then with ``wait`` seconds for a dying
+        JVM to finish exiting), so that neither cause is reported as the failure of each model
+        that follows.
         """
         from lakewide.engine import runtime
 
@@ -89,7 +90,7 @@ class SparkAdapter:
             raise RunInterrupted("interrupted")
         if self._spark is None:
             return
-        code = runtime.jvm_exit_code(self._spark)
+        code = runtime.jvm_exit_code(self._spark, wait)
         if code is not None:
             how = f"was killed by signal {-code}" if code < 0 else f"exited with code {code}"
             hint = " (signal 9 is often the kernel's out-of-memory killer: lower " \

@@ -366,10 +366,17 @@ def _silence_spark_logs(context: Any) -> None:
     log4j.core.config.Configurator.setAllLevels("", log4j.Level.OFF)
 
 
-def jvm_exit_code(spark: Any) -> int | None:
+def jvm_exit_code(spark: Any, wait: float = 0.0) -> int | None:
     """The Spark JVM's exit code when it has exited (negative: killed by that signal), else None.
 
-    None too for a JVM lakewide did not launch (no process handle to ask)."""
+    ``wait``: seconds to give a dying JVM to finish exiting (its socket closes a moment before
+    the process can be reaped). None too for a JVM lakewide did not launch (no handle to ask).
+    """
     gateway = getattr(spark.sparkContext, "_gateway", None)
     proc = getattr(gateway, "proc", None)
-    return None if proc is None else proc.poll()
+    if proc is None:
+        return None
+    try:
+        return proc.wait(timeout=wait) if wait else proc.poll()
+    except subprocess.TimeoutExpired:
+        return None
