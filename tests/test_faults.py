@@ -134,6 +134,16 @@ def test_read_only_file_system_is_reported(monkeypatch: pytest.MonkeyPatch,
     assert_clean_failure(code, output, "[demo.outputs.dev.warehouse]", "Read-only file system")
 
 
+def test_writable_warehouse_passes_and_leaves_no_probe(tmp_path: Path) -> None:
+    from lakewide.profiles import check_warehouse_writable
+
+    output = Output(catalog_type="hadoop", warehouse=str(tmp_path / "new" / "wh"))
+    check_warehouse_writable(output)
+    assert (tmp_path / "new" / "wh").is_dir() and not any((tmp_path / "new" / "wh").iterdir())
+    check_warehouse_writable(Output(catalog_type="hadoop", warehouse="s3://bucket/wh"))
+    check_warehouse_writable(Output(catalog_type="jdbc", warehouse=str(tmp_path / "a_file")))
+
+
 # ------------------------------------------------------------------------ REST catalog
 
 
@@ -198,6 +208,20 @@ def test_seed_value_that_does_not_fit_its_type(monkeypatch: pytest.MonkeyPatch,
     assert_clean_failure(code, output, *expected, "fix the value or the type declared")
     assert "aaa_good" not in output  # checked before any seed is loaded
     assert not (warehouse / "faults_seed").exists()
+
+
+@pytest.mark.parametrize(("text", "value", "line"), [
+    ("id,v\n1,a\n2,b\n", "b", 3),
+    ('id,v\n1,"two\nlines"\n2,b\n', "b", 4),
+    ("id,v\n1,a\n", "zz", None),
+])
+def test_line_of_value_counts_lines_of_quoted_records(tmp_path: Path, text: str, value: str,
+                                                      line: int | None) -> None:
+    from lakewide.seeds import line_of_value
+
+    path = tmp_path / "s.csv"
+    path.write_text(text)
+    assert line_of_value(path, "v", value) == line
 
 
 @pytest.mark.spark
