@@ -367,3 +367,22 @@ def test_jvm_killed_during_a_run(built_slow: Path) -> None:
     for noise in ("Traceback", "py4j", "Py4J", "\tat "):
         assert noise not in output, output
     assert_nothing_left(built_slow, before, jvms)
+
+
+def test_ctrl_c_before_spark_starts(monkeypatch: pytest.MonkeyPatch,
+                                    capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """Ctrl-C while lakewide itself works under the lock (the no-op check; no JVM yet):
+    'interrupted', exit 130, the lock released."""
+    import lakewide.freshness
+
+    def interrupted(*_args: Any, **_kwargs: Any) -> None:
+        assert (root / "warehouse" / ".lakewide.lock").exists()  # taken by now
+        raise KeyboardInterrupt
+
+    root = project_with(tmp_path)
+    monkeypatch.setattr(lakewide.freshness, "fresh_models", interrupted)
+    code, output = run_main(monkeypatch, capsys, "--project-dir", str(root), "run")
+    assert code == 130, output
+    assert output.strip() == "interrupted"
+    with WarehouseLock(root / "warehouse" / ".lakewide.lock", 0):
+        pass
