@@ -291,12 +291,15 @@ def create_session(app_name: str, master: str, conf: dict[str, str]) -> Any:
     if interrupted():
         raise RunInterrupted("interrupted")
     on_main = threading.current_thread() is threading.main_thread()
+    previous = signal.getsignal(signal.SIGINT) if on_main else None
     if on_main:  # Ctrl-C while the JVM starts: noted, acted on once it is up
         signal.signal(signal.SIGINT, lambda _signum, _frame: _interrupted.set())
     try:
         spark = builder.getOrCreate()
         spark.sparkContext.setLogLevel(os.environ.get("LAKEWIDE_SPARK_LOG_LEVEL", "ERROR"))
     except Exception as exc:
+        if on_main:
+            signal.signal(signal.SIGINT, previous)
         raise RuntimeSetupError(
             f"Could not start Spark (master {master!r}, Java {java.major}): {exc}"
         ) from exc
