@@ -226,8 +226,9 @@ def check_master(output: Output) -> None:
     """Refuse a ``master`` Spark would reject, before any JVM starts (ConfigError, exit 2)."""
     if any(re.fullmatch(pattern, output.master) for pattern in _MASTER_PATTERNS):
         return
-    raise output.config_error(f"'{output.master}' is not a Spark master URL; accepted: "
-                              f"{MASTER_FORMS} (N threads >= 1, F max failures)", "master")
+    # The value is not echoed: it may come from env_var() (error messages never show those).
+    raise output.config_error(f"not a Spark master URL; accepted: {MASTER_FORMS} "
+                              "(N threads >= 1, F max failures)", "master")
 
 
 def check_warehouse_writable(output: Output) -> None:

@@ -57,9 +57,19 @@ def test_bad_master_exits_2_before_spark(monkeypatch: pytest.MonkeyPatch,
     root = project_with(tmp_path, master=master)
     code, output = run_main(monkeypatch, capsys, "--project-dir", str(root), command)
     assert_clean_failure(code, output, "profiles.yml", "[demo.outputs.dev.master]",
-                         "is not a Spark master URL", "local[*]", "spark://HOST:PORT", "yarn",
+                         "not a Spark master URL", "local[*]", "spark://HOST:PORT", "yarn",
                          "k8s://")
     assert not (root / "warehouse").exists()
+
+
+def test_bad_master_from_env_var_is_not_echoed(monkeypatch: pytest.MonkeyPatch,
+                                               capsys: pytest.CaptureFixture[str],
+                                               tmp_path: Path) -> None:
+    monkeypatch.setenv("LW_MASTER", "spark://user:s3cret@host")
+    root = project_with(tmp_path, master="\"{{ env_var('LW_MASTER') }}\"")
+    code, output = run_main(monkeypatch, capsys, "--project-dir", str(root), "run")
+    assert_clean_failure(code, output, "[demo.outputs.dev.master] not a Spark master URL")
+    assert "s3cret" not in output
 
 
 @pytest.mark.parametrize("master", ["local", "local[1]", "local[*]", "local[4,2]",
