@@ -301,7 +301,7 @@ def create_session(app_name: str, master: str, conf: dict[str, str]) -> Any:
         if on_main:
             signal.signal(signal.SIGINT, previous)
         raise RuntimeSetupError(
-            f"Could not start Spark (master {master!r}, Java {java.major}): {exc}"
+            f"Could not start Spark (master {master!r}, Java {java.major}): {_start_failure(exc)}"
         ) from exc
     if on_main:
         _cancel_on_sigint(spark)
@@ -309,6 +309,21 @@ def create_session(app_name: str, master: str, conf: dict[str, str]) -> Any:
         spark.stop()
         raise RunInterrupted("interrupted")
     return spark
+
+
+def _start_failure(exc: Exception) -> str:
+    """Why the start failed: a JVM that died meanwhile says so instead of a py4j message."""
+    from pyspark import SparkContext
+
+    proc = getattr(SparkContext._gateway, "proc", None)
+    try:
+        code = None if proc is None else proc.wait(timeout=2)
+    except subprocess.TimeoutExpired:
+        code = None
+    if code is not None:
+        how = f"was killed by signal {-code}" if code < 0 else f"exited with code {code}"
+        return f"the Spark JVM {how} while starting"
+    return str(exc)
 
 
 class _Py4jRecords(logging.Filter):
