@@ -344,6 +344,7 @@ class SparkAdapter:
         key = _seed_digest(path, column_types)
         if key in self._seed_frames:
             return self._seed_frames[key]
+        misfits: dict[str, tuple[int, str]] = {}
         try:
             frame = self.spark.read.csv(str(path), header=True, inferSchema=True)
             if column_types:
@@ -356,7 +357,7 @@ class SparkAdapter:
                                        else F.col(_quoted(f.name)) for f in frame.schema.fields))
         except Exception as err:  # noqa: BLE001
             raise ModelRunError(_short(err), path=path) from err
-        if column_types and misfits:
+        if misfits:
             raise _misfit_error(path, column_types, misfits)
         self._seed_frames[key] = frame
         return frame
