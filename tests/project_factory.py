@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import shutil
+import sys
 import textwrap
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from lakewide.manifest import Manifest, load_manifest
 from lakewide.profiles import find_profiles_file, load_output
@@ -71,3 +74,18 @@ def copy_example_project(dest: Path) -> Path:
         else:
             shutil.copy2(source, dest / part)
     return dest
+
+
+def run_main(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+             *args: str) -> tuple[int, str]:
+    """``lakewide ARGS`` through the console entry point: (exit code, stdout + stderr)."""
+    monkeypatch.setattr(sys, "argv", ["lakewide", *args])
+    try:
+        from lakewide.cli import main
+
+        main()
+        code = 0
+    except SystemExit as done:
+        code = done.code if isinstance(done.code, int) else (0 if done.code is None else 1)
+    captured = capsys.readouterr()
+    return code, captured.out + captured.err

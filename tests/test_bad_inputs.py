@@ -11,10 +11,9 @@ from typing import Any
 
 import pytest
 
-from lakewide.cli import main
 from lakewide.errors import ConfigError
 from lakewide.profiles import load_output
-from tests.project_factory import make_project
+from tests.project_factory import make_project, run_main
 
 MODEL = """\
 {{ config(materialized='table', tags=['daily']) }}
@@ -25,19 +24,6 @@ SELECT {{ var('n', 1) }} AS n
 @pytest.fixture(autouse=True)
 def _no_outside_profiles(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("LAKEWIDE_PROFILES_DIR", raising=False)
-
-
-def run_main(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
-             *args: str) -> tuple[int, str]:
-    """``lakewide ARGS`` through the console entry point: (exit code, stdout + stderr)."""
-    monkeypatch.setattr(sys, "argv", ["lakewide", *args])
-    try:
-        main()
-        code = 0
-    except SystemExit as done:
-        code = done.code if isinstance(done.code, int) else (0 if done.code is None else 1)
-    captured = capsys.readouterr()
-    return code, captured.out + captured.err
 
 
 def assert_clean_failure(code: int, output: str, *expected: str, exit_code: int = 2) -> None:

@@ -11,8 +11,8 @@ import pytest
 from click.testing import CliRunner
 
 import lakewide
-from lakewide.cli import cli, main
-from tests.project_factory import REPO_ROOT, copy_example_project
+from lakewide.cli import cli
+from tests.project_factory import REPO_ROOT, copy_example_project, run_main
 
 PK_MODELS = {
     "order_detail": {"bootstrap.sql", "merge_01_order_info.sql", "merge_02_order_address.sql"},
@@ -37,19 +37,6 @@ def example(tmp_path: Path) -> Path:
 def invoke(*args: str):
     result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
     return result
-
-
-def run_main(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
-             *args: str) -> tuple[int, str]:
-    """``lakewide ARGS`` through the console entry point: (exit code, stdout + stderr)."""
-    monkeypatch.setattr(sys, "argv", ["lakewide", *args])
-    try:
-        main()
-        code = 0
-    except SystemExit as done:
-        code = done.code if isinstance(done.code, int) else (0 if done.code is None else 1)
-    captured = capsys.readouterr()
-    return code, captured.out + captured.err
 
 
 def compiled_files(root: Path) -> dict[str, set[str]]:
