@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
+from typing import Callable
 
 from sqlglot import exp
 
 from lakewide import faults
 from lakewide.changelog import changelog_merge, refuse_deletes
 from lakewide.compiler import CompiledModel, SourceMerge
-from lakewide.compiler.build_merge import narrow_merge
+from lakewide.compiler.build_bootstrap import tagged_branch
+from lakewide.compiler.build_merge import build_combined_batch, keys_touched, narrow_merge
 from lakewide.compiler.rewrite import driving_table, relation_key, replace_tables
 from lakewide.compiler.validate import check_probed_types, type_probes
 from lakewide.definition import definition_digest, refuse_changed_models
@@ -41,6 +43,18 @@ class SourceRange:
     mode: str  # none | incremental | changelog | lineage | full (lakewide.read_plan)
     keys: int = 0
     reason: str = ""
+
+
+@dataclass(eq=False)  # compared by identity
+class BranchRead:
+    """A source branch with new rows in this run: its registered read and merge step."""
+
+    merge: SourceMerge
+    key: str  # offsets key
+    end: int  # pinned snapshot read up to
+    views: dict[str, str]  # relation -> view, this branch's read bound
+    range: SourceRange
+    mode: str
 
 
 @dataclass
@@ -133,7 +147,9 @@ class KeyTableRun:
         return int(rows[0][0])
 
     def incremental(self) -> KeyTableOutcome:
-        """MERGE each source's rows changed since its consumed offset."""
+        """MERGE the rows changed since the consumed offsets: one MERGE (one target scan, one
+        commit) for every source read by appends, lineage or a full re-read; a source read
+        through its upstream's changelog merges on its own."""
         outcome = KeyTableOutcome("incremental")
         meta = self.adapter.table_meta(self.node.relation)
         refuse_changed_models(self.manifest, [self.node.name], lambda _: meta)
@@ -141,6 +157,7 @@ class KeyTableRun:
         progress = dict(consumed)
         self.pin_all()
         assert self.model is not None
+        reads: list[BranchRead] = []
         for merge, driver in zip(self.compiled.merges, self._branch_keys()):
             if driver is None or driver not in self.upstream:
                 raise ModelRunError(f"branch {merge.branch + 1} reads no declared source or "
@@ -152,22 +169,72 @@ class KeyTableRun:
             source_range = SourceRange(merge.branch, driver, start, end, plan.mode,
                                        reason=plan.reason)
             outcome.ranges.append(source_range)
-            progress[key] = end
             if plan.mode == "none":
+                progress[key] = end
                 continue
             assert end is not None
             view = f"__lw_new_{merge.branch + 1}"
             views = {**self.views, driver: view}
             step = self._register(merge, plan, driver, view, views, start, end)
-            for attempt in range(1, ATTEMPTS + 1):
-                try:
-                    self._merge_branch(step, views, progress, outcome, source_range)
-                    break
-                except ModelRunError as err:
-                    if attempt == ATTEMPTS or not any(m in str(err) for m in CONFLICT_MARKERS):
-                        raise
-                    self.adapter.refresh(self.node.relation)
+            reads.append(BranchRead(step, key, end, views, source_range, plan.mode))
+        together = [r for r in reads if r.mode != "changelog"]
+        if len(together) < 2 or self.compiled.combined is None:
+            together = []
+        for read in together:
+            progress[read.key] = read.end
+        if together:
+            self._retrying(lambda: self._merge_together(together, progress, outcome))
+        for read in reads:
+            if read in together:
+                continue
+            progress[read.key] = read.end
+            self._retrying(lambda read=read: self._merge_branch(  # type: ignore[misc]
+                read.merge, read.views, progress, outcome, read.range))
         return outcome
+
+    def _retrying(self, step: Callable[[], None]) -> None:
+        """Run a staging + MERGE step, again on a fresh table state after a commit conflict."""
+        for attempt in range(1, ATTEMPTS + 1):
+            try:
+                step()
+                return
+            except ModelRunError as err:
+                if attempt == ATTEMPTS or not any(m in str(err) for m in CONFLICT_MARKERS):
+                    raise
+                self.adapter.refresh(self.node.relation)
+
+    def _merge_together(self, reads: list[BranchRead], progress: dict[str, int | None],
+                        outcome: KeyTableOutcome) -> None:
+        """Fold the new rows of several sources per key together and MERGE them at once."""
+        combined = self.compiled.combined
+        assert combined is not None and self.model is not None
+        for read in reads:
+            assert read.merge.null_keys is not None
+            outcome.rejected += self._count(replace_tables(read.merge.null_keys, read.views))
+        tagged = [replace_tables(tagged_branch(self.model, self.model.branches[r.merge.branch]),
+                                 r.views) for r in reads]
+        faults.checkpoint("before-stage")
+        staged = self.adapter.stage(combined.batch_view,
+                                    build_combined_batch(self.model, tagged))
+        counts = [0] * len(reads)
+        if staged:
+            _, [row] = self.adapter.rows(keys_touched([r.merge.branch for r in reads]))
+            counts = [int(c) for c in row]
+        for read, keys in zip(reads, counts):
+            read.range.keys = keys
+        if staged:
+            self._commit_merge(combined, progress, outcome)
+
+    def _commit_merge(self, merge: SourceMerge, progress: dict[str, int | None],
+                      outcome: KeyTableOutcome) -> None:
+        statement = merge.statement
+        if merge.bounds is not None and self.model is not None:
+            _, [(low, high)] = self.adapter.rows(merge.bounds)
+            statement = narrow_merge(self.model, statement, low, high)
+        snapshot = self.commit(statement, progress)
+        outcome.statements += 1
+        if snapshot:
+            outcome.commits.append(snapshot)
 
     def _plan(self, branch: int, driver: str, start: int | None, end: int | None,
               consumed: bool) -> ReadPlan:
@@ -208,11 +275,4 @@ class KeyTableRun:
         source_range.keys = self.adapter.stage(merge.batch_view,
                                                replace_tables(merge.batch, views))
         if source_range.keys:
-            statement = merge.statement
-            if merge.bounds is not None and self.model is not None:
-                _, [(low, high)] = self.adapter.rows(merge.bounds)
-                statement = narrow_merge(self.model, statement, low, high)
-            snapshot = self.commit(statement, progress)
-            outcome.statements += 1
-            if snapshot:
-                outcome.commits.append(snapshot)
+            self._commit_merge(merge, progress, outcome)

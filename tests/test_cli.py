@@ -15,10 +15,11 @@ from lakewide.cli import cli
 from tests.project_factory import REPO_ROOT, copy_example_project, run_main
 
 PK_MODELS = {
-    "order_detail": {"bootstrap.sql", "merge_01_order_info.sql", "merge_02_order_address.sql"},
+    "order_detail": {"bootstrap.sql", "merge_01_order_info.sql", "merge_02_order_address.sql",
+                     "merge_all.sql"},
     "user_activity": {"bootstrap.sql", "merge_01_user_events.sql"},
     "user_rec_wide": {"bootstrap.sql", "merge_01_recommendations.sql",
-                      "merge_02_impressions.sql", "merge_03_clicks.sql"},
+                      "merge_02_impressions.sql", "merge_03_clicks.sql", "merge_all.sql"},
 }
 
 
@@ -59,7 +60,8 @@ def test_init_creates_a_project_that_compiles(tmp_path: Path) -> None:
     result = invoke("--project-dir", str(project), "compile")
     assert result.exit_code == 0, result.output
     assert compiled_files(project) == {
-        "customer_wide": {"bootstrap.sql", "merge_01_profiles.sql", "merge_02_orders.sql"}}
+        "customer_wide": {"bootstrap.sql", "merge_01_profiles.sql", "merge_02_orders.sql",
+                          "merge_all.sql"}}
     bootstrap = (project / "target/compiled/customer_wide/bootstrap.sql").read_text()
     assert "CREATE TABLE lw.analytics.customer_wide" in bootstrap
     assert "lw.raw.profiles" in bootstrap and "lw.raw.orders" in bootstrap

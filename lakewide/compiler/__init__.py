@@ -8,7 +8,9 @@ from functools import cached_property
 from sqlglot import exp
 
 from lakewide.compiler.build_bootstrap import build_bootstrap, null_key_count, union_of_branches
-from lakewide.compiler.build_merge import batch_view, build_batch, build_merge, key_bounds
+from lakewide.compiler.build_merge import (COMBINED_VIEW, batch_view, build_batch,
+                                           build_combined_merge, build_merge, combined_batch,
+                                           key_bounds)
 from lakewide.compiler.layout import create_table_as, write_ordered_by
 from lakewide.compiler.validate import validate
 from lakewide.compiler.wide_model import DIALECT, WideModel, analyze, parse_model_sql
@@ -61,6 +63,17 @@ class CompiledModel:
         return statement
 
     @cached_property
+    def combined(self) -> SourceMerge | None:
+        """Key tables of several sources: the one MERGE a run makes when more than one source
+        has new rows (its batch shown over every source; a run folds those with new rows)."""
+        if self.model is None or len(self.model.branches) < 2:
+            return None
+        return SourceMerge(-1, "all", COMBINED_VIEW, combined_batch(self.model),
+                           build_combined_merge(self.model),
+                           bounds=key_bounds(self.model, None)
+                           if self.node.config.merge_filter else None)
+
+    @cached_property
     def null_keys(self) -> exp.Select | None:
         """Key tables: count of the rows the bootstrap rejects for a NULL key."""
         if self.model is None:
@@ -81,6 +94,9 @@ class CompiledModel:
         for merge in self.merges:
             out[f"merge_{merge.branch + 1:02d}_{merge.name}.sql"] = (
                 to_sql(merge.staging(copy=copy), copy=False) + to_sql(merge.statement, copy=copy))
+        if self.combined is not None:  # several sources with new rows: one MERGE for all
+            out["merge_all.sql"] = (to_sql(self.combined.staging(copy=copy), copy=False)
+                                    + to_sql(self.combined.statement, copy=copy))
         return out
 
 

@@ -8,7 +8,7 @@ from lakewide.compiler import engines
 from lakewide.compiler.layout import create_table_as, sort_keys
 from lakewide.compiler.ordering import BRANCH_COLUMN, ROW_COLUMN
 from lakewide.compiler.trees import copy_without
-from lakewide.compiler.wide_model import WideModel
+from lakewide.compiler.wide_model import Branch, WideModel
 from lakewide.errors import CompileError
 
 
@@ -54,19 +54,29 @@ def null_key_count(model: WideModel, source: exp.Query) -> exp.Select:
         source.subquery("b", copy=False), copy=False).where(any_null, copy=False)
 
 
-def union_of_branches(model: WideModel) -> exp.Query:
-    """Every branch aliased to the model's columns and tagged with its position."""
+def tagged_branch(model: WideModel, branch: Branch) -> exp.Select:
+    """The branch's SELECT aliased to the model's columns and tagged with its position."""
+    select = copy_without(branch.select, "expressions")
+    select.set("expressions", [
+        *(exp.alias_((p.this if isinstance(p, exp.Alias) else p).copy(), name, copy=False)
+          for name, p in zip(model.columns, branch.select.expressions)),
+        exp.alias_(exp.Literal.number(branch.index), BRANCH_COLUMN, copy=False),
+    ])
+    return select
+
+
+def union_all(selects: list[exp.Select]) -> exp.Query:
+    """``UNION ALL`` of the given SELECTs (used as they are)."""
     union: exp.Query | None = None
-    for branch in model.branches:
-        select = copy_without(branch.select, "expressions")
-        select.set("expressions", [
-            *(exp.alias_((p.this if isinstance(p, exp.Alias) else p).copy(), name, copy=False)
-              for name, p in zip(model.columns, branch.select.expressions)),
-            exp.alias_(exp.Literal.number(branch.index), BRANCH_COLUMN, copy=False),
-        ])
+    for select in selects:
         union = select if union is None else exp.union(union, select, distinct=False, copy=False)
     assert union is not None
     return union
+
+
+def union_of_branches(model: WideModel) -> exp.Query:
+    """Every branch aliased to the model's columns and tagged with its position."""
+    return union_all([tagged_branch(model, b) for b in model.branches])
 
 
 def bootstrap_query(model: WideModel) -> exp.Select:

@@ -9,8 +9,12 @@ from typing import Any
 from sqlglot import exp
 
 from lakewide.compiler import engines
-from lakewide.compiler.build_bootstrap import reduce_per_key
+from lakewide.compiler.build_bootstrap import reduce_per_key, tagged_branch, union_all
+from lakewide.compiler.ordering import BRANCH_COLUMN
 from lakewide.compiler.wide_model import Branch, WideModel
+
+#: the staged fold of every source with new rows in a run (one MERGE for all of them)
+COMBINED_VIEW = "__lw_batch_all"
 
 
 def batch_view(branch: Branch) -> str:
@@ -47,10 +51,57 @@ def build_merge(model: WideModel, branch: Branch) -> exp.Merge:
                      on=on, whens=exp.Whens(expressions=engines.whens(rows)))
 
 
-def key_bounds(model: WideModel, branch: Branch) -> exp.Select:
-    """``SELECT MIN(k), MAX(k)`` of the staged batch's first primary-key column."""
+def key_bounds(model: WideModel, branch: Branch | None) -> exp.Select:
+    """``SELECT MIN(k), MAX(k)`` of the staged batch's first primary-key column (``branch``
+    None: the combined batch)."""
     key = exp.column(model.primary_key[0])
-    return exp.select(exp.Min(this=key), exp.Max(this=key.copy())).from_(batch_view(branch))
+    view = COMBINED_VIEW if branch is None else batch_view(branch)
+    return exp.select(exp.Min(this=key), exp.Max(this=key.copy())).from_(view)
+
+
+def _combined_rows(model: WideModel) -> engines.Rows:
+    return engines.Rows(model, model.stored, with_branch=True,
+                        has_row_kind=model.row_kind is not None)
+
+
+def touched(index: int) -> str:
+    """Helper column of the combined batch: whether source ``index`` has a record of the key."""
+    return f"__lw_in_{index}"
+
+
+def build_combined_batch(model: WideModel, tagged: list[exp.Select]) -> exp.Select:
+    """Several sources' new rows folded per key together, as the bootstrap folds all sources
+    (``tagged``: :func:`tagged_branch` of each, with its reads bound), plus per source whether
+    it touched the key. Each column is still set only from the records of its owners."""
+    indexes = [int(t.expressions[-1].this.name) for t in tagged]
+    folded = reduce_per_key(_combined_rows(model), union_all(tagged))
+    for index in indexes:
+        mine = exp.EQ(this=exp.column(BRANCH_COLUMN), expression=exp.Literal.number(index))
+        folded.select(exp.alias_(exp.func("BOOL_OR", mine), touched(index)), append=True,
+                      copy=False)
+    return folded
+
+
+def combined_batch(model: WideModel) -> exp.Select:
+    """The combined batch over every branch, unbound (what ``compile`` writes)."""
+    return build_combined_batch(model, [tagged_branch(model, b) for b in model.branches])
+
+
+def build_combined_merge(model: WideModel) -> exp.Merge:
+    """MERGE the combined batch: every stored column, each by its own rule (one target scan,
+    one commit for every source with new rows)."""
+    on = exp.and_(*(exp.EQ(this=exp.column(k, table=engines.T),
+                           expression=exp.column(k, table=engines.S))
+                    for k in model.primary_key))
+    return exp.Merge(this=model.node.relation.table(alias=engines.T),
+                     using=exp.table_(COMBINED_VIEW, alias=engines.S),
+                     on=on, whens=exp.Whens(expressions=engines.whens(_combined_rows(model))))
+
+
+def keys_touched(indexes: list[int]) -> exp.Select:
+    """Per source, how many keys of the staged combined batch it touched."""
+    return exp.select(*(exp.func("COUNT_IF", exp.column(touched(i))) for i in indexes)) \
+        .from_(COMBINED_VIEW)
 
 
 def _plain_bound(value: Any) -> bool:

@@ -27,6 +27,7 @@ def ids(cases: list[Case]) -> list[str]:
 SPLIT = load_cases("split_union.sql")
 BOOTSTRAP = load_cases("build_bootstrap.sql")
 MERGE = load_cases("build_merge.sql")
+COMBINED = load_cases("build_combined.sql")
 
 
 @pytest.mark.parametrize("case", SPLIT, ids=ids(SPLIT))
@@ -48,6 +49,15 @@ def test_build_merge(case: Case) -> None:
     produced = []
     for merge in compiled.merges:
         produced += [to_sql(merge.staging(), pretty=False), to_sql(merge.statement, pretty=False)]
+    assert [normalize(p) for p in produced] == [normalize(e) for e in case.expected]
+
+
+@pytest.mark.parametrize("case", COMBINED, ids=ids(COMBINED))
+def test_build_combined(case: Case) -> None:
+    compiled = compile_model(node_for(case))
+    assert compiled.combined is not None
+    produced = [to_sql(compiled.combined.staging(), pretty=False),
+                to_sql(compiled.combined.statement, pretty=False)]
     assert [normalize(p) for p in produced] == [normalize(e) for e in case.expected]
 
 
