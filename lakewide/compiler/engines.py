@@ -87,6 +87,13 @@ class Rows:
         assert self.model.row_kind
         return kinds_in(self.model.row_kind, DELETE_KINDS)
 
+    def version_of(self, column: str) -> exp.Expression:
+        """What ``column``'s stored version holds for a record: its place, or just its sequence
+        value for a plain version."""
+        if column in self.model.versions.plain:
+            return exp.column(self.model.sequence[0])
+        return self.version()
+
     def version(self) -> exp.Struct:
         """A record's place without its arrival: what a versioned column stores."""
         source = (exp.column(BRANCH_COLUMN) if self.with_branch
@@ -150,7 +157,7 @@ def _aggregate_fold(rows: Rows, column: str, order: exp.Expression,
            exp.alias_(_count(counted), helper(f"n_{column}"))]
     stored_version = rows.model.versions.of(column)
     if stored_version is not None and function.version is not None:
-        out.append(exp.alias_(function.version(inp, rows.version()), stored_version))
+        out.append(exp.alias_(function.version(inp, rows.version_of(column)), stored_version))
     if function.ops is not None and retract is not None:
         out.append(exp.alias_(function.ops(inp), helper(f"ops_{column}")))
     return out
@@ -239,7 +246,7 @@ def folds(rows: Rows) -> list[exp.Expression]:
                                           cond), column, copy=False))  # _and copied plain_keep
             stored_version = model.versions.of(column)
             if stored_version is not None:
-                out.append(exp.alias_(_filter(exp.Max(this=rows.version()), cond.copy()),
+                out.append(exp.alias_(_filter(exp.Max(this=rows.version_of(column)), cond.copy()),
                                       stored_version))
     for group in model.groups:
         if any(c in rows.columns for c in group.all_columns):
@@ -315,9 +322,13 @@ def _versioned_update(rows: Rows, column: str, stored_version: str) -> list[exp.
     after the one that set it (first_*: before it)."""
     pick = "last" if rows.model.engine == "partial_update" else \
         REGISTRY[aggregate_of(rows.model, column)[0]].picks
+
+    def take() -> exp.Expression:
+        if column in rows.model.versions.plain:
+            return versions.newer_plain(column, stored_version, S, T)
+        return versions.newer(stored_version, S, T, older=pick == "first")
     return [exp.EQ(this=exp.column(name, table=T),
-                   expression=case(versions.newer(stored_version, S, T, older=pick == "first"),
-                                   exp.column(name, table=S), exp.column(name, table=T)))
+                   expression=case(take(), exp.column(name, table=S), exp.column(name, table=T)))
             for name in (column, stored_version)]
 
 

@@ -39,6 +39,10 @@ class Versions:
     """Which stored columns carry a version, and whether rows carry one."""
 
     columns: tuple[str, ...] = ()  # value columns with a ``__lw_v_<column>`` version
+    # of those, partial_update columns of one source and one sequence field: the version is
+    # the bare sequence value (no source index to store; a NULL sequence is as old as "never
+    # set", and the value's presence says whether the batch set it) - half the stored leaves
+    plain: tuple[str, ...] = ()
     row: bool = False  # deduplicate / first_row: one ``__lw_v`` per row
     # aggregation over upstream rows (no row_kind_column of its own): how many upstream rows
     # a key aggregates, so that a key whose rows were all deleted upstream is removed, as a
@@ -89,7 +93,10 @@ def resolve(model: WideModel) -> Versions:
         if model.sequence or owners > 1 or first_value:
             columns.append(column)
     count = model.engine == "aggregation" and model.row_kind is None
-    return Versions(tuple(columns), False, count)
+    plain = tuple(c for c in columns if model.engine == "partial_update"
+                  and len(model.sequence) == 1
+                  and sum(1 for b in model.branches if c in b.owned) == 1)
+    return Versions(columns=tuple(columns), count=count, plain=plain)
 
 
 def _function(model: WideModel, column: str) -> str:
@@ -103,6 +110,18 @@ def version_struct(sequence: list[str], branch: exp.Expression) -> exp.Struct:
     """``STRUCT(seq AS s0, .., branch AS b)``: a record's place, without its arrival."""
     fields = [exp.alias_(exp.column(name), f"s{i}") for i, name in enumerate(sequence)]
     return exp.Struct(expressions=[*fields, exp.alias_(branch, BRANCH_FIELD)])
+
+
+def newer_plain(column: str, name: str, incoming: str, stored: str) -> exp.Expression:
+    """A plain version (the bare sequence value) takes the column: the batch set the column
+    and the stored version is NULL (never set, or set by a NULL sequence: both oldest) or not
+    greater."""
+    present = exp.column(column, table=incoming).is_(exp.null()).not_(copy=False)
+    old = exp.column(name, table=stored)
+    compare = exp.func("COALESCE", exp.GTE(this=exp.column(name, table=incoming),
+                                           expression=old.copy()), exp.false(), copy=False)
+    return exp.and_(present, exp.Paren(this=exp.or_(old.is_(exp.null()), compare, copy=False)),
+                    copy=False)
 
 
 def newer(name: str, incoming: str, stored: str, *, older: bool = False) -> exp.Expression:
