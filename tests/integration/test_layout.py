@@ -61,10 +61,18 @@ def test_merge_filter_narrows_the_merge_to_the_batch_key_range(
     rows = m.step({"x": [(7, 70, 2), (5, 50, 2), (25, 250, 2), (6, None, 2)],
                    "y": [(3, 300, 0)]})
     merges = [s for s in ran if s.startswith("MERGE")]
-    assert len(merges) == 2
-    assert "ON t.k = s.k AND t.k BETWEEN 5 AND 25 WHEN" in merges[0]
-    assert "ON t.k = s.k AND t.k BETWEEN 3 AND 3 WHEN" in merges[1]
+    # both sources changed: one MERGE over the combined batch's key range
+    assert len(merges) == 1
+    assert "ON t.k = s.k AND t.k BETWEEN 3 AND 25 WHEN" in merges[0]
     expected = {k: (k, k, k, 1) for k in range(1, 21)}
     expected.update({5: (5, 50, 5, 2), 7: (7, 70, 7, 2), 6: (6, 6, 6, 2),
                      25: (25, 250, None, 2)})
+    assert rows == sorted(expected.values())
+    # one source changed: its own MERGE over its batch's key range
+    ran.clear()
+    rows = m.step({"y": [(9, 900, 3), (11, 110, 3)]})
+    merges = [s for s in ran if s.startswith("MERGE")]
+    assert len(merges) == 1
+    assert "ON t.k = s.k AND t.k BETWEEN 9 AND 11 WHEN" in merges[0]
+    expected.update({9: (9, 9, 900, 3), 11: (11, 11, 110, 3)})
     assert rows == sorted(expected.values())
