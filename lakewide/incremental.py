@@ -8,6 +8,7 @@ left off: a replayed batch is never merged twice, a lost one is read again.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -183,13 +184,13 @@ class KeyTableRun:
         for read in together:
             progress[read.key] = read.end
         if together:
-            self._retrying(lambda: self._merge_together(together, progress, outcome))
+            self._retrying(functools.partial(self._merge_together, together, progress, outcome))
         for read in reads:
             if read in together:
                 continue
             progress[read.key] = read.end
-            self._retrying(lambda read=read: self._merge_branch(  # type: ignore[misc]
-                read.merge, read.views, progress, outcome, read.range))
+            self._retrying(functools.partial(self._merge_branch, read.merge, read.views,
+                                             progress, outcome, read.range))
         return outcome
 
     def _retrying(self, step: Callable[[], None]) -> None:
