@@ -85,12 +85,11 @@ class KeyTableRun:
         self.manifest = manifest
         self.definition = definition_digest(self.node)
         self.upstream = upstream_relations(manifest, self.node)
-        self.pinned = {key: self._current(rel) for key, rel in self.upstream.items()}
+        # each upstream's snapshots, read once: they pin it and plan its reads
+        self.metas = {key: adapter.table_meta(rel) for key, rel in self.upstream.items()}
+        self.pinned = {key: None if meta is None else meta.current
+                       for key, meta in self.metas.items()}
         self.views: dict[str, str] = {}
-
-    def _current(self, relation: Relation) -> int | None:
-        meta = self.adapter.table_meta(relation)
-        return None if meta is None else meta.current
 
     def pin_all(self) -> None:
         """Every upstream table as a view at its pinned snapshot (lookups, bootstrap); then
@@ -100,7 +99,7 @@ class KeyTableRun:
             snapshot = self.pinned[key]
             if snapshot is not None:
                 view = f"__lw_pin_{index}"
-                self.adapter.register_read(view, relation, snapshot)
+                self.adapter.register_read(view, relation, snapshot, meta=self.metas[key])
                 self.views[key] = view
         if self.model is None:  # a table model: nothing is aggregated
             return
@@ -212,8 +211,9 @@ class KeyTableRun:
         for read in reads:
             assert read.merge.null_keys is not None
             outcome.rejected += self._count(replace_tables(read.merge.null_keys, read.views))
-        tagged = [replace_tables(tagged_branch(self.model, self.model.branches[r.merge.branch]),
-                                 r.views) for r in reads]
+        tagged = {r.merge.branch: replace_tables(
+            tagged_branch(self.model, self.model.branches[r.merge.branch]), r.views)
+            for r in reads}
         faults.checkpoint("before-stage")
         staged = self.adapter.stage(combined.batch_view,
                                     build_combined_batch(self.model, tagged))
@@ -242,7 +242,7 @@ class KeyTableRun:
         assert self.model is not None
         relation = self.upstream[driver]
         return choose_read(self.model, self.model.branches[branch], driver, start, end,
-                           consumed=consumed, meta=lambda: self.adapter.table_meta(relation),
+                           consumed=consumed, meta=lambda: self.metas[driver],
                            format_version=lambda: self.adapter.format_version(relation))
 
     def _register(self, merge: SourceMerge, plan: ReadPlan, driver: str, view: str,
@@ -264,7 +264,8 @@ class KeyTableRun:
             self.adapter.register_read(view, relation, end, newer_than_sequence=sequence)
         else:
             self.adapter.register_read(view, relation, end,
-                                       start if plan.mode == "incremental" else None)
+                                       start if plan.mode == "incremental" else None,
+                                       meta=self.metas[driver])
         return merge
 
     def _merge_branch(self, merge: SourceMerge, views: dict[str, str],

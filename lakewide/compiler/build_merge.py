@@ -69,13 +69,13 @@ def touched(index: int) -> str:
     return f"__lw_in_{index}"
 
 
-def build_combined_batch(model: WideModel, tagged: list[exp.Select]) -> exp.Select:
+def build_combined_batch(model: WideModel, tagged: dict[int, exp.Select]) -> exp.Select:
     """Several sources' new rows folded per key together, as the bootstrap folds all sources
-    (``tagged``: :func:`tagged_branch` of each, with its reads bound), plus per source whether
-    it touched the key. Each column is still set only from the records of its owners."""
-    indexes = [int(t.expressions[-1].this.name) for t in tagged]
-    folded = reduce_per_key(_combined_rows(model), union_all(tagged))
-    for index in indexes:
+    (``tagged``: branch index -> :func:`tagged_branch` of it, with its reads bound), plus per
+    source whether it touched the key. Each column is still set only from the records of its
+    owners."""
+    folded = reduce_per_key(_combined_rows(model), union_all(list(tagged.values())))
+    for index in tagged:
         mine = exp.EQ(this=exp.column(BRANCH_COLUMN), expression=exp.Literal.number(index))
         folded.select(exp.alias_(exp.func("BOOL_OR", mine), touched(index)), append=True,
                       copy=False)
@@ -84,7 +84,8 @@ def build_combined_batch(model: WideModel, tagged: list[exp.Select]) -> exp.Sele
 
 def combined_batch(model: WideModel) -> exp.Select:
     """The combined batch over every branch, unbound (what ``compile`` writes)."""
-    return build_combined_batch(model, [tagged_branch(model, b) for b in model.branches])
+    return build_combined_batch(model, {b.index: tagged_branch(model, b)
+                                        for b in model.branches})
 
 
 def build_combined_merge(model: WideModel) -> exp.Merge:

@@ -320,13 +320,11 @@ def updates(rows: Rows) -> list[exp.Expression]:
 def _versioned_update(rows: Rows, column: str, stored_version: str) -> list[exp.Expression]:
     """A versioned column and its version take the batch's when the batch's record sorts
     after the one that set it (first_*: before it)."""
-    pick = "last" if rows.model.engine == "partial_update" else \
-        REGISTRY[aggregate_of(rows.model, column)[0]].picks
-
     def take() -> exp.Expression:
         if column in rows.model.versions.plain:
             return versions.newer_plain(column, stored_version, S, T)
-        return versions.newer(stored_version, S, T, older=pick == "first")
+        return versions.newer(stored_version, S, T,
+                              older=versions.picks(rows.model, column) == "first")
     return [exp.EQ(this=exp.column(name, table=T),
                    expression=case(take(), exp.column(name, table=S), exp.column(name, table=T)))
             for name in (column, stored_version)]

@@ -199,15 +199,19 @@ class SparkAdapter:
                                int(r[4].timestamp() * 1000) if r[4] else 0) for r in rows}
 
     def register_read(self, view: str, relation: Relation, snapshot: int,
-                      after: int | None = None, newer_than_sequence: int | None = None) -> None:
+                      after: int | None = None, newer_than_sequence: int | None = None,
+                      meta: TableMeta | None = None) -> None:
         """Temporary view of ``relation`` at ``snapshot``, or of the rows appended after ``after``.
+
+        ``meta``: the table's snapshots when the caller has read them already (else read here).
 
         ``newer_than_sequence`` keeps only rows whose row lineage
         (``_last_updated_sequence_number``, format v3) is newer: rows added or updated since.
         """
         try:
             reads = [Read(snapshot, after)] if newer_than_sequence is not None else \
-                arrival_reads(TableMeta(snapshot, self._snapshots(relation)), snapshot, after)
+                arrival_reads(TableMeta(snapshot, meta.snapshots if meta is not None
+                                        else self._snapshots(relation)), snapshot, after)
             frame = None
             for read in reads:  # oldest commit first: row numbers follow arrival
                 part = self._read(relation, read)
