@@ -48,6 +48,7 @@ class ModelConfig(BaseModel):
     format_version: Literal[1, 2, 3] = 2
     write_mode: WriteMode | None = None
     merge_filter: bool = False
+    changelog_producer: Literal["none", "lookup"] | None = None  # None: when a key table refs it
     schema_: str | None = None
     alias: str | None = None
     tags: list[str] = []

@@ -16,8 +16,11 @@ from sqlglot import exp
 
 from lakewide import faults
 from lakewide.changelog import changelog_merge, refuse_deletes
+from lakewide.changelog_producer import ChangelogProducer, covered, produces_changelog, \
+    range_covered, register_changes
 from lakewide.compiler import CompiledModel, SourceMerge
 from lakewide.compiler.build_bootstrap import tagged_branch
+from lakewide.compiler.build_changes import changelog_relation
 from lakewide.compiler.build_merge import build_combined_batch, keys_touched, narrow_merge
 from lakewide.compiler.rewrite import driving_table, relation_key, replace_tables
 from lakewide.compiler.validate import check_probed_types, type_probes
@@ -74,6 +77,12 @@ def upstream_relations(manifest: Manifest, node: ModelNode) -> dict[str, Relatio
     return {relation_key(r): r for r in found if r.catalog}
 
 
+def _model_at(manifest: Manifest, relation: Relation) -> ModelNode | None:
+    """The project's model whose table is ``relation`` (None for a source)."""
+    key = relation_key(relation)
+    return next((m for m in manifest.models.values() if relation_key(m.relation) == key), None)
+
+
 class KeyTableRun:
     """One run of one key table."""
 
@@ -90,6 +99,12 @@ class KeyTableRun:
         self.pinned = {key: None if meta is None else meta.current
                        for key, meta in self.metas.items()}
         self.views: dict[str, str] = {}
+        self.producer = ChangelogProducer(adapter, self.model, run_id) \
+            if self.model is not None and produces_changelog(manifest, self.node) else None
+        self.produced = {rel_key: changelog_relation(rel) for rel_key, rel in self.upstream.items()
+                         if (up := _model_at(manifest, rel)) is not None
+                         and produces_changelog(manifest, up)}
+        self.head: int | None = None  # the target's snapshot before this run's next commit
 
     def pin_all(self) -> None:
         """Every upstream table as a view at its pinned snapshot (lookups, bootstrap); then
@@ -110,12 +125,18 @@ class KeyTableRun:
     def _properties(self, progress: dict[str, int | None]) -> dict[str, str]:
         return commit_properties(progress, self.run_id, self.node.name, self.definition)
 
-    def commit(self, statement: exp.Expression, progress: dict[str, int | None]) -> int | None:
+    def commit(self, statement: exp.Expression, progress: dict[str, int | None],
+               extra: dict[str, str] | None = None) -> int | None:
+        """Commit ``statement`` with the offsets; the new snapshot, None when none was made."""
         faults.checkpoint("before-commit")
-        self.adapter.commit(statement, self._properties(progress))
+        self.adapter.commit(statement, {**self._properties(progress), **(extra or {})})
         faults.checkpoint("after-commit")
         meta = self.adapter.table_meta(self.node.relation)
-        return None if meta is None else meta.current
+        current = None if meta is None else meta.current
+        if current is None or current == self.head:
+            return None
+        self.head = current
+        return current
 
     def _branch_keys(self) -> list[str | None]:
         assert self.model is not None
@@ -134,9 +155,12 @@ class KeyTableRun:
                                       reason="bootstrap: every row at the pinned snapshot")
                           for i, d in enumerate(drivers) if d]
         snapshot = self.commit(replace_tables(statement, self.views), progress)
+        outcome.statements = 1
         if snapshot:
             outcome.commits.append(snapshot)
-        outcome.statements = 1
+            if self.producer is not None:
+                self.producer.reset(snapshot)
+                outcome.statements += 1
         if self.compiled.write_order is not None:  # metadata only: no snapshot, no offsets
             self.adapter.sql(self.compiled.write_order)
             outcome.statements += 1
@@ -153,6 +177,9 @@ class KeyTableRun:
         outcome = KeyTableOutcome("incremental")
         meta = self.adapter.table_meta(self.node.relation)
         refuse_changed_models(self.manifest, [self.node.name], lambda _: meta)
+        self.head = None if meta is None else meta.current
+        if self.producer is not None:
+            self.producer.recover(meta)
         consumed: dict[str, int | None] = dict(last_offsets(meta) or {})
         progress = dict(consumed)
         self.pin_all()
@@ -232,18 +259,30 @@ class KeyTableRun:
         if merge.bounds is not None and self.model is not None:
             _, [(low, high)] = self.adapter.rows(merge.bounds)
             statement = narrow_merge(self.model, statement, low, high)
-        snapshot = self.commit(statement, progress)
+        parent = self.head
+        extra = None if self.producer is None else self.producer.merge_properties
+        snapshot = self.commit(statement, progress, extra)
         outcome.statements += 1
         if snapshot:
             outcome.commits.append(snapshot)
+            if self.producer is not None:
+                self.producer.after_merge(snapshot, parent, merge.batch_view)
+                outcome.statements += 1
 
     def _plan(self, branch: int, driver: str, start: int | None, end: int | None,
               consumed: bool) -> ReadPlan:
         assert self.model is not None
         relation = self.upstream[driver]
+        produced = None
+        if driver in self.produced:
+            def produced(low: int, high: int) -> bool:
+                meta = self.metas[driver]
+                changes = covered(self.adapter.table_meta(self.produced[driver]))
+                return meta is not None and range_covered(meta, changes, low, high)
         return choose_read(self.model, self.model.branches[branch], driver, start, end,
                            consumed=consumed, meta=lambda: self.metas[driver],
-                           format_version=lambda: self.adapter.format_version(relation))
+                           format_version=lambda: self.adapter.format_version(relation),
+                           produced=produced)
 
     def _register(self, merge: SourceMerge, plan: ReadPlan, driver: str, view: str,
                   views: dict[str, str], start: int | None, end: int) -> SourceMerge:
@@ -252,7 +291,10 @@ class KeyTableRun:
         if plan.mode == "changelog":
             assert self.model is not None and start is not None
             change = changelog_merge(self.model, self.model.branches[merge.branch], driver)
-            self.adapter.register_changelog(view, relation, start, end)
+            if plan.produced:
+                register_changes(self.adapter, view, relation, start, end)
+            else:
+                self.adapter.register_changelog(view, relation, start, end)
             if change.refuse_deletes:
                 deleted = self._count(replace_tables(change.deletes, views))
                 if deleted:

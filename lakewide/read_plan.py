@@ -4,8 +4,9 @@ Modes (``SourceRange.mode`` in ``target/run_results.json``):
 
 * ``none``: nothing new (no snapshot, or the consumed one is still current);
 * ``incremental``: only appends since the consumed snapshot (Iceberg incremental append read);
-* ``changelog``: overwrite/delete snapshots without delete files (copy-on-write updates and
-  deletes, lakewide's own MERGE commits): Iceberg's changelog, fed to the engine as row kinds;
+* ``changelog``: an upstream model's own changelog table (``changelog_producer``), when it
+  covers every data commit of the range; else overwrite/delete snapshots without delete files
+  (copy-on-write updates and deletes): Iceberg's changelog; both fed to the engine as row kinds;
 * ``lineage``: a format-v3 upstream with delete files (merge-on-read): the rows whose
   ``_last_updated_sequence_number`` is newer than the consumed snapshot (new row images only);
 * ``full``: every row at the pinned snapshot: a source nothing was consumed from yet, or a
@@ -35,6 +36,7 @@ class ReadPlan:
 
     mode: str  # none | incremental | changelog | lineage | full
     reason: str
+    produced: bool = False  # changelog: read from the upstream model's changelog table
 
 
 def aggregated_columns(model: WideModel) -> list[str]:
@@ -79,11 +81,14 @@ def _fallback(model: WideModel, driver: str, why: str, fix: str) -> ReadPlan:
 
 def choose_read(model: WideModel, branch: Branch, driver: str, start: int | None,
                 end: int | None, *, consumed: bool, meta: Callable[[], TableMeta | None],
-                format_version: Callable[[], int]) -> ReadPlan:
+                format_version: Callable[[], int],
+                produced: Callable[[int, int], bool] | None = None) -> ReadPlan:
     """The read mode of ``branch`` over its upstream ``driver`` from ``start`` to ``end``.
 
     ``consumed``: the last commit's offsets name this branch (``start`` None then means the
     upstream had no snapshot yet: nothing was consumed, its whole history is new).
+    ``produced``: for an upstream model with a changelog table, whether that table holds the
+    changes of every data commit after ``start`` up to ``end``.
     Raises ModelRunError, saying what to change, where no mode gives the right table.
     """
     if end is None:
@@ -106,6 +111,9 @@ def choose_read(model: WideModel, branch: Branch, driver: str, start: int | None
         return _fallback(model, driver, "changed by more than appends (overwrite, delete or "
                                         "replace) and is itself a change log (row_kind_column)",
                          "Keep that source append-only")
+    if produced is not None and produced(start, end):
+        return ReadPlan("changelog", "the upstream model's own changelog table "
+                                     "(changelog_producer)", produced=True)
     if not delete_files_after(upstream, start, end):
         return ReadPlan("changelog", "overwrite/delete snapshots without delete files: "
                                      "Iceberg changelog")
@@ -114,4 +122,5 @@ def choose_read(model: WideModel, branch: Branch, driver: str, start: int | None
                                    "_last_updated_sequence_number (deletes are not seen)")
     return _fallback(model, driver, "has delete files (merge-on-read) after the consumed "
                                     "snapshot, which Iceberg changelog scans cannot read",
-                     f"On {driver}, {COPY_ON_WRITE}")
+                     f"If {driver} is a lakewide model, set changelog_producer='lookup' on it "
+                     f"(its own changelog); else on {driver}, {COPY_ON_WRITE}")
