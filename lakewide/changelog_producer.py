@@ -26,14 +26,8 @@ PRODUCES = "lakewide.changelog"  # on a producing model's MERGE commits: its cha
 
 
 def produces_changelog(manifest: Manifest, node: ModelNode) -> bool:
-    """Whether a key table keeps its changelog: ``changelog_producer`` when set, else
-    whenever another key table reads it through ``ref()`` (it then reads the changes)."""
-    if node.config.kind != "primary_key":
-        return False
-    if node.config.changelog_producer is not None:
-        return node.config.changelog_producer == "lookup"
-    return any(node.name in m.refs and m.config.kind == "primary_key"
-               for m in manifest.models.values())
+    """Whether a key table keeps its changelog (``build_changes.produces_changelog``)."""
+    return build_changes.produces_changelog(node, manifest.models.values())
 
 
 def covered(meta: TableMeta | None) -> set[int]:

@@ -18,6 +18,7 @@ from sqlglot import exp
 
 from lakewide.cli import Options, cli, console, profile_options
 from lakewide.compiler import compile_model
+from lakewide.compiler.build_changes import produces_changelog
 from lakewide.errors import ConfigError, ModelRunError, UsageError
 from lakewide.graph import select
 from lakewide.manifest import Manifest
@@ -90,7 +91,8 @@ def compile_(options: Options, select: tuple[str, ...], exclude: tuple[str, ...]
     for name in _selected(manifest, select, exclude):
         compiled = compile_model(manifest.models[name])
         folder = out_root / name
-        files = compiled.files(in_place=True)  # compiled is dropped right after
+        changelog = produces_changelog(manifest.models[name], manifest.models.values())
+        files = compiled.files(in_place=True, changelog=changelog)  # dropped right after
         _replace_folder(folder, files)
         console.print(f"compiled {name} ({compiled.kind}) -> "
                       f"{manifest.project.relative(folder)} [{len(files)} file(s)]")

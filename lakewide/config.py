@@ -131,4 +131,8 @@ def parse_model_config(raw: dict[str, Any], *, path: Path | str, line: int | Non
         raise ConfigError(f"materialized='{config.materialized}' conflicts with merge_engine; "
                           "drop materialized (a merge engine implies a primary-key table)",
                           path=path, line=line, model=model, key="materialized")
+    if config.changelog_producer == "lookup" and config.merge_engine is None:
+        raise ConfigError("changelog_producer='lookup' needs a merge_engine (a table or view "
+                          "model is rebuilt, not merged: it has no row changes to keep)",
+                          path=path, line=line, model=model, key="changelog_producer")
     return config

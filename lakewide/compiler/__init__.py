@@ -7,6 +7,7 @@ from functools import cached_property
 
 from sqlglot import exp
 
+from lakewide.compiler import build_changes
 from lakewide.compiler.build_bootstrap import build_bootstrap, null_key_count, union_of_branches
 from lakewide.compiler.build_merge import (COMBINED_VIEW, batch_view, build_batch,
                                            build_combined_merge, build_merge, combined_batch,
@@ -80,8 +81,11 @@ class CompiledModel:
             return None
         return null_key_count(self.model, union_of_branches(self.model))
 
-    def files(self, *, in_place: bool = False) -> dict[str, str]:
+    def files(self, *, in_place: bool = False, changelog: bool = False) -> dict[str, str]:
         """File name -> SQL text, as written under ``target/compiled/<model>/``.
+
+        ``changelog``: the model produces its changelog (``changelog.sql``: what follows each
+        MERGE commit, shown for the combined batch's keys).
 
         ``in_place=True`` prints the statements themselves rather than copies (a third of the
         printing time); the generator may rewrite what it prints, so only a caller that drops
@@ -97,6 +101,10 @@ class CompiledModel:
         if self.combined is not None:  # several sources with new rows: one MERGE for all
             out["merge_all.sql"] = (to_sql(self.combined.staging(copy=copy), copy=False)
                                     + to_sql(self.combined.statement, copy=copy))
+        if changelog and self.model is not None:
+            keys = self.combined.batch_view if self.combined else self.merges[0].batch_view
+            out["changelog.sql"] = "".join(to_sql(s, copy=False)
+                                           for s in build_changes.statements(self.model, keys))
         return out
 
 

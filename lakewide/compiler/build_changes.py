@@ -18,8 +18,10 @@ from __future__ import annotations
 
 from sqlglot import exp
 
+from collections.abc import Iterable
+
 from lakewide.compiler.wide_model import WideModel
-from lakewide.nodes import Relation
+from lakewide.nodes import ModelNode, Relation
 
 SUFFIX = "__changelog"
 CHANGE_TYPE, CHANGE_ORDINAL, COMMIT = "_change_type", "_change_ordinal", "_commit_snapshot_id"
@@ -30,6 +32,22 @@ OLD, NEW, HAD, HAS = "__lw_old", "__lw_new", "__lw_had", "__lw_has"
 def changelog_relation(relation: Relation) -> Relation:
     """The changelog table of a model's table (next to it, same namespace)."""
     return Relation(relation.catalog, relation.namespace, relation.name + SUFFIX)
+
+
+def produces_changelog(node: ModelNode, models: Iterable[ModelNode]) -> bool:
+    """Whether a key table keeps its changelog: ``changelog_producer`` when set, else
+    whenever another key table of ``models`` reads it through ``ref()`` (it reads the changes)."""
+    if node.config.kind != "primary_key":
+        return False
+    if node.config.changelog_producer is not None:
+        return node.config.changelog_producer == "lookup"
+    return any(node.name in m.refs and m.config.kind == "primary_key" for m in models)
+
+
+def statements(model: WideModel, keys_view: str) -> list[exp.Expression]:
+    """What a run executes after a MERGE commit, in order, as ``compile`` shows it."""
+    relation = model.node.relation
+    return [create(model, relation, replace=False), diff(model, keys_view), append(relation)]
 
 
 def _param(name: str) -> exp.Placeholder:
