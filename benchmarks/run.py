@@ -38,6 +38,7 @@ SMALL_FILES = ", table_properties={'write.target-file-size-bytes': '16777216'}"
 VARIANTS = {
     "cow": BASE + ", write_mode='copy-on-write'",
     "mor": BASE + ", write_mode='merge-on-read'",
+    "mor_changelog": BASE + ", write_mode='merge-on-read', changelog_producer='lookup'",
     "cow_bucket16": BASE + ", write_mode='copy-on-write', partition_by=['bucket(16, k)']",
     "cow_sorted": BASE + ", write_mode='copy-on-write', sort_by='k'" + SMALL_FILES,
     "cow_sorted_filter": BASE + ", write_mode='copy-on-write', sort_by='k', merge_filter=true"
