@@ -10,14 +10,19 @@ from lakewide.errors import CompileError
 from lakewide.nodes import ModelNode
 
 WRITE_MODE_PROPERTIES = ("write.merge.mode", "write.update.mode", "write.delete.mode")
+# Key tables are written merge-on-read unless ``write_mode`` says otherwise: a MERGE writes only
+# delete files and the changed rows instead of rewriting every data file it touches, and
+# downstream models read the changes from the model's own changelog (README "Write mode").
+KEY_TABLE_WRITE_MODE = "merge-on-read"
 
 
 def table_properties(node: ModelNode) -> dict[str, str]:
     """The TBLPROPERTIES lakewide sets for a model: format, write mode, key, then the user's."""
     config = node.config
     props = {"format-version": str(config.format_version)}
-    if config.write_mode:
-        props.update({name: config.write_mode for name in WRITE_MODE_PROPERTIES})
+    mode = config.write_mode or (KEY_TABLE_WRITE_MODE if config.merge_engine else None)
+    if mode:
+        props.update({name: mode for name in WRITE_MODE_PROPERTIES})
     if config.merge_engine:
         props["lakewide.merge-engine"] = config.merge_engine
         props["lakewide.primary-key"] = ",".join(config.primary_key)
