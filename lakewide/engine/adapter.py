@@ -232,6 +232,7 @@ class SparkAdapter:
         (``_last_updated_sequence_number``, format v3) is newer: rows added or updated since.
         """
         try:
+            self._catch_up(relation)
             reads = [Read(snapshot, after)] if newer_than_sequence is not None else \
                 arrival_reads(TableMeta(snapshot, meta.snapshots if meta is not None
                                         else self._snapshots(relation)), snapshot, after)
@@ -255,6 +256,12 @@ class SparkAdapter:
                 .option("end-snapshot-id", str(read.snapshot))
         return reader.load(str(relation))
 
+    def _catch_up(self, relation: Relation) -> None:
+        """Let Spark see the snapshots lakewide read without it: Spark's catalog keeps a table
+        as first loaded, so it would not know a snapshot another process committed since."""
+        if self._reader(relation) is not None:
+            self.refresh(relation)
+
     def register_changelog(self, view: str, relation: Relation, after: int, snapshot: int) -> None:
         """Temporary view of ``relation``'s changes after ``after`` up to ``snapshot``.
 
@@ -264,6 +271,10 @@ class SparkAdapter:
         def arg(name: str, value: exp.Expression) -> exp.Kwarg:
             return exp.Kwarg(this=exp.var(name), expression=value)
 
+        try:
+            self._catch_up(relation)
+        except Exception as err:  # noqa: BLE001
+            raise ModelRunError(_short(err)) from err
         options = exp.Anonymous(this="map", expressions=[exp.Literal.string(v) for v in (
             "start-snapshot-id", str(after), "end-snapshot-id", str(snapshot))])
         procedure = exp.Anonymous(this="create_changelog_view", expressions=[
