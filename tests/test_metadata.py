@@ -88,7 +88,8 @@ def test_the_version_hint_wins_over_newer_files(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("edit", "detail"), [
-    (lambda text: text.replace('"snapshot-id":12,', ""), "(snapshots.1.snapshot-id: Field required)"),
+    (lambda text: text.replace('"snapshot-id":12,', ""),
+     "(snapshots.1.snapshot-id: Field required)"),
     (lambda text: text.replace('"format-version":2', '"format-version":7'), "format"),
     (lambda text: text[: len(text) // 2], "Invalid JSON"),
 ], ids=["snapshot-without-id", "unknown-format-version", "truncated"])

@@ -186,11 +186,12 @@ class SparkAdapter:
         """Summary of the table's current snapshot (empty when it has none)."""
         reader = self._reader(relation)
         if reader is not None:
-            meta = reader.table_meta(relation)
-            current = None if meta is None or meta.current is None else \
-                meta.snapshots.get(meta.current)
+            found = reader.table_meta(relation)
+            current = None if found is None or found.current is None else \
+                found.snapshots.get(found.current)
             return {} if current is None else dict(current.summary)
-        query = exp.select("summary").from_(relation.metadata_table("snapshots")).order_by(exp.column("committed_at").desc()).limit(1)
+        meta = relation.metadata_table("snapshots")
+        query = exp.select("summary").from_(meta).order_by(exp.column("committed_at").desc()).limit(1)
         _, rows = self.rows(query)
         return dict(rows[0][0]) if rows else {}
 
