@@ -372,15 +372,15 @@ def _ensure_showable(manifest: Manifest, node: ModelNode, adapter: Any) -> None:
 @pass_options
 def lineage(options: Options, model: str) -> None:
     """Which upstream snapshots each of MODEL's snapshots was built from."""
-    from lakewide.metadata import read_table_meta
+    from lakewide.metadata import metadata_reader
     from lakewide.offsets import OFFSETS, RUN_ID, last_commit
 
     manifest = options.manifest()
     node = _model_named(manifest, model)
     output = manifest.output
-    local = warehouse_path(output.warehouse) if output.catalog_type == "hadoop" else None
-    if local is not None:
-        meta = read_table_meta(local, node.relation)
+    reader = metadata_reader(output)
+    if reader is not None:
+        meta = reader.table_meta(node.relation)
     else:
         from lakewide.engine.adapter import SparkAdapter
         adapter = SparkAdapter(output, "lakewide-lineage")

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from lakewide.compiler.rewrite import driving_table
 from lakewide.compiler.wide_model import analyze
 from lakewide.definition import definition_changed, refuse_changed_models
 from lakewide.incremental import upstream_relations
 from lakewide.manifest import Manifest
-from lakewide.metadata import CorruptMetadataError, read_table_meta, warehouse_path
+from lakewide.metadata import CorruptMetadataError, MetadataReader, metadata_reader
 from lakewide.nodes import Relation
 from lakewide.offsets import TableMeta, last_offsets, offset_key
 
@@ -17,14 +15,14 @@ from lakewide.offsets import TableMeta, last_offsets, offset_key
 class _Metas:
     """Table metadata read once per relation for one check."""
 
-    def __init__(self, warehouse: Path) -> None:
-        self.warehouse = warehouse
+    def __init__(self, reader: MetadataReader) -> None:
+        self.reader = reader
         self._read: dict[Relation, TableMeta | None] = {}
 
     def get(self, relation: Relation) -> TableMeta | None:
         """Raises CorruptMetadataError when the table's metadata file cannot be read."""
         if relation not in self._read:
-            self._read[relation] = read_table_meta(self.warehouse, relation)
+            self._read[relation] = self.reader.table_meta(relation)
         return self._read[relation]
 
     def readable(self, relation: Relation) -> TableMeta | None:
@@ -45,7 +43,7 @@ def _fresh(manifest: Manifest, name: str, metas: _Metas) -> bool:
         return False
     upstream = upstream_relations(manifest, node)
     if any(r.catalog != manifest.output.catalog for r in upstream.values()):
-        return False  # another catalog: its metadata is not under this warehouse
+        return False  # another catalog: not the one this reader reads
     current = {}
     for key, relation in upstream.items():
         upstream_meta = metas.get(relation)
@@ -62,15 +60,15 @@ def _fresh(manifest: Manifest, name: str, metas: _Metas) -> bool:
 def fresh_models(manifest: Manifest, names: list[str]) -> set[str] | None:
     """Selected models (in DAG order) with no new upstream data; None if it cannot be told.
 
-    Only the hadoop catalog on a local warehouse keeps its metadata where lakewide can read it
-    without Spark. A model downstream of a model that will run is never fresh; a model whose
+    Only catalogs that lakewide.metadata reads without Spark can tell (the hadoop catalog on
+    a local warehouse). A model downstream of a model that will run is never fresh; a model whose
     table's metadata is unreadable is not fresh (its run reports the file). Raises
     DefinitionChangedError when a selected key table was built from another definition.
     """
-    warehouse = warehouse_path(manifest.output.warehouse)
-    if manifest.output.catalog_type != "hadoop" or warehouse is None:
+    reader = metadata_reader(manifest.output)
+    if reader is None:
         return None
-    metas = _Metas(warehouse)
+    metas = _Metas(reader)
     refuse_changed_models(manifest, names, metas.readable)
     fresh: set[str] = set()
     for name in names:

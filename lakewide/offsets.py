@@ -29,6 +29,7 @@ class Snapshot:
     operation: str
     summary: dict[str, str] = field(default_factory=dict)
     timestamp_ms: int = 0
+    sequence_number: int | None = None  # the data sequence number Iceberg assigned to it
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,7 @@ class TableMeta:
 
     current: int | None
     snapshots: dict[int, Snapshot]
+    format_version: int | None = None  # None where the reader did not say
 
     def ancestors(self, start: int | None = None) -> Iterator[Snapshot]:
         """Snapshots from ``start`` (default: current) back through their parents."""

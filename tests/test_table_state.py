@@ -4,7 +4,6 @@ metadata files, and the warehouse lock of ``file:`` warehouses (issue 9, section
 from __future__ import annotations
 
 import hashlib
-import json
 from pathlib import Path
 
 import pytest
@@ -18,6 +17,7 @@ from lakewide.metadata import CorruptMetadataError, read_table_meta, table_dir, 
 from lakewide.nodes import Relation
 from lakewide.offsets import commit_properties, offset_key
 from lakewide.profiles import Output
+from tests import iceberg_files
 from tests.project_factory import make_project, manifest_of
 
 KEY_MODEL = """\
@@ -75,15 +75,10 @@ def test_edits_that_change_the_statements_change_the_digest(tmp_path: Path, edit
 
 def write_metadata(warehouse: Path, relation: Relation, summary: dict[str, str],
                    version: int = 1) -> Path:
-    """A minimal Iceberg metadata file with one snapshot carrying ``summary``."""
-    folder = table_dir(warehouse, relation) / "metadata"
-    folder.mkdir(parents=True, exist_ok=True)
-    snapshot = {"snapshot-id": 100 + version, "timestamp-ms": 0,
-                "summary": {"operation": "append", **summary}}
-    path = folder / f"v{version}.metadata.json"
-    path.write_text(json.dumps({"current-snapshot-id": 100 + version, "snapshots": [snapshot]}))
-    (folder / "version-hint.text").write_text(str(version))
-    return path
+    """A table's metadata file (written by pyiceberg) with one snapshot carrying ``summary``."""
+    metadata = iceberg_files.commit(iceberg_files.empty_table(table_dir(warehouse, relation)),
+                                    100 + version, summary)
+    return iceberg_files.write(warehouse, relation, metadata, version)
 
 
 def build_state(manifest: Manifest, name: str, definition: str | None) -> None:

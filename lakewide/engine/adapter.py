@@ -16,8 +16,8 @@ from lakewide.arrival import Read, arrival_reads
 from lakewide.compiler import to_sql
 from lakewide.errors import ConfigError, ModelRunError, RunInterrupted, RuntimeSetupError, \
     SparkExitedError
-from lakewide.metadata import CorruptMetadataError, corrupt_metadata, current_metadata_file, \
-    warehouse_path
+from lakewide.metadata import CorruptMetadataError, MetadataReader, corrupt_metadata, \
+    current_metadata_file, metadata_reader, warehouse_path
 from lakewide.nodes import Relation
 from lakewide.offsets import Snapshot, TableMeta
 from lakewide.profiles import Output
@@ -38,6 +38,14 @@ class SparkAdapter:
         self._spark: Any = spark
         self._owns_session = spark is None
         self._seed_frames: dict[str, Any] = {}  # checked seed frames by digest
+        self._metadata = metadata_reader(output)  # None: metadata is read through Spark
+
+    def _reader(self, relation: Relation) -> MetadataReader | None:
+        """The reader of ``relation``'s metadata without Spark (lakewide.metadata), or None
+        when it is read through Spark (another catalog)."""
+        if self._metadata is None or relation.catalog != self.output.catalog:
+            return None
+        return self._metadata
 
     @property
     def spark(self) -> Any:
@@ -153,6 +161,9 @@ class SparkAdapter:
 
     def table_exists(self, relation: Relation) -> bool:
         """Whether the table exists; CorruptMetadataError when its metadata cannot be read."""
+        reader = self._reader(relation)
+        if reader is not None:
+            return reader.table_meta(relation) is not None
         try:
             return bool(self.spark.catalog.tableExists(str(relation)))
         except Exception as err:  # noqa: BLE001 - py4j errors have many types
@@ -173,6 +184,12 @@ class SparkAdapter:
 
     def snapshot_summary(self, relation: Relation) -> dict[str, str]:
         """Summary of the table's current snapshot (empty when it has none)."""
+        reader = self._reader(relation)
+        if reader is not None:
+            found = reader.table_meta(relation)
+            current = None if found is None or found.current is None else \
+                found.snapshots.get(found.current)
+            return {} if current is None else dict(current.summary)
         meta = relation.metadata_table("snapshots")
         query = exp.select("summary").from_(meta).order_by(exp.column("committed_at").desc()).limit(1)
         _, rows = self.rows(query)
@@ -180,6 +197,9 @@ class SparkAdapter:
 
     def table_meta(self, relation: Relation) -> TableMeta | None:
         """Snapshots and current snapshot of a table; None when it does not exist."""
+        reader = self._reader(relation)
+        if reader is not None:
+            return reader.table_meta(relation)
         if not self.table_exists(relation):
             return None
         try:
@@ -192,6 +212,10 @@ class SparkAdapter:
         return TableMeta(current[0][0] if current else None, snapshots)
 
     def _snapshots(self, relation: Relation) -> dict[int, Snapshot]:
+        reader = self._reader(relation)
+        if reader is not None:
+            meta = reader.table_meta(relation)
+            return {} if meta is None else meta.snapshots
         query = exp.select("snapshot_id", "parent_id", "operation", "summary", "committed_at") \
             .from_(relation.metadata_table("snapshots"))
         _, rows = self.rows(query)
@@ -209,6 +233,7 @@ class SparkAdapter:
         (``_last_updated_sequence_number``, format v3) is newer: rows added or updated since.
         """
         try:
+            self._catch_up(relation)
             reads = [Read(snapshot, after)] if newer_than_sequence is not None else \
                 arrival_reads(TableMeta(snapshot, meta.snapshots if meta is not None
                                         else self._snapshots(relation)), snapshot, after)
@@ -232,6 +257,12 @@ class SparkAdapter:
                 .option("end-snapshot-id", str(read.snapshot))
         return reader.load(str(relation))
 
+    def _catch_up(self, relation: Relation) -> None:
+        """Let Spark see the snapshots lakewide read without it: Spark's catalog keeps a table
+        as first loaded, so it would not know a snapshot another process committed since."""
+        if self._reader(relation) is not None:
+            self.refresh(relation)
+
     def register_changelog(self, view: str, relation: Relation, after: int, snapshot: int) -> None:
         """Temporary view of ``relation``'s changes after ``after`` up to ``snapshot``.
 
@@ -241,6 +272,10 @@ class SparkAdapter:
         def arg(name: str, value: exp.Expression) -> exp.Kwarg:
             return exp.Kwarg(this=exp.var(name), expression=value)
 
+        try:
+            self._catch_up(relation)
+        except Exception as err:  # noqa: BLE001
+            raise ModelRunError(_short(err)) from err
         options = exp.Anonymous(this="map", expressions=[exp.Literal.string(v) for v in (
             "start-snapshot-id", str(after), "end-snapshot-id", str(snapshot))])
         procedure = exp.Anonymous(this="create_changelog_view", expressions=[
@@ -261,10 +296,14 @@ class SparkAdapter:
                          keys: tuple[str, ...]) -> TableMeta | None:
         """The current snapshot's ancestors back to the first whose summary holds ``marker``.
 
-        Only the summary ``keys`` are read (through Iceberg's Java API: no Spark job, a few
+        Read without Spark where lakewide.metadata has a reader (then every snapshot, whole);
+        else only the summary ``keys``, through Iceberg's Java API (no Spark job, a few
         milliseconds instead of a metadata-table query). None when the table does not exist;
         CorruptMetadataError when its metadata cannot be read.
         """
+        reader = self._reader(relation)
+        if reader is not None:
+            return reader.table_meta(relation)
         if not self.table_exists(relation):
             return None
         try:
@@ -288,10 +327,19 @@ class SparkAdapter:
 
     def format_version(self, relation: Relation) -> int:
         """The Iceberg format version of a table."""
+        reader = self._reader(relation)
+        meta = None if reader is None else reader.table_meta(relation)
+        if meta is not None and meta.format_version is not None:
+            return meta.format_version
         return int(self._iceberg_table(relation).operations().current().formatVersion())
 
     def sequence_number(self, relation: Relation, snapshot: int) -> int:
         """The data sequence number Iceberg assigned to ``snapshot``."""
+        reader = self._reader(relation)
+        meta = None if reader is None else reader.table_meta(relation)
+        found = None if meta is None else meta.snapshots.get(snapshot)
+        if found is not None and found.sequence_number is not None:
+            return found.sequence_number
         return int(self._iceberg_table(relation).snapshot(snapshot).sequenceNumber())
 
     def commit(self, statement: exp.Expression, properties: dict[str, str]) -> None:
