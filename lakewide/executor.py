@@ -84,9 +84,22 @@ def _run_one(adapter: SparkAdapter, manifest: Manifest, compiled: CompiledModel,
         result.rows_read = sum(r.keys for r in outcome.ranges)
         if outcome.rejected:
             result.message = f"rejected {outcome.rejected} row(s) with a NULL primary key"
-    total = adapter.snapshot_summary(node.relation).get("total-records")
-    result.rows = int(total) if total is not None else None
+    result.rows = live_rows(adapter.snapshot_summary(node.relation))
     return result
+
+
+def live_rows(summary: dict[str, str]) -> int | None:
+    """The rows a reader sees, from a snapshot summary: data rows minus position deletes
+    (merge-on-read); None when unknown (no count, or equality deletes, which lakewide never
+    writes)."""
+    try:
+        total = int(summary["total-records"])
+        deleted = int(summary.get("total-position-deletes", "0"))
+        if int(summary.get("total-equality-deletes", "0")):
+            return None
+    except (KeyError, ValueError):
+        return None
+    return total - deleted
 
 
 @dataclass

@@ -70,5 +70,6 @@ def test_downstream_sum_follows_the_wide_table(model_run: Callable[..., ModelRun
             m.run.spark.sql(f"DELETE FROM lw.{m.run.seed_schema}.dim WHERE k IN ({keys})")
         rows = m.step({"dim": step["dim"], "fact": step["fact"]})
         assert rows == _groups(m.run.rows("wide")), step
+        assert m.last.rows == len(rows)  # from the summary: data rows minus deleted positions
         modes = {r["relation"].rsplit(".", 1)[1]: r["mode"] for r in m.last.ranges}
         assert modes["wide"] in ("none", "incremental", "changelog"), m.last.ranges
