@@ -17,8 +17,7 @@ from rich.table import Table
 from sqlglot import exp
 
 from lakewide.cli import Options, cli, console, profile_options
-from lakewide.compiler import compile_model
-from lakewide.compiler.build_changes import produces_changelog
+from lakewide.upstream import compile_in
 from lakewide.errors import ConfigError, ModelRunError, UsageError
 from lakewide.graph import select
 from lakewide.manifest import Manifest
@@ -67,8 +66,9 @@ def init(directory: Path) -> None:
 def _replace_folder(folder: Path, files: dict[str, str]) -> None:
     """Make ``folder`` hold exactly ``files`` (overwriting in place is cheaper than rmtree)."""
     if folder.is_dir():
+        keep = {name.split("/", 1)[0] for name in files}
         for stale in folder.iterdir():
-            if stale.name in files:
+            if stale.name in keep:
                 continue
             if stale.is_dir():
                 shutil.rmtree(stale)
@@ -77,7 +77,10 @@ def _replace_folder(folder: Path, files: dict[str, str]) -> None:
     else:
         folder.mkdir(parents=True)
     for file_name, text in files.items():
-        (folder / file_name).write_text(text, encoding="utf-8")
+        path = folder / file_name
+        if "/" in file_name:
+            path.parent.mkdir(exist_ok=True)
+        path.write_text(text, encoding="utf-8")
 
 
 @cli.command(name="compile")
@@ -89,10 +92,9 @@ def compile_(options: Options, select: tuple[str, ...], exclude: tuple[str, ...]
     manifest = options.manifest()
     out_root = manifest.project.target_path / "compiled"
     for name in _selected(manifest, select, exclude):
-        compiled = compile_model(manifest.models[name])
+        compiled = compile_in(manifest, manifest.models[name])
         folder = out_root / name
-        changelog = produces_changelog(manifest.models[name], manifest.models.values())
-        files = compiled.files(in_place=True, changelog=changelog)  # dropped right after
+        files = compiled.files(in_place=True, plans=True)  # dropped right after
         _replace_folder(folder, files)
         console.print(f"compiled {name} ({compiled.kind}) -> "
                       f"{manifest.project.relative(folder)} [{len(files)} file(s)]")

@@ -76,3 +76,8 @@ class RunInterrupted(LakewideError):
 
 class SparkExitedError(ModelRunError):
     """The Spark JVM died under lakewide, e.g. killed or out of memory (exit code 1)."""
+
+
+class CommitConflict(ModelRunError):
+    """Iceberg refused a commit because another writer committed first (the run retries on a
+    fresh table state before reporting it)."""

@@ -7,8 +7,7 @@ import uuid
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable
 
-from lakewide.compiler import CompiledModel, compile_model
-from lakewide.compiler.rewrite import replace_tables
+from lakewide.compiler import CompiledModel
 from lakewide.definition import definition_changed, refuse_changed_models
 from lakewide.engine.adapter import SparkAdapter
 from lakewide.errors import LakewideError
@@ -16,7 +15,8 @@ from lakewide.incremental import KeyTableRun
 from lakewide.manifest import Manifest
 from lakewide.metadata import CorruptMetadataError
 from lakewide.nodes import Relation
-from lakewide.offsets import DEFINITION, OFFSETS, VERSION, TableMeta, last_offsets, offset_key
+from lakewide.offsets import DEFINITION, OFFSETS, VERSION, TableMeta, last_offsets
+from lakewide.upstream import compile_in
 
 
 @dataclass
@@ -36,31 +36,6 @@ class ModelResult:
     commits: list[int] = field(default_factory=list)
 
 
-def _run_table(adapter: SparkAdapter, manifest: Manifest, compiled: CompiledModel,
-               run_id: str, result: ModelResult) -> None:
-    """``CREATE OR REPLACE TABLE ... AS`` over pinned upstream snapshots.
-
-    Skipped when the upstream snapshots are those of the last build and the model's definition
-    is the one that build stored.
-    """
-    run = KeyTableRun(adapter, manifest, compiled, run_id)
-    progress = {offset_key(-1, key): snapshot for key, snapshot in run.pinned.items()}
-    meta = adapter.table_meta(compiled.node.relation)
-    if meta is not None and last_offsets(meta) == progress \
-            and not definition_changed(compiled.node, meta):
-        result.plan = "skipped"
-        result.message = "upstream unchanged"
-        return
-    run.pin_all()
-    statement = replace_tables(compiled.bootstrap, run.views)
-    snapshot = run.commit(statement, progress)
-    result.statements = 1
-    result.commits = [snapshot] if snapshot else []
-    if compiled.write_order is not None:  # CREATE OR REPLACE dropped the sort order
-        adapter.sql(compiled.write_order)
-        result.statements += 1
-
-
 def _run_one(adapter: SparkAdapter, manifest: Manifest, compiled: CompiledModel,
              full_refresh: bool, run_id: str) -> ModelResult:
     node = compiled.node
@@ -70,10 +45,18 @@ def _run_one(adapter: SparkAdapter, manifest: Manifest, compiled: CompiledModel,
         result.statements = 1
         return result
     adapter.ensure_namespace(node.relation)
+    run = KeyTableRun(adapter, manifest, compiled, run_id)
     if compiled.kind == "table":
-        _run_table(adapter, manifest, compiled, run_id, result)
+        # skipped when the upstream snapshots are those of the last build and the model's
+        # definition is the one that build stored
+        meta = adapter.table_meta(node.relation)
+        if meta is not None and last_offsets(meta) == run.table_progress() \
+                and not definition_changed(node, meta):
+            result.plan, result.message = "skipped", "upstream unchanged"
+            return result
+        outcome = run.rebuild()
+        result.statements, result.commits = outcome.statements, outcome.commits
     else:
-        run = KeyTableRun(adapter, manifest, compiled, run_id)
         if full_refresh or not adapter.table_exists(node.relation):
             outcome = run.bootstrap(replace=full_refresh)
         else:
@@ -152,7 +135,8 @@ def run_models(manifest: Manifest, names: list[str], adapter: SparkAdapter, *,
             result = ModelResult(name, "skipped", message=f"upstream {blocked[0]} failed")
         else:
             try:
-                result = _run_one(adapter, manifest, compile_model(node), full_refresh, run_id)
+                result = _run_one(adapter, manifest, compile_in(manifest, node), full_refresh,
+                                  run_id)
             except LakewideError as err:
                 failed.add(name)
                 err.model = err.model or name

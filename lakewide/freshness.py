@@ -5,7 +5,7 @@ from __future__ import annotations
 from lakewide.compiler.rewrite import driving_table
 from lakewide.compiler.wide_model import analyze
 from lakewide.definition import definition_changed, refuse_changed_models
-from lakewide.incremental import upstream_relations
+from lakewide.upstream import upstream_relations
 from lakewide.manifest import Manifest
 from lakewide.metadata import CorruptMetadataError, MetadataReader, metadata_reader
 from lakewide.nodes import Relation

@@ -18,6 +18,8 @@ RUN_ID = "lakewide.run-id"
 VERSION = "lakewide.version"
 MODEL = "lakewide.model"
 DEFINITION = "lakewide.definition"  # see lakewide/definition.py
+CHANGELOG_OF = "lakewide.changelog-of"  # on a changelog append: the model snapshot it covers
+PRODUCES = "lakewide.changelog"  # on a producing model's MERGE commits: its changes are due
 
 
 @dataclass(frozen=True)

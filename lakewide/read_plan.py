@@ -18,13 +18,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from lakewide.compiler.aggregates import REGISTRY
-from lakewide.compiler.engines import aggregate_of
-from lakewide.compiler.wide_model import Branch, WideModel
 from lakewide.errors import ModelRunError
 from lakewide.offsets import TableMeta, appends_only
+from lakewide.plan import BranchPlan
 
-IDEMPOTENT = {n for n in REGISTRY if n not in ("sum", "product", "listagg", "collect")}
 COPY_ON_WRITE = ("set write_mode='copy-on-write' on it (TBLPROPERTIES 'write.delete.mode', "
                  "'write.update.mode', 'write.merge.mode' = 'copy-on-write') so its changes can "
                  "be read through Iceberg's changelog")
@@ -38,20 +35,10 @@ class ReadPlan:
     reason: str
     produced: bool = False  # changelog: read from the upstream model's changelog table
 
-
-def aggregated_columns(model: WideModel) -> list[str]:
-    """The columns an aggregate function folds (none for deduplicate and first_row)."""
-    if model.engine == "aggregation":
-        return [c for c in model.stored if c not in model.primary_key + model.sequence]
-    if model.engine == "partial_update":
-        return [c for c in model.stored
-                if c in model.node.config.aggregates or model.group_aggregated(c)]
-    return []
-
-
-def reread_safe(model: WideModel) -> bool:
-    """Whether reading a source's rows a second time leaves the table unchanged."""
-    return all(aggregate_of(model, c)[0] in IDEMPOTENT for c in aggregated_columns(model))
+    @property
+    def reads(self) -> str:
+        """The key of the branch's compiled read steps (``BranchPlan.reads``)."""
+        return "produced" if self.produced else self.mode
 
 
 def delete_files_after(meta: TableMeta, start: int, end: int) -> bool:
@@ -69,17 +56,17 @@ def delete_files_after(meta: TableMeta, start: int, end: int) -> bool:
     return False
 
 
-def _fallback(model: WideModel, driver: str, why: str, fix: str) -> ReadPlan:
-    if reread_safe(model):
+def _fallback(branch: BranchPlan, engine: str, driver: str, why: str, fix: str) -> ReadPlan:
+    if branch.reread_safe:
         return ReadPlan("full", f"{why}: re-read in full (harmless for merge_engine="
-                                f"'{model.engine}')")
+                                f"'{engine}')")
     raise ModelRunError(
         f"source {driver} {why}; re-reading all its rows would double-count in "
-        f"merge_engine='{model.engine}'. {fix}, or run with --full-refresh to rebuild from "
-        "scratch", model=model.node.name)
+        f"merge_engine='{engine}'. {fix}, or run with --full-refresh to rebuild from "
+        "scratch")
 
 
-def choose_read(model: WideModel, branch: Branch, driver: str, start: int | None,
+def choose_read(branch: BranchPlan, engine: str, driver: str, start: int | None,
                 end: int | None, *, consumed: bool, meta: Callable[[], TableMeta | None],
                 format_version: Callable[[], int],
                 produced: Callable[[int, int], bool] | None = None) -> ReadPlan:
@@ -99,16 +86,16 @@ def choose_read(model: WideModel, branch: Branch, driver: str, start: int | None
         return ReadPlan("full", "nothing consumed yet (the upstream was empty): its whole "
                                 "history is new")
     if start is None:
-        return _fallback(model, driver, "has no consumed offset for it (a branch added since "
+        return _fallback(branch, engine, driver, "has no consumed offset for it (a branch added since "
                                         "the last run)", "Keep the model's branches as they were")
     upstream = meta()
     if upstream is None or all(s.id != start for s in upstream.ancestors(end)):
-        return _fallback(model, driver, f"no longer descends from snapshot {start} (replaced, "
+        return _fallback(branch, engine, driver, f"no longer descends from snapshot {start} (replaced, "
                                         "rolled back or expired)", "Keep that source's history")
     if appends_only(upstream, start, end):
         return ReadPlan("incremental", "appends only")
-    if model.row_kind is not None and model.row_kind in branch.owned:
-        return _fallback(model, driver, "changed by more than appends (overwrite, delete or "
+    if branch.change_log:
+        return _fallback(branch, engine, driver, "changed by more than appends (overwrite, delete or "
                                         "replace) and is itself a change log (row_kind_column)",
                          "Keep that source append-only")
     if produced is not None and produced(start, end):
@@ -117,10 +104,10 @@ def choose_read(model: WideModel, branch: Branch, driver: str, start: int | None
     if not delete_files_after(upstream, start, end):
         return ReadPlan("changelog", "overwrite/delete snapshots without delete files: "
                                      "Iceberg changelog")
-    if format_version() >= 3 and reread_safe(model):
+    if format_version() >= 3 and branch.reread_safe:
         return ReadPlan("lineage", "delete files (merge-on-read), format v3: rows with a newer "
                                    "_last_updated_sequence_number (deletes are not seen)")
-    return _fallback(model, driver, "has delete files (merge-on-read) after the consumed "
+    return _fallback(branch, engine, driver, "has delete files (merge-on-read) after the consumed "
                                     "snapshot, which Iceberg changelog scans cannot read",
                      f"If {driver} is a lakewide model, set changelog_producer='lookup' on it "
                      f"(its own changelog); else on {driver}, {COPY_ON_WRITE}")

@@ -16,10 +16,10 @@ from tests.project_factory import REPO_ROOT, copy_example_project, run_main
 
 PK_MODELS = {
     "order_detail": {"bootstrap.sql", "merge_01_order_info.sql", "merge_02_order_address.sql",
-                     "merge_all.sql"},
-    "user_activity": {"bootstrap.sql", "merge_01_user_events.sql"},
+                     "merge_all.sql", "plans"},
+    "user_activity": {"bootstrap.sql", "merge_01_user_events.sql", "plans"},
     "user_rec_wide": {"bootstrap.sql", "merge_01_recommendations.sql",
-                      "merge_02_impressions.sql", "merge_03_clicks.sql", "merge_all.sql"},
+                      "merge_02_impressions.sql", "merge_03_clicks.sql", "merge_all.sql", "plans"},
 }
 
 
@@ -61,7 +61,7 @@ def test_init_creates_a_project_that_compiles(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert compiled_files(project) == {
         "customer_wide": {"bootstrap.sql", "merge_01_profiles.sql", "merge_02_orders.sql",
-                          "merge_all.sql"}}
+                          "merge_all.sql", "plans"}}
     bootstrap = (project / "target/compiled/customer_wide/bootstrap.sql").read_text()
     assert "CREATE TABLE lw.analytics.customer_wide" in bootstrap
     assert "lw.raw.profiles" in bootstrap and "lw.raw.orders" in bootstrap
@@ -85,15 +85,28 @@ def test_compile_example_project_writes_bootstrap_and_merges(example: Path) -> N
     assert result.exit_code == 0, result.output
     files = compiled_files(example)
     assert {k: v for k, v in files.items() if k in PK_MODELS} == PK_MODELS
-    assert len(files["order_status_counts"]) == 1  # a plain table: one CREATE OR REPLACE
+    # a plain table: one CREATE OR REPLACE, and its plans (pinned reads, then the statement)
+    assert files["order_status_counts"] == {"table.sql", "plans"}
     compiled = example / "target" / "compiled"
+    # every plan a run can take, changelog reads included
+    plans = {f.name for f in (compiled / "order_detail/plans").iterdir()}
+    for mode in ("incremental", "full", "lineage", "changelog", "empty"):
+        assert f"incremental_02_order_address_read_{mode}.sql" in plans
+    assert {"bootstrap.sql", "full_refresh.sql", "incremental_all_merge.sql",
+            "incremental_01_order_info_merge.sql",
+            "incremental_01_order_info_merge_changelog.sql"} <= plans
+    read = (compiled / "order_detail/plans/incremental_02_order_address_read_changelog.sql")
+    assert "-- read __lw_new_2 := lw.ods.order_address Iceberg changelog" in read.read_text()
+    merge_all = (compiled / "order_detail/plans/incremental_all_merge.sql").read_text()
+    assert "FROM __lw_new_1" in merge_all and "FROM __lw_new_2" in merge_all
+    assert "-- commit to the table, with the offsets" in merge_all
     assert "CREATE TABLE lw.analytics.order_detail" in \
         (compiled / "order_detail/bootstrap.sql").read_text()
     merge = (compiled / "order_detail/merge_02_order_address.sql").read_text()
     assert "CREATE OR REPLACE TEMPORARY VIEW" in merge
     assert "MERGE INTO lw.analytics.order_detail" in merge
     assert "lw.ods.order_address" in merge and "lw.ods.order_info" not in merge
-    table_sql = next((compiled / "order_status_counts").iterdir()).read_text()
+    table_sql = (compiled / "order_status_counts/table.sql").read_text()
     assert "CREATE OR REPLACE TABLE lw.analytics.order_status_counts" in table_sql
     assert "FROM lw.analytics.order_detail" in table_sql
     assert "compiled order_detail (primary_key)" in result.output
@@ -144,7 +157,7 @@ def test_target_and_vars_options_are_used(example: Path) -> None:
     result = invoke("--project-dir", str(example), "--vars", "{n: 42}", "compile",
                     "-s", "order_status_counts")
     assert result.exit_code == 0, result.output
-    text = next((example / "target/compiled/order_status_counts").iterdir()).read_text()
+    text = (example / "target/compiled/order_status_counts/table.sql").read_text()
     assert "42 AS n" in text
 
 

@@ -7,21 +7,33 @@ from typing import Any
 
 import pytest
 
-from lakewide.changelog import KIND, changelog_merge, retract_policy
-from lakewide.compiler import to_sql
+from lakewide.compiler import PlanContext, compile_model, to_sql
+from lakewide.compiler.build_changelog_read import KIND, changelog_merge, retract_policy
 from lakewide.compiler.wide_model import WideModel, analyze
 from lakewide.config import parse_model_config
 from lakewide.errors import ModelRunError
 from lakewide.nodes import ModelNode, Relation
 from lakewide.offsets import Snapshot, TableMeta
+from lakewide.plan import BranchPlan
 from lakewide.read_plan import ReadPlan, choose_read
 
 SQL = "SELECT k, n, v FROM lw.ods.src"
 
 
-def model(config: dict[str, Any], sql: str = SQL) -> WideModel:
+def node(config: dict[str, Any], sql: str = SQL) -> ModelNode:
     parsed = parse_model_config({"primary_key": "k", **config}, path="models/m.sql")
-    return analyze(ModelNode("m", Path("models/m.sql"), sql, sql, parsed, Relation("lw", "db", "m")))
+    return ModelNode("m", Path("models/m.sql"), sql, sql, parsed, Relation("lw", "db", "m"))
+
+
+def model(config: dict[str, Any], sql: str = SQL) -> WideModel:
+    return analyze(node(config, sql))
+
+
+def branch_plan(config: dict[str, Any]) -> BranchPlan:
+    context = PlanContext({"lw.ods.src": Relation("lw", "ods", "src")})
+    plans = compile_model(node(config), context).plans
+    assert plans is not None
+    return plans.branches[0]
 
 
 SUM = {"merge_engine": "aggregation", "aggregates": {"n": "sum"}}
@@ -40,10 +52,9 @@ def history(*operations: str, deletes: int = 0) -> TableMeta:
 
 def plan(config: dict[str, Any], meta: TableMeta | None, start: int | None, *,
          consumed: bool = True, version: int = 2) -> ReadPlan:
-    m = model(config)
     end = meta.current if meta is not None else None
-    return choose_read(m, m.branches[0], "lw.ods.src", start, end, consumed=consumed,
-                       meta=lambda: meta, format_version=lambda: version)
+    return choose_read(branch_plan(config), str(config["merge_engine"]), "lw.ods.src", start,
+                       end, consumed=consumed, meta=lambda: meta, format_version=lambda: version)
 
 
 def test_a_source_empty_at_bootstrap_is_read_whole_even_for_sum() -> None:
@@ -100,9 +111,14 @@ def test_retract_policy_per_engine(config: dict[str, Any], expected: tuple[bool,
 
 
 def test_an_aggregate_that_cannot_retract_next_to_sum_is_refused_with_the_fix() -> None:
+    config = {"merge_engine": "aggregation", "aggregates": {"n": "sum", "v": "max"}}
     with pytest.raises(ModelRunError, match="max on column 'v' cannot retract.*ignore_retract"):
-        retract_policy(model({"merge_engine": "aggregation",
-                              "aggregates": {"n": "sum", "v": "max"}}), "lw.ods.src")
+        retract_policy(model(config), "lw.ods.src")
+    # the compiled plan keeps the refusal for a run that would read a changelog
+    branch = branch_plan(config)
+    assert branch.changelog is None and branch.changelog_refusal is not None
+    assert "max on column 'v' cannot retract" in branch.changelog_refusal
+    assert branch_plan(SUM).changelog is not None and branch_plan(SUM).changelog_refusal is None
 
 
 def test_changelog_batch_orders_retracts_first_and_pairs_updates_per_model_key() -> None:

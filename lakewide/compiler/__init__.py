@@ -13,10 +13,12 @@ from lakewide.compiler.build_merge import (COMBINED_VIEW, batch_view, build_batc
                                            build_combined_merge, build_merge, combined_batch,
                                            key_bounds)
 from lakewide.compiler.layout import create_table_as, write_ordered_by
+from lakewide.compiler.run_plan import PlanContext, build_run_plans, plan_files
 from lakewide.compiler.validate import validate
 from lakewide.compiler.wide_model import DIALECT, WideModel, analyze, parse_model_sql
 from lakewide.errors import CompileError
 from lakewide.nodes import ModelNode
+from lakewide.plan import ModelPlans
 
 
 @dataclass
@@ -52,6 +54,14 @@ class CompiledModel:
     merges: list[SourceMerge] = field(default_factory=list)
     model: WideModel | None = None  # key tables: the analyzed model the plans come from
     write_order: exp.Command | None = None  # ALTER TABLE ... WRITE ORDERED BY, after a create
+    context: PlanContext = field(default_factory=PlanContext)
+
+    @cached_property
+    def plans(self) -> ModelPlans | None:
+        """Every plan a run of this table or key table can take (None for views)."""
+        if self.kind == "view":
+            return None
+        return build_run_plans(self, self.context)
 
     # ``compile`` writes neither of the next two: they are built on first use (a run needs them)
     @cached_property
@@ -81,17 +91,22 @@ class CompiledModel:
             return None
         return null_key_count(self.model, union_of_branches(self.model))
 
-    def files(self, *, in_place: bool = False, changelog: bool = False) -> dict[str, str]:
+    def files(self, *, in_place: bool = False, changelog: bool | None = None,
+              plans: bool = False) -> dict[str, str]:
         """File name -> SQL text, as written under ``target/compiled/<model>/``.
 
         ``changelog``: the model produces its changelog (``changelog.sql``: what follows each
-        MERGE commit, shown for the combined batch's keys).
+        MERGE commit, shown for the combined batch's keys; default: as the context says).
+        ``plans``: also every run plan, step by step (``plans/*.sql``).
 
         ``in_place=True`` prints the statements themselves rather than copies (a third of the
         printing time); the generator may rewrite what it prints, so only a caller that drops
         this object afterwards may ask for it.
         """
         copy = not in_place
+        changelog = self.context.produces if changelog is None else changelog
+        # the plans share trees with the statements: printed first, before any in place
+        shown_plans = plan_files(self.plans, to_sql) if plans and self.plans is not None else {}
         first = "bootstrap.sql" if self.kind == "primary_key" else f"{self.kind}.sql"
         out = {first: to_sql(self.bootstrap, copy=copy)
                + (to_sql(self.write_order, copy=copy) if self.write_order is not None else "")}
@@ -105,6 +120,7 @@ class CompiledModel:
             keys = self.combined.batch_view if self.combined else self.merges[0].batch_view
             out["changelog.sql"] = "".join(to_sql(s, copy=False)
                                            for s in build_changes.statements(self.model, keys))
+        out.update(shown_plans)
         return out
 
 
@@ -125,8 +141,10 @@ def _query(node: ModelNode) -> exp.Query:
     return query
 
 
-def compile_model(node: ModelNode) -> CompiledModel:
-    """Compile one model into its bootstrap statement and, for key tables, per-source MERGEs."""
+def compile_model(node: ModelNode, context: PlanContext | None = None) -> CompiledModel:
+    """Compile one model into its bootstrap statement and, for key tables, per-source MERGEs;
+    ``context`` (its upstream tables, who produces a changelog) is what its run plans need."""
+    context = context or PlanContext()
     kind = node.config.kind
     if kind == "view":
         view = exp.Create(this=node.relation.table(), kind="VIEW", replace=True,
@@ -140,7 +158,7 @@ def compile_model(node: ModelNode) -> CompiledModel:
                                "supported yet; use 'table', 'view' or a merge_engine",
                                path=node.path, model=node.name, key="materialized")
         return CompiledModel(node, kind, create_table_as(node, _query(node), replace=True),
-                             write_order=write_ordered_by(node))
+                             write_order=write_ordered_by(node), context=context)
     model = analyze(node)
     validate(model)
     merges = [SourceMerge(b.index, b.name, batch_view(b), build_batch(model, b),
@@ -149,4 +167,4 @@ def compile_model(node: ModelNode) -> CompiledModel:
                          key_bounds(model, b) if node.config.merge_filter else None)
               for b in model.branches]
     return CompiledModel(node, kind, build_bootstrap(model), merges, model=model,
-                         write_order=write_ordered_by(node))
+                         write_order=write_ordered_by(node), context=context)

@@ -59,6 +59,12 @@ class Aggregate:
     # with ``picks``: the version (record place) of the record the fold picks
     version: Callable[[FoldInput, exp.Expression], exp.Expression] | None = None
 
+    @property
+    def idempotent(self) -> bool:
+        """Folding the same records a second time leaves the value as it was (a source read
+        again in full is harmless): every function but the accumulating ones."""
+        return self.name not in ACCUMULATING
+
 
 def _not_null(value: exp.Expression) -> exp.Expression:
     return value.copy().is_(exp.null()).not_()
@@ -344,4 +350,5 @@ REGISTRY: dict[str, Aggregate] = {a.name: a for a in (
               ops=_ops),
 )}
 
+ACCUMULATING = ("sum", "product", "listagg", "collect")
 COMMON_OPTIONS = ("function", "ignore_retract")

@@ -21,6 +21,7 @@ from sqlglot import exp
 from collections.abc import Iterable
 
 from lakewide.compiler.wide_model import WideModel
+from lakewide.plan import param
 from lakewide.nodes import ModelNode, Relation
 
 SUFFIX = "__changelog"
@@ -48,10 +49,6 @@ def statements(model: WideModel, keys_view: str) -> list[exp.Expression]:
     """What a run executes after a MERGE commit, in order, as ``compile`` shows it."""
     relation = model.node.relation
     return [create(model, relation, replace=False), diff(model, keys_view), append(relation)]
-
-
-def _param(name: str) -> exp.Placeholder:
-    return exp.Placeholder(this=name)
 
 
 def _side(view: str, columns: list[str], key: list[str], keys_view: str | None) -> exp.Select:
@@ -90,8 +87,8 @@ def _images(image: str, present: str, other: str, both: str, alone: str) -> exp.
     kind = exp.Case(ifs=[exp.If(this=exp.column(other), true=exp.Literal.string(both))],
                     default=exp.Literal.string(alone))
     return exp.select(exp.column(exp.Star(), table=image), exp.alias_(kind, CHANGE_TYPE),
-                      exp.alias_(exp.cast(_param("ordinal"), "BIGINT"), CHANGE_ORDINAL),
-                      exp.alias_(exp.cast(_param("snapshot"), "BIGINT"), COMMIT)) \
+                      exp.alias_(exp.cast(param("ordinal"), "BIGINT"), CHANGE_ORDINAL),
+                      exp.alias_(exp.cast(param("snapshot"), "BIGINT"), COMMIT)) \
         .from_(DIFF).where(exp.column(present))
 
 
@@ -118,19 +115,9 @@ def create(model: WideModel, relation: Relation, *, replace: bool) -> exp.Create
                       exists=not replace, expression=select, properties=properties)
 
 
-def read(relation: Relation) -> exp.Select:
+def read(relation: Relation, low: str = "low", high: str = "high") -> exp.Select:
     """A downstream read: the changes of the commits with ordinals in ``(:low, :high]``."""
     ordinal = exp.column(CHANGE_ORDINAL)
     return exp.select("*").from_(changelog_relation(relation).table()).where(exp.and_(
-        exp.GT(this=ordinal, expression=exp.cast(_param("low"), "BIGINT")),
-        exp.LTE(this=ordinal.copy(), expression=exp.cast(_param("high"), "BIGINT"))))
-
-
-def bind(tree: exp.Expression, values: dict[str, int]) -> exp.Expression:
-    """A copy of ``tree`` with each ``:name`` parameter replaced by its value."""
-    def swap(node: exp.Expression) -> exp.Expression:
-        if isinstance(node, exp.Placeholder) and node.name in values:
-            return exp.Literal.number(values[node.name])
-        return node
-
-    return tree.copy().transform(swap)
+        exp.GT(this=ordinal, expression=exp.cast(param(low), "BIGINT")),
+        exp.LTE(this=ordinal.copy(), expression=exp.cast(param(high), "BIGINT"))))

@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import datetime
-import decimal
-from typing import Any
-
 from sqlglot import exp
 
 from lakewide.compiler import engines
@@ -105,27 +101,17 @@ def keys_touched(indexes: list[int]) -> exp.Select:
         .from_(COMBINED_VIEW)
 
 
-def _plain_bound(value: Any) -> bool:
-    """Values whose SQL literal is exact: integers, strings, dates, decimals.
-
-    Not timestamps (PySpark returns them in the Python process's time zone), not floats (NaN).
-    """
-    if isinstance(value, bool) or isinstance(value, datetime.datetime):
-        return False
-    return isinstance(value, (int, str, datetime.date, decimal.Decimal))
-
-
-def narrow_merge(model: WideModel, statement: exp.Merge, low: Any, high: Any) -> exp.Merge:
-    """The MERGE with ``t.k BETWEEN low AND high`` added to its ON clause (``merge_filter``).
+def narrow_merge(model: WideModel, statement: exp.Merge, low: exp.Expression,
+                 high: exp.Expression) -> exp.Merge:
+    """The MERGE with ``t.k BETWEEN low AND high`` added to its ON clause (``merge_filter``;
+    the run plan passes ``:low`` / ``:high`` parameters, bound to the staged batch's key range
+    when both are exact literals: ``lakewide.plan.exact_literal``).
 
     Every batch key lies in the range, so the result is unchanged; Iceberg can then skip the
-    target's files whose key statistics lie outside it. Bounds of other types leave the
-    statement as it is.
+    target's files whose key statistics lie outside it.
     """
-    if not (_plain_bound(low) and _plain_bound(high)):
-        return statement
     narrowed = statement.copy()
     column = exp.column(model.primary_key[0], table=engines.T)
-    between = exp.Between(this=column, low=exp.convert(low), high=exp.convert(high))
+    between = exp.Between(this=column, low=low, high=high)
     narrowed.set("on", exp.and_(narrowed.args["on"], between, copy=False))
     return narrowed

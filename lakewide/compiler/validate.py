@@ -115,7 +115,7 @@ def _check_groups(model: WideModel) -> None:
                       f"with {name} only inside a sequence group; add it to sequence_groups")
 
 
-def _typed_aggregates(model: WideModel) -> dict[str, tuple[str, tuple[str, ...]]]:
+def typed_aggregates(model: WideModel) -> dict[str, tuple[str, tuple[str, ...]]]:
     """Aggregated columns whose function takes only some types and whose branches declare no
     type with CAST: column -> (function, accepted types)."""
     from lakewide.compiler.engines import aggregate_of
@@ -137,7 +137,7 @@ def type_probes(model: WideModel) -> list[exp.Select]:
     """Per branch, its projection of the aggregated columns whose type the SQL does not
     declare: the engine analyses them (no rows read) and :func:`check_probed_types` checks the
     types it reports, before anything is written."""
-    typed = _typed_aggregates(model)
+    typed = typed_aggregates(model)
     probes = []
     for branch in model.branches:
         columns = [c for c in typed if c in branch.owned]
@@ -148,18 +148,11 @@ def type_probes(model: WideModel) -> list[exp.Select]:
 
 def check_probed_types(model: WideModel, types: dict[str, str]) -> None:
     """Raise CompileError when a probed column's type (Spark's name, any case) does not suit
-    its aggregate function (``sum`` over a string column would turn every value NULL)."""
-    typed = _typed_aggregates(model)
-    for column, found in types.items():
-        if column not in typed:
-            continue
-        name, accepted = typed[column]
-        if not found.upper().startswith(accepted):
-            _fail(model, f"aggregates.{column}", f"{name} cannot aggregate column '{column}', "
-                  f"which its source gives as {found.upper()}; it takes "
-                  f"{', '.join(accepted)}: cast the column in the model (CAST({column} AS "
-                  f"{accepted[0] if accepted[0] != 'TINYINT' else 'BIGINT'})) or choose "
-                  "another function")
+    its aggregate function (the run plan's ``CheckTypes`` step)."""
+    from lakewide.plan import CheckTypes
+
+    CheckTypes(exp.Null(), typed_aggregates(model), str(model.node.path),
+               model.node.name).check(types)
 
 
 def validate(model: WideModel) -> None:

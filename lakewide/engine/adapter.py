@@ -14,8 +14,8 @@ from sqlglot import exp
 
 from lakewide.arrival import Read, arrival_reads
 from lakewide.compiler import to_sql
-from lakewide.errors import ConfigError, ModelRunError, RunInterrupted, RuntimeSetupError, \
-    SparkExitedError
+from lakewide.errors import CommitConflict, ConfigError, ModelRunError, RunInterrupted, \
+    RuntimeSetupError, SparkExitedError
 from lakewide.metadata import CorruptMetadataError, MetadataReader, corrupt_metadata, \
     current_metadata_file, metadata_reader, warehouse_path
 from lakewide.nodes import Relation
@@ -222,18 +222,27 @@ class SparkAdapter:
         return {r[0]: Snapshot(r[0], r[1], r[2] or "", dict(r[3] or {}),
                                int(r[4].timestamp() * 1000) if r[4] else 0) for r in rows}
 
-    def register_read(self, view: str, relation: Relation, snapshot: int,
+    def register_read(self, view: str, relation: Relation, snapshot: int | None,
                       after: int | None = None, newer_than_sequence: int | None = None,
-                      meta: TableMeta | None = None) -> None:
+                      meta: TableMeta | None = None, empty: bool = False) -> None:
         """Temporary view of ``relation`` at ``snapshot``, or of the rows appended after ``after``.
 
-        ``meta``: the table's snapshots when the caller has read them already (else read here).
+        ``snapshot`` None: the table as it is (it has no snapshot yet). ``meta``: the table's
+        snapshots when the caller has read them already (else read here). ``empty``: no rows,
+        the table's columns.
 
         ``newer_than_sequence`` keeps only rows whose row lineage
         (``_last_updated_sequence_number``, format v3) is newer: rows added or updated since.
         """
         try:
             self._catch_up(relation)
+            if snapshot is None or empty:
+                frame = self.spark.table(str(relation)) if snapshot is None else \
+                    self._read(relation, Read(snapshot))
+                if empty:
+                    frame = frame.limit(0)
+                frame.createOrReplaceTempView(view)
+                return
             reads = [Read(snapshot, after)] if newer_than_sequence is not None else \
                 arrival_reads(TableMeta(snapshot, meta.snapshots if meta is not None
                                         else self._snapshots(relation)), snapshot, after)
@@ -346,7 +355,12 @@ class SparkAdapter:
         """Run a writing statement whose Iceberg commit carries ``properties``."""
         from lakewide.engine.commit import commit_with_properties
 
-        commit_with_properties(self.spark, properties, lambda: self.sql(statement))
+        try:
+            commit_with_properties(self.spark, properties, lambda: self.sql(statement))
+        except ModelRunError as err:
+            if _is_conflict(err.__cause__):
+                raise CommitConflict(err.message, sql=err.sql) from err.__cause__
+            raise
 
     def refresh(self, relation: Relation) -> None:
         """Forget cached metadata of a table (after an outside writer committed)."""
@@ -479,6 +493,25 @@ def _root_cause(err: Exception) -> str:
         java = java.getCause()
     text = str(java.toString()).strip()
     return _without_packages(text.splitlines()[0])[:300] if text else ""
+
+
+#: Iceberg's exceptions for a commit another writer got in first
+CONFLICTS = ("org.apache.iceberg.exceptions.CommitFailedException",
+             "org.apache.iceberg.exceptions.ValidationException")
+
+
+def _is_conflict(err: BaseException | None) -> bool:
+    """Whether a failed statement's Java exception (or one of its causes) is a commit
+    conflict, told by exception class."""
+    java = getattr(err, "java_exception", None) or getattr(err, "_origin", None)
+    seen = 0
+    while java is not None and seen < 20:
+        if str(java.getClass().getName()) in CONFLICTS:
+            return True
+        cause = java.getCause()
+        java = None if cause is None or cause == java else cause
+        seen += 1
+    return False
 
 
 def _short(err: Exception) -> str:

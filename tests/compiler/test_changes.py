@@ -10,6 +10,7 @@ from lakewide.compiler import build_changes, compile_model, to_sql
 from lakewide.config import parse_model_config
 from lakewide.errors import ConfigError
 from lakewide.nodes import ModelNode, Relation
+from lakewide.plan import bind
 from tests.compiler.fixtures import Case, load_cases, normalize
 from tests.compiler.test_rules import ids, node_for
 
@@ -30,7 +31,7 @@ def test_build_changes(case: Case) -> None:
 
 
 def test_bind_replaces_named_parameters() -> None:
-    read = build_changes.bind(build_changes.read(Relation("lw", "db", "w")), {"low": 3, "high": 9})
+    read = bind(build_changes.read(Relation("lw", "db", "w")), {"low": 3, "high": 9})
     text = to_sql(read, pretty=False)
     assert "> CAST(3 AS BIGINT)" in text and "<= CAST(9 AS BIGINT)" in text and ":" not in text
 

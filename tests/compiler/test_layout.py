@@ -11,6 +11,7 @@ import pytest
 
 from lakewide.compiler import compile_model, to_sql
 from lakewide.compiler.build_merge import narrow_merge
+from lakewide.plan import bind, exact_literal, param
 from lakewide.compiler.wide_model import analyze
 from lakewide.config import parse_model_config
 from lakewide.errors import CompileError
@@ -80,15 +81,17 @@ def test_narrow_merge_adds_the_key_range_to_on(low: Any, high: Any, literal: str
     model_node = node(merge_filter=True)
     compiled = compile_model(model_node)
     merge = compiled.merges[0].statement
-    narrowed = narrow_merge(analyze(model_node), merge, low, high)
-    assert f"ON t.id = s.id AND t.id BETWEEN {literal} WHEN" in to_sql(narrowed, pretty=False)
+    narrowed = narrow_merge(analyze(model_node), merge, param("low"), param("high"))
+    assert "t.id BETWEEN :low AND :high" in to_sql(narrowed, pretty=False)
+    assert exact_literal(low) and exact_literal(high)
+    bound = bind(narrowed, {"low": low, "high": high})
+    assert f"ON t.id = s.id AND t.id BETWEEN {literal} WHEN" in to_sql(bound, pretty=False)
     assert "BETWEEN" not in to_sql(merge, pretty=False), "the compiled statement is not mutated"
 
 
 @pytest.mark.parametrize("low, high", [
     (datetime.datetime(2024, 1, 1), datetime.datetime(2024, 1, 2)),  # time zone of the reader
     (0.5, float("nan")), (None, None), (True, True)])
-def test_narrow_merge_leaves_inexact_bounds_alone(low: Any, high: Any) -> None:
-    model_node = node(merge_filter=True)
-    merge = compile_model(model_node).merges[0].statement
-    assert narrow_merge(analyze(model_node), merge, low, high) is merge
+def test_inexact_bounds_are_not_bound_into_the_merge(low: Any, high: Any) -> None:
+    """A run then takes the compiled MERGE without the range (lakewide.step_runner)."""
+    assert not (exact_literal(low) and exact_literal(high))

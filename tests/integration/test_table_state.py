@@ -8,13 +8,13 @@ from typing import Any, Callable
 
 import pytest
 
-from lakewide.compiler import compile_model
 from lakewide.definition import DefinitionChangedError, definition_digest
 from lakewide.executor import run_models
 from lakewide.freshness import fresh_models
 from lakewide.incremental import KeyTableRun
 from lakewide.metadata import current_metadata_file, table_dir
 from lakewide.offsets import DEFINITION
+from lakewide.upstream import compile_in
 from tests.integration.conftest import ModelRun
 from tests.integration.test_cli_runs import lakewide, no_jvm_env
 from tests.integration.test_incremental import COUNTERS, SCHEMAS, snapshots
@@ -55,7 +55,7 @@ def test_edited_key_model_is_refused_until_full_refresh(
         run_models(manifest, ["m"], m.run.adapter(manifest))
     assert caught.value.exit_code == 2 and "--full-refresh -s m" in str(caught.value)
     # the incremental plan checks again (a table rebuilt by someone else since the run began)
-    run = KeyTableRun(m.run.adapter(manifest), manifest, compile_model(manifest.models["m"]), "r")
+    run = KeyTableRun(m.run.adapter(manifest), manifest, compile_in(manifest, manifest.models["m"]), "r")
     with pytest.raises(DefinitionChangedError):
         run.incremental()
     assert snapshots(m) == before and m.run.rows("m") == built

@@ -1,4 +1,4 @@
-"""Changelog reads: one source branch fed from the Iceberg changelog of its upstream.
+"""Rule: a source branch fed from its upstream's changelog (Iceberg's, or a lakewide model's own).
 
 ``create_changelog_view`` gives every changed row of the upstream (carry-over rows of
 copy-on-write rewrites removed) with ``_change_type`` INSERT or DELETE and ``_change_ordinal``
@@ -25,11 +25,25 @@ from lakewide.compiler.engines import aggregate_of
 from lakewide.compiler.validate import POLICY_CHOICES
 from lakewide.compiler.wide_model import ADD_KINDS, DELETE_KINDS, Branch, WideModel
 from lakewide.errors import ModelRunError
-from lakewide.read_plan import aggregated_columns, reread_safe
 
 CHANGE_TYPE, CHANGE_ORDINAL = "_change_type", "_change_ordinal"
 KIND, RAW_KIND = "__lw_change_type", "__lw_raw_change_type"
 ORDINAL, ORDER = "__lw_change_ordinal", "__lw_change_order"
+
+
+def aggregated_columns(model: WideModel) -> list[str]:
+    """The columns an aggregate function folds (none for deduplicate and first_row)."""
+    if model.engine == "aggregation":
+        return [c for c in model.stored if c not in model.primary_key + model.sequence]
+    if model.engine == "partial_update":
+        return [c for c in model.stored
+                if c in model.node.config.aggregates or model.group_aggregated(c)]
+    return []
+
+
+def reread_safe(model: WideModel) -> bool:
+    """Whether reading a source's rows a second time leaves the table unchanged."""
+    return all(REGISTRY[aggregate_of(model, c)[0]].idempotent for c in aggregated_columns(model))
 
 
 @dataclass(frozen=True)
@@ -79,12 +93,16 @@ def retract_policy(model: WideModel, driver: str) -> tuple[bool, bool]:
         "with --full-refresh", model=model.node.name)
 
 
-def refuse_deletes(model: WideModel, driver: str, count: int, start: int, end: int) -> None:
-    """The run-time twin of the compiler's "deletes without a policy" rule."""
-    raise ModelRunError(
-        f"source {driver} deleted {count} row(s) between snapshots {start} and {end} (read "
-        "through its Iceberg changelog); partial_update cannot take deletes without a policy; "
-        f"{POLICY_CHOICES}; or run with --full-refresh", model=model.node.name)
+def refused_deletes(driver: str, start: str, end: str) -> str:
+    """The run-time twin of the compiler's "deletes without a policy" rule, as a message
+    formatted at run time with ``{count}`` and the parameters ``start`` and ``end`` name."""
+    return (f"source {driver} deleted {{count}} row(s) between snapshots {{{start}}} and "
+            f"{{{end}}} (read through its changelog); partial_update cannot take deletes "
+            f"without a policy; {_escaped(POLICY_CHOICES)}; or run with --full-refresh")
+
+
+def _escaped(text: str) -> str:
+    return text.replace("{", "{{").replace("}", "}}")
 
 
 def _qualifier(branch: Branch) -> str | None:

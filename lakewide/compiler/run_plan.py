@@ -1,0 +1,295 @@
+"""Rule: every plan a run of a model can take, as ordered steps with named parameters.
+
+Upstream tables are read through temporary views that the plan itself registers: ``__lw_pin_<n>``
+(upstream ``n`` at its pinned snapshot, for bootstraps and lookups) and ``__lw_new_<b>`` (branch
+``b``'s new rows, read in the mode the run chooses from metadata: ``lakewide.read_plan``). The
+trees name those views and ``:param`` placeholders; the executor binds values and runs the steps
+(``lakewide.plan``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Callable
+
+from sqlglot import exp
+
+from lakewide import plan as p
+from lakewide.compiler import build_changes
+from lakewide.compiler.build_bootstrap import null_key_count, tagged_branch, union_all
+from lakewide.compiler.build_changelog_read import changelog_merge, refused_deletes, \
+    reread_safe
+from lakewide.compiler.build_merge import COMBINED_VIEW, batch_view, build_combined_batch, \
+    keys_touched, narrow_merge
+from lakewide.compiler.rewrite import driving_table, relation_key, replace_tables
+from lakewide.compiler.validate import type_probes, typed_aggregates
+from lakewide.compiler.wide_model import Branch, WideModel
+from lakewide.errors import ModelRunError
+from lakewide.nodes import Relation
+from lakewide.offsets import PRODUCES
+
+if TYPE_CHECKING:
+    from lakewide.compiler import CompiledModel, SourceMerge
+
+#: the read modes a branch has a plan for (``lakewide.read_plan`` chooses; ``produced`` is a
+#: changelog read from an upstream model's own changelog table, ``empty`` a branch without new
+#: rows in a run that merges several sources at once)
+READ_MODES = ("incremental", "full", "lineage", "changelog", "produced", "empty")
+
+
+@dataclass(frozen=True)
+class PlanContext:
+    """What the plans need from the project around a model: its upstream tables by relation
+    key, those of them that are lakewide models producing their changelog, and whether the
+    model produces its own."""
+
+    upstream: dict[str, Relation] = field(default_factory=dict)
+    producing: frozenset[str] = frozenset()
+    produces: bool = False
+
+
+def pin_view(index: int) -> str:
+    return f"__lw_pin_{index + 1}"
+
+
+def new_view(branch: int) -> str:
+    return f"__lw_new_{branch + 1}"
+
+
+def _temporary_view(view: str, query: exp.Expression) -> exp.Create:
+    create = exp.Create(this=exp.table_(view), kind="VIEW", replace=True, expression=query)
+    create.set("properties", exp.Properties(expressions=[exp.TemporaryProperty()]))
+    return create
+
+
+class _Builder:
+    """The plans of one compiled model in one context."""
+
+    def __init__(self, compiled: CompiledModel, context: PlanContext) -> None:
+        self.compiled, self.context = compiled, context
+        self.node = compiled.node
+        self.self_key = relation_key(self.node.relation)
+        self.pins = [p.Read(pin_view(n), key, "snapshot", at=f"pin_{n + 1}")
+                     for n, key in enumerate(context.upstream)]
+        self.pinned = {read.table: read.view for read in self.pins}
+        self.tables = {**context.upstream, self.self_key: self.node.relation}
+        if context.produces:
+            self.changelog_key = relation_key(build_changes.changelog_relation(
+                self.node.relation))
+            self.tables[self.changelog_key] = build_changes.changelog_relation(
+                self.node.relation)
+
+    # ------------------------------------------------------------------ new tables
+    def bootstrap(self, statement: exp.Expression) -> list[p.Step]:
+        steps: list[p.Step] = []
+        model = self.compiled.model
+        if model is not None:
+            union = union_all([replace_tables(tagged_branch(model, b), self.pinned)
+                               for b in model.branches])
+            steps.append(p.Query(null_key_count(model, union), ("rejected",)))
+        steps.append(p.Commit(self.self_key, replace_tables(statement, self.pinned)))
+        if model is not None and self.context.produces:  # a new history: an empty changelog
+            steps += [p.Read(build_changes.AFTER, self.self_key, "version", at="snapshot",
+                             when="snapshot"),
+                      p.Run(build_changes.create(model, self.node.relation, replace=True),
+                            when="snapshot")]
+        if self.compiled.write_order is not None:  # metadata only: no snapshot, no offsets
+            steps.append(p.Run(self.compiled.write_order))
+        return steps
+
+    def checks(self) -> list[p.CheckTypes]:
+        model = self.compiled.model
+        if model is None:
+            return []
+        functions = typed_aggregates(model)
+        return [p.CheckTypes(replace_tables(probe, self.pinned), functions,
+                             str(self.node.path), self.node.name)
+                for probe in type_probes(model)]
+
+    # ------------------------------------------------------------------ incremental
+    def views(self, branch: Branch) -> dict[str, str]:
+        driver = driving_table(branch.select)
+        return {**self.pinned, driver: new_view(branch.index)} if driver else dict(self.pinned)
+
+    def reads(self, branch: Branch, driver: str) -> dict[str, list[p.Step]]:
+        b, view = branch.index, new_view(branch.index)
+        start, end = p.start(b), p.end(b)
+        reads: dict[str, list[p.Step]] = {
+            "incremental": [p.Read(view, driver, "appends", at=end, after=start)],
+            "full": [p.Read(view, driver, "snapshot", at=end)],
+            "lineage": [p.Sequence(driver, start, f"sequence_{b + 1}"),
+                        p.Read(view, driver, "lineage", at=end,
+                               newer_than=f"sequence_{b + 1}")],
+            "changelog": [p.Read(view, driver, "changes", at=end, after=start)],
+            "empty": [p.Read(view, driver, "empty", at=end)],
+        }
+        if driver in self.context.producing:
+            changes = build_changes.changelog_relation(self.context.upstream[driver])
+            self.tables[relation_key(changes)] = changes
+            low, high = f"low_{b + 1}", f"high_{b + 1}"
+            read = build_changes.read(self.context.upstream[driver], low=low, high=high)
+            reads["produced"] = [p.Sequence(driver, start, low), p.Sequence(driver, end, high),
+                                 p.Run(_temporary_view(view, read))]
+        return reads
+
+    def commit(self, statement: exp.Merge, merge: SourceMerge, keys_view: str) -> list[p.Step]:
+        """The MERGE commit of a staged batch, then (producing models) its changes."""
+        model = self.compiled.model
+        assert model is not None
+        narrowed = None
+        if merge.bounds is not None:
+            narrowed = narrow_merge(model, statement, p.param("low"), p.param("high"))
+        marker = {PRODUCES: "lookup"} if self.context.produces else {}
+        steps: list[p.Step] = [p.Commit(self.self_key, statement, narrowed, merge.bounds,
+                                        properties=marker, when="staged")]
+        if self.context.produces:
+            steps += self.changes(keys_view, when="snapshot")
+        return steps
+
+    def changes(self, keys_view: str | None, when: str | None) -> list[p.Step]:
+        """Append the changes between the target at ``:parent`` and at ``:snapshot`` (for the
+        keys of ``keys_view``; every key when None) to the changelog table."""
+        model = self.compiled.model
+        assert model is not None
+        relation = self.node.relation
+        return [
+            p.Read(build_changes.BEFORE, self.self_key, "version", at="parent", when=when,
+                   checkpoint="before-changelog"),
+            p.Read(build_changes.AFTER, self.self_key, "version", at="snapshot", when=when),
+            p.Run(build_changes.create(model, relation, replace=False), when=when),
+            p.Stage(build_changes.DIFF, build_changes.diff(model, keys_view), "changes",
+                    when=when),
+            p.Sequence(self.self_key, "snapshot", "ordinal", when=when),
+            p.Commit(self.changelog_key, build_changes.append(relation), changelog=True,
+                     when=when),
+        ]
+
+    def branch(self, branch: Branch, merge: SourceMerge) -> p.BranchPlan:
+        model = self.compiled.model
+        assert model is not None and merge.null_keys is not None
+        driver = driving_table(branch.select)
+        views = self.views(branch)
+        alone: list[p.Step] = [
+            p.Query(replace_tables(merge.null_keys, views), ("rejected",)),
+            p.Stage(merge.batch_view, replace_tables(merge.batch, views), "staged",
+                    checkpoint="before-stage"),
+            *self.commit(merge.statement, merge, merge.batch_view)]
+        changelog: list[p.Step] | None = None
+        refusal = None
+        if driver is not None:
+            try:
+                change = changelog_merge(model, branch, driver)
+            except ModelRunError as err:
+                refusal = str(err.message if hasattr(err, "message") else err)
+            else:
+                changelog = [p.Query(replace_tables(merge.null_keys, views), ("rejected",))]
+                if change.refuse_deletes:
+                    changelog += [p.Query(replace_tables(change.deletes, views), ("deleted",)),
+                                  p.Refuse("deleted", refused_deletes(driver, p.start(branch.index),
+                                                                      p.end(branch.index)))]
+                changelog += [p.Stage(merge.batch_view, replace_tables(change.batch, views),
+                                      "staged", checkpoint="before-stage"),
+                              *self.commit(change.statement, merge, merge.batch_view)]
+        return p.BranchPlan(
+            branch.index, branch.name, driver, new_view(branch.index),
+            self.reads(branch, driver) if driver else {}, alone, changelog, refusal,
+            reread_safe(model), model.row_kind is not None and model.row_kind in branch.owned,
+            relation_key(build_changes.changelog_relation(self.context.upstream[driver]))
+            if driver in self.context.producing else None)
+
+    def combined(self, model: WideModel) -> list[p.Step] | None:
+        combined = self.compiled.combined
+        if combined is None:
+            return None
+        tagged = {b.index: replace_tables(tagged_branch(model, b), self.views(b))
+                  for b in model.branches}
+        union = union_all([t.copy() for t in tagged.values()])
+        indexes = [b.index for b in model.branches]
+        return [
+            p.Query(null_key_count(model, union), ("rejected",)),
+            p.Stage(COMBINED_VIEW, build_combined_batch(model, tagged), "staged",
+                    checkpoint="before-stage"),
+            p.Query(keys_touched(indexes), tuple(f"keys_{i + 1}" for i in indexes),
+                    when="staged"),
+            *self.commit(combined.statement, combined, COMBINED_VIEW)]
+
+    def build(self) -> p.ModelPlans:
+        compiled, model = self.compiled, self.compiled.model
+        full_refresh = compiled.full_refresh if model is not None else compiled.bootstrap
+        assert full_refresh is not None
+        plans = p.ModelPlans(
+            self.node.relation, self.tables, self.pins, self.checks(),
+            self.bootstrap(compiled.bootstrap), self.bootstrap(full_refresh),
+            produces=self.context.produces)
+        if model is None:
+            return plans
+        plans.branches.extend(self.branch(b, m) for b, m in zip(model.branches, compiled.merges))
+        combined = self.combined(model)
+        recover = self.changes(None, when=None) if self.context.produces else None
+        return p.ModelPlans(plans.relation, plans.tables, plans.pins, plans.checks,
+                            plans.bootstrap, plans.full_refresh, plans.branches, combined,
+                            recover, plans.produces)
+
+
+def build_run_plans(compiled: CompiledModel, context: PlanContext) -> p.ModelPlans:
+    """Every plan of a table or key table (views have one statement and no plan)."""
+    return _Builder(compiled, context).build()
+
+
+def _shown(step: p.Step, to_sql: Callable[[exp.Expression], str]) -> str:
+    """One step as ``compile`` writes it: its SQL, engine operations as comments."""
+    when = f"-- only when :{step.when}\n" if step.when else ""
+    if isinstance(step, p.Read):
+        what = {"snapshot": "at :{at} (arrival order)", "version": "at :{at}",
+                "appends": "rows appended after :{after} up to :{at}",
+                "lineage": "rows at :{at} with _last_updated_sequence_number > :{newer_than}",
+                "changes": "Iceberg changelog (create_changelog_view) after :{after} up to :{at}",
+                "empty": "no rows (its columns at :{at})"}[step.kind]
+        text = f"-- read {step.view} := {step.table} " + what.format(
+            at=step.at or "current", after=step.after, newer_than=step.newer_than) + "\n"
+    elif isinstance(step, p.Sequence):
+        text = f"-- :{step.into} := sequence number of {step.table} snapshot :{step.of}\n"
+    elif isinstance(step, p.Refuse):
+        text = f"-- fail the model when :{step.result} > 0: {step.message}\n"
+    elif isinstance(step, p.CheckTypes):
+        text = "-- type check (analysis only, no rows read): " + ", ".join(
+            f"{c}: {f} takes {'/'.join(t)}" for c, (f, t) in step.functions.items()) + "\n" \
+            + to_sql(step.probe)
+    elif isinstance(step, p.Query):
+        text = to_sql(step.query) + f"-- into {', '.join(':' + i for i in step.into)}\n"
+    elif isinstance(step, p.Stage):
+        text = to_sql(_temporary_view(step.view, step.query)) \
+            + f"-- staged (local checkpoint); its row count into :{step.into}\n"
+    elif isinstance(step, p.Commit):
+        where = "changelog table" if step.changelog else "table, with the offsets"
+        text = f"-- commit to the {where}\n" + to_sql(step.statement)
+        if step.narrowed is not None and step.bounds is not None:
+            text = (to_sql(step.bounds) + "-- into :low, :high (the staged key range)\n"
+                    + text + "-- or, when :low and :high are exact literals:\n"
+                    + to_sql(step.narrowed))
+    else:
+        text = to_sql(step.statement)
+    return when + text
+
+
+def plan_text(steps: list[p.Step], to_sql: Callable[[exp.Expression], str]) -> str:
+    return "".join(_shown(step, to_sql) for step in steps)
+
+
+def plan_files(plans: p.ModelPlans, to_sql: Callable[[exp.Expression], str]) -> dict[str, str]:
+    """File name -> text of every plan (``target/compiled/<model>/plans/``)."""
+    pins = plan_text(list(plans.pins) + list(plans.checks), to_sql)
+    out = {"plans/bootstrap.sql": pins + plan_text(plans.bootstrap, to_sql),
+           "plans/full_refresh.sql": pins + plan_text(plans.full_refresh, to_sql)}
+    for branch in plans.branches:
+        stem = f"plans/incremental_{branch.index + 1:02d}_{branch.name}"
+        for mode, steps in branch.reads.items():
+            out[f"{stem}_read_{mode}.sql"] = plan_text(steps, to_sql)
+        out[f"{stem}_merge.sql"] = plan_text(branch.merge, to_sql)
+        out[f"{stem}_merge_changelog.sql"] = plan_text(branch.changelog, to_sql) \
+            if branch.changelog is not None else f"-- refused: {branch.changelog_refusal}\n"
+    if plans.combined is not None:
+        out["plans/incremental_all_merge.sql"] = plan_text(plans.combined, to_sql)
+    if plans.recover is not None:
+        out["plans/changelog_recover.sql"] = plan_text(plans.recover, to_sql)
+    return out

@@ -1,0 +1,230 @@
+"""A model's compiled run plans: ordered steps of sqlglot trees with named parameters.
+
+The compiler emits every plan a run can take (``lakewide.compiler.run_plan``); the executor
+binds the parameters (snapshot ids, sequence numbers, key bounds: ``:name`` placeholders in the
+trees, or named fields of a step) and hands each step to the engine. It never builds SQL.
+
+Parameters a run binds:
+
+* ``pin_<n>``: the snapshot upstream table ``n`` is pinned at (``ModelPlans.pins``);
+* ``start_<b>`` / ``end_<b>``: branch ``b``'s consumed snapshot and the one it reads up to;
+* results of earlier steps (``Query.into``, ``Stage.into``, ``Sequence.into``), and after a
+  commit ``parent`` and ``snapshot`` (the target before and after it).
+"""
+
+from __future__ import annotations
+
+import datetime
+import decimal
+from dataclasses import dataclass, field
+from typing import Any, Union
+
+from sqlglot import exp
+
+from lakewide.errors import CompileError
+from lakewide.nodes import Relation
+
+Params = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Read:
+    """Register temporary view ``view`` over table ``table`` (a relation key).
+
+    ``kind``: ``snapshot`` (the table at ``at``; at the table's current state when ``at`` is
+    unbound), ``appends`` (rows appended after ``after`` up to ``at``, oldest commit first),
+    ``lineage`` (rows at ``at`` whose row lineage sequence number is above ``newer_than``),
+    ``changes`` (Iceberg's changelog view after ``after`` up to ``at``) or ``empty`` (no rows,
+    the table's columns).
+    """
+
+    view: str
+    table: str
+    kind: str
+    at: str | None = None
+    after: str | None = None
+    newer_than: str | None = None
+    when: str | None = None
+    checkpoint: str | None = None  # crash-test point reached before the read (lakewide.faults)
+
+
+@dataclass(frozen=True)
+class Run:
+    """Run a statement (a temporary view, DDL)."""
+
+    statement: exp.Expression
+    when: str | None = None
+
+
+@dataclass(frozen=True)
+class Query:
+    """Read one row; its values become the results named ``into``."""
+
+    query: exp.Expression
+    into: tuple[str, ...]
+    when: str | None = None
+
+
+@dataclass(frozen=True)
+class Stage:
+    """Materialize ``query`` as temporary view ``view``; its row count becomes ``into``."""
+
+    view: str
+    query: exp.Expression
+    into: str
+    when: str | None = None
+    checkpoint: str | None = None  # crash-test point reached before staging (lakewide.faults)
+
+
+@dataclass(frozen=True)
+class Sequence:
+    """The data sequence number of snapshot ``of`` (a parameter) of ``table`` into ``into``."""
+
+    table: str
+    of: str
+    into: str
+    when: str | None = None
+
+
+@dataclass(frozen=True)
+class Refuse:
+    """Fail the model when result ``result`` is above zero; ``message`` is formatted with the
+    parameters (``{count}`` is the result)."""
+
+    result: str
+    message: str
+    when: str | None = None
+
+
+@dataclass(frozen=True)
+class Commit:
+    """Commit ``statement`` to ``table``: the model's table (carrying the offsets) or its
+    changelog table (``changelog=True``: naming the model snapshot ``snapshot``).
+
+    ``narrowed``/``bounds`` (``merge_filter``): ``bounds`` reads the staged batch's key range
+    into ``low``/``high``; when both are exact literals, ``narrowed`` runs instead.
+    """
+
+    table: str
+    statement: exp.Expression
+    narrowed: exp.Expression | None = None
+    bounds: exp.Expression | None = None
+    changelog: bool = False
+    properties: dict[str, str] = field(default_factory=dict)
+    when: str | None = None
+
+
+@dataclass(frozen=True)
+class CheckTypes:
+    """Aggregated columns whose type the model does not declare: the engine analyses
+    ``probe`` (nothing is read) and each column's type must suit its function."""
+
+    probe: exp.Expression
+    functions: dict[str, tuple[str, tuple[str, ...]]]  # column -> (function, accepted prefixes)
+    path: str
+    model: str
+    when: str | None = None
+
+    def check(self, types: dict[str, str]) -> None:
+        """Raise CompileError naming the key and the CAST to add for a type that does not
+        suit its aggregate (``sum`` over a string column would turn every value NULL)."""
+        for column, found in types.items():
+            if column not in self.functions:
+                continue
+            name, accepted = self.functions[column]
+            if found.upper().startswith(accepted):
+                continue
+            cast = accepted[0] if accepted[0] != "TINYINT" else "BIGINT"
+            raise CompileError(
+                f"{name} cannot aggregate column '{column}', which its source gives as "
+                f"{found.upper()}; it takes {', '.join(accepted)}: cast the column in the model "
+                f"(CAST({column} AS {cast})) or choose another function",
+                path=self.path, model=self.model, key=f"aggregates.{column}")
+
+
+Step = Union[Read, Run, Query, Stage, Sequence, Refuse, Commit, CheckTypes]
+
+
+@dataclass(frozen=True)
+class BranchPlan:
+    """How one source branch takes part in an incremental run.
+
+    ``reads``: per read mode (``lakewide.read_plan``), the steps registering the branch's new
+    rows as its view; ``merge``: its rows merged alone (the column-scoped MERGE of its own
+    columns); ``changelog``: its changelog read merged as row kinds (``None`` with
+    ``changelog_refusal`` when the engine cannot take it).
+    """
+
+    index: int
+    name: str
+    driver: str | None
+    view: str
+    reads: dict[str, list[Step]]
+    merge: list[Step]
+    changelog: list[Step] | None
+    changelog_refusal: str | None
+    reread_safe: bool  # reading its rows again leaves the table unchanged
+    change_log: bool  # the branch gives the model's row_kind_column itself
+    changes_table: str | None = None  # the upstream model's own changelog table, if any
+
+
+@dataclass(frozen=True)
+class ModelPlans:
+    """Every plan a run of a table or key table can take.
+
+    ``tables``: relation key -> relation of every table a step names; ``pins``: one Read per
+    upstream table (bound to ``pin_<n>``), registered before any plan runs; ``checks``: run
+    after the pins; ``bootstrap``/``full_refresh``: a new table from every source;
+    ``branches`` and ``combined`` (several sources with new rows folded and merged at once):
+    incremental; ``recover``/``produces``: the model's own changelog.
+    """
+
+    relation: Relation
+    tables: dict[str, Relation]
+    pins: list[Read]
+    checks: list[CheckTypes]
+    bootstrap: list[Step]
+    full_refresh: list[Step]
+    branches: list[BranchPlan] = field(default_factory=list)
+    combined: list[Step] | None = None
+    recover: list[Step] | None = None
+    produces: bool = False
+
+    def pin_param(self, table: str) -> str:
+        """The parameter a pinned table's snapshot is bound to."""
+        return next(p.at for p in self.pins if p.table == table and p.at is not None)
+
+
+def start(branch: int) -> str:
+    return f"start_{branch + 1}"
+
+
+def end(branch: int) -> str:
+    return f"end_{branch + 1}"
+
+
+def param(name: str) -> exp.Placeholder:
+    """A named parameter in a tree (``:name``)."""
+    return exp.Placeholder(this=name)
+
+
+def exact_literal(value: Any) -> bool:
+    """Whether a value's SQL literal is exact: integers, strings, dates, decimals; not
+    timestamps (PySpark returns them in the Python process's time zone), not floats (NaN)."""
+    if isinstance(value, bool) or isinstance(value, datetime.datetime):
+        return False
+    return isinstance(value, (int, str, datetime.date, decimal.Decimal))
+
+
+def bind(tree: exp.Expression, values: Params) -> exp.Expression:
+    """A copy of ``tree`` with each ``:name`` parameter replaced by its value's literal.
+
+    Raises KeyError for a parameter without a value (a plan the executor did not bind).
+    """
+    def swap(node: exp.Expression) -> exp.Expression:
+        if isinstance(node, exp.Placeholder) and node.name:
+            value = values[node.name]
+            return exp.null() if value is None else exp.convert(value)
+        return node
+
+    return tree.copy().transform(swap)

@@ -1,0 +1,34 @@
+"""What a model reads, as the run plans need it: upstream tables and who produces a changelog."""
+
+from __future__ import annotations
+
+from lakewide.compiler import CompiledModel, PlanContext, compile_model
+from lakewide.compiler.build_changes import produces_changelog as _produces
+from lakewide.compiler.rewrite import relation_key
+from lakewide.manifest import Manifest
+from lakewide.nodes import ModelNode, Relation
+
+
+def upstream_relations(manifest: Manifest, node: ModelNode) -> dict[str, Relation]:
+    """Every source and model the node reads (catalog tables), by relation key."""
+    found = [manifest.sources[s].relation for s in node.sources]
+    found += [manifest.models[r].relation for r in node.refs]
+    return {relation_key(r): r for r in found if r.catalog}
+
+
+def produces_changelog(manifest: Manifest, node: ModelNode) -> bool:
+    """Whether a key table keeps its changelog (``changelog_producer``, or read by a key
+    table through ``ref()``)."""
+    return _produces(node, manifest.models.values())
+
+
+def plan_context(manifest: Manifest, node: ModelNode) -> PlanContext:
+    upstream = upstream_relations(manifest, node)
+    producing = frozenset(relation_key(manifest.models[r].relation) for r in node.refs
+                          if produces_changelog(manifest, manifest.models[r]))
+    return PlanContext(upstream, producing & set(upstream), produces_changelog(manifest, node))
+
+
+def compile_in(manifest: Manifest, node: ModelNode) -> CompiledModel:
+    """The model compiled with what its run plans need from the project."""
+    return compile_model(node, plan_context(manifest, node))
