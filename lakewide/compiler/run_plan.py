@@ -180,7 +180,7 @@ class _Builder:
             try:
                 change = changelog_merge(model, branch, driver)
             except ModelRunError as err:
-                refusal = str(err.message if hasattr(err, "message") else err)
+                refusal = err.message
             else:
                 changelog = [p.Query(replace_tables(merge.null_keys, views), ("rejected",))]
                 if change.refuse_deletes:
@@ -217,18 +217,14 @@ class _Builder:
         compiled, model = self.compiled, self.compiled.model
         full_refresh = compiled.full_refresh if model is not None else compiled.bootstrap
         assert full_refresh is not None
-        plans = p.ModelPlans(
+        branches = [] if model is None else \
+            [self.branch(b, m) for b, m in zip(model.branches, compiled.merges)]
+        produces = model is not None and self.context.produces
+        return p.ModelPlans(
             self.node.relation, self.tables, self.pins, self.checks(),
-            self.bootstrap(compiled.bootstrap), self.bootstrap(full_refresh),
-            produces=self.context.produces)
-        if model is None:
-            return plans
-        plans.branches.extend(self.branch(b, m) for b, m in zip(model.branches, compiled.merges))
-        combined = self.combined(model)
-        recover = self.changes(None, when=None) if self.context.produces else None
-        return p.ModelPlans(plans.relation, plans.tables, plans.pins, plans.checks,
-                            plans.bootstrap, plans.full_refresh, plans.branches, combined,
-                            recover, plans.produces)
+            self.bootstrap(compiled.bootstrap), self.bootstrap(full_refresh), branches,
+            None if model is None else self.combined(model),
+            self.changes(None, when=None) if produces else None, produces)
 
 
 def build_run_plans(compiled: CompiledModel, context: PlanContext) -> p.ModelPlans:
