@@ -118,8 +118,8 @@ def ls(options: Options, select: tuple[str, ...], exclude: tuple[str, ...]) -> N
 @pass_options
 def debug(options: Options) -> None:
     """Check Java, the Iceberg jars, the profile and that the catalog answers."""
-    from lakewide.engine import runtime
-    from lakewide.engine.adapter import SparkAdapter
+    from lakewide.spark import runtime
+    from lakewide.spark.adapter import SparkAdapter
 
     manifest = options.manifest()
     _check_output(manifest.output, writes=False)
@@ -222,7 +222,7 @@ def _nothing_to_do(manifest: Manifest, names: list[str]) -> bool:
 def _check_output(output: Output, writes: bool) -> None:
     """Profile settings Spark would fail on late: a catalog the bundled jars cannot run, and
     (for writing commands) a local warehouse that cannot be written. No JVM needed."""
-    from lakewide.engine.runtime import check_catalog_supported
+    from lakewide.spark.runtime import check_catalog_supported
 
     check_catalog_supported(output)
     if writes:
@@ -237,7 +237,7 @@ def _with_adapter(options: Options, body: Callable[[Manifest, Any], int], *,
 
     ``check`` raises on bad input before anything is locked, written or started.
     """
-    from lakewide.engine.adapter import SparkAdapter
+    from lakewide.spark.adapter import SparkAdapter
     from lakewide.lock import warehouse_lock
 
     manifest = options.manifest()
@@ -384,7 +384,7 @@ def lineage(options: Options, model: str) -> None:
     if reader is not None:
         meta = reader.table_meta(node.relation)
     else:
-        from lakewide.engine.adapter import SparkAdapter
+        from lakewide.spark.adapter import SparkAdapter
         adapter = SparkAdapter(output, "lakewide-lineage")
         try:
             meta = adapter.table_meta(node.relation)

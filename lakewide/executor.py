@@ -1,4 +1,4 @@
-"""Run compiled models in DAG order on an engine adapter, one result per model."""
+"""Run compiled models in DAG order on the Spark adapter, one result per model."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any, Callable
 
 from lakewide.compiler import CompiledModel
 from lakewide.definition import definition_changed, refuse_changed_models
-from lakewide.engine.adapter import SparkAdapter
+from lakewide.spark.adapter import SparkAdapter
 from lakewide.errors import LakewideError
 from lakewide.incremental import KeyTableRun
 from lakewide.manifest import Manifest

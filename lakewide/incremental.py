@@ -20,7 +20,7 @@ from lakewide import plan as p
 from lakewide.changelog_producer import covered, missing_changes, range_covered
 from lakewide.compiler import CompiledModel
 from lakewide.definition import definition_digest, refuse_changed_models
-from lakewide.engine.adapter import SparkAdapter
+from lakewide.spark.adapter import SparkAdapter
 from lakewide.errors import CommitConflict, ModelRunError
 from lakewide.manifest import Manifest
 from lakewide.offsets import CHANGELOG_OF, MODEL, RUN_ID, commit_properties, last_offsets, \

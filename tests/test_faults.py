@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from lakewide.engine.runtime import check_catalog_supported
+from lakewide.spark.runtime import check_catalog_supported
 from lakewide.errors import ConfigError
 from lakewide.lock import WarehouseLock
 from lakewide.profiles import Output
@@ -237,7 +237,7 @@ def test_line_of_value_counts_lines_of_quoted_records(tmp_path: Path, text: str,
 @pytest.mark.spark
 def test_seed_declared_types_keep_the_text(tmp_path: Path, warehouse: Path, spark: Any) -> None:
     """Declared columns are cast from the CSV text: a declared string keeps leading zeros."""
-    from lakewide.engine.adapter import SparkAdapter
+    from lakewide.spark.adapter import SparkAdapter
     from lakewide.nodes import Relation
 
     csv = tmp_path / "zips.csv"

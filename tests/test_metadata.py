@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from lakewide.engine.adapter import SparkAdapter
+from lakewide.spark.adapter import SparkAdapter
 from lakewide.metadata import CorruptMetadataError, HadoopMetadataReader, metadata_reader, \
     read_table_meta, table_dir
 from lakewide.nodes import Relation

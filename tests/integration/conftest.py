@@ -10,7 +10,7 @@ from typing import Any, Callable
 
 import pytest
 
-from lakewide.engine.adapter import SparkAdapter
+from lakewide.spark.adapter import SparkAdapter
 from lakewide.executor import ModelResult, load_seeds, run_models
 from lakewide.graph import select
 from lakewide.manifest import Manifest, load_manifest

@@ -1,4 +1,4 @@
-"""The Spark engine adapter: the only place statements meet a SparkSession.
+"""The Spark adapter: the only place statements meet a SparkSession.
 
 It takes sqlglot trees and turns them into Spark SQL text right here, at the boundary.
 """
@@ -50,7 +50,7 @@ class SparkAdapter:
     @property
     def spark(self) -> Any:
         if self._spark is None:
-            from lakewide.engine import runtime
+            from lakewide.spark import runtime
 
             runtime.check_catalog_supported(self.output)
             conf = runtime.spark_conf(self.output.master, self.output.catalog,
@@ -74,7 +74,7 @@ class SparkAdapter:
         """
         if self._spark is None or not self._owns_session:
             return
-        from lakewide.engine import runtime
+        from lakewide.spark import runtime
 
         spark, self._spark = self._spark, None
         if runtime.jvm_exit_code(spark) is not None:
@@ -92,7 +92,7 @@ class SparkAdapter:
         JVM to finish exiting), so that neither cause is reported as the failure of each model
         that follows.
         """
-        from lakewide.engine import runtime
+        from lakewide.spark import runtime
 
         if runtime.interrupted():
             raise RunInterrupted("interrupted")
@@ -353,7 +353,7 @@ class SparkAdapter:
 
     def commit(self, statement: exp.Expression, properties: dict[str, str]) -> None:
         """Run a writing statement whose Iceberg commit carries ``properties``."""
-        from lakewide.engine.commit import commit_with_properties
+        from lakewide.spark.commit import commit_with_properties
 
         try:
             commit_with_properties(self.spark, properties, lambda: self.sql(statement))
@@ -373,7 +373,7 @@ class SparkAdapter:
         downstream incremental models see no new snapshot. A value that does not fit its
         declared type is a ConfigError raised before the table is touched.
         """
-        from lakewide.engine.commit import commit_with_properties
+        from lakewide.spark.commit import commit_with_properties
 
         marker = {SEED_DIGEST: _seed_digest(path, column_types)}
         if self._seed_unchanged(relation, marker[SEED_DIGEST]):

@@ -1,4 +1,4 @@
-"""Tests for lakewide.engine: Jackson relocation, jar cache, Java discovery, conf and Spark/Iceberg."""
+"""Tests for lakewide.spark: Jackson relocation, jar cache, Java discovery, conf and Spark/Iceberg."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lakewide.engine import commit, jackson_relocate, runtime
-from lakewide.engine.jackson_relocate import relocate_class
+from lakewide.spark import commit, jackson_relocate, runtime
+from lakewide.spark.jackson_relocate import relocate_class
 from lakewide.errors import ConfigError, RuntimeSetupError
 
 SHADED = "org/apache/iceberg/shaded/com/fasterxml/jackson"

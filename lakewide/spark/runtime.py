@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lakewide.engine.jackson_relocate import relocate_jar
+from lakewide.spark.jackson_relocate import relocate_jar
 from lakewide.errors import ConfigError, RunInterrupted, RuntimeSetupError
 from lakewide.profiles import Output
 
