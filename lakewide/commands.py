@@ -118,18 +118,19 @@ def ls(options: Options, select: tuple[str, ...], exclude: tuple[str, ...]) -> N
 @pass_options
 def debug(options: Options) -> None:
     """Check Java, the Iceberg jars, the profile and that the catalog answers."""
-    from lakewide.spark import runtime
     from lakewide.spark.adapter import SparkAdapter
+    from lakewide.spark.jars import bundled_jars
+    from lakewide.spark.java import find_java
 
     manifest = options.manifest()
     _check_output(manifest.output, writes=False)
-    java = runtime.find_java()
+    java = find_java()
     console.print(f"java: {java.executable} (Java {java.major})")
     user_conf = manifest.output.spark_conf
     if "spark.jars.packages" in user_conf or "spark.jars" in user_conf:
         console.print("jars: from the profile's spark_conf")
     else:
-        for jar in runtime.bundled_jars():
+        for jar in bundled_jars():
             console.print(f"jar: {jar}")
     console.print(f"profile: {manifest.project.profile} -> catalog {manifest.output.catalog} "
                   f"({manifest.output.catalog_type}, {manifest.output.warehouse or manifest.output.uri})")
@@ -222,7 +223,7 @@ def _nothing_to_do(manifest: Manifest, names: list[str]) -> bool:
 def _check_output(output: Output, writes: bool) -> None:
     """Profile settings Spark would fail on late: a catalog the bundled jars cannot run, and
     (for writing commands) a local warehouse that cannot be written. No JVM needed."""
-    from lakewide.spark.runtime import check_catalog_supported
+    from lakewide.spark.jars import check_catalog_supported
 
     check_catalog_supported(output)
     if writes:

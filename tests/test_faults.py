@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from lakewide.spark.runtime import check_catalog_supported
+from lakewide.spark.jars import check_catalog_supported
 from lakewide.errors import ConfigError
 from lakewide.lock import WarehouseLock
 from lakewide.profiles import Output

