@@ -158,8 +158,7 @@ def _catalog_check(manifest: Manifest, adapter: Any) -> str:
 def _seed(manifest: Manifest, adapter: Any) -> None:
     """Load every seed; all changed seeds' values are checked first, so a bad value in one
     seed leaves every seed table as it was."""
-    from lakewide.executor import SeedResult, load_seeds
-    from lakewide.seeds import find_seeds
+    from lakewide.seeds import SeedResult, find_seeds, load_seeds
 
     for found in find_seeds(manifest.project, manifest.output):
         adapter.check_seed(found.path, found.relation, found.column_types)
@@ -376,7 +375,7 @@ def _ensure_showable(manifest: Manifest, node: ModelNode, adapter: Any) -> None:
 def lineage(options: Options, model: str) -> None:
     """Which upstream snapshots each of MODEL's snapshots was built from."""
     from lakewide.metadata import metadata_reader
-    from lakewide.offsets import OFFSETS, RUN_ID, last_commit
+    from lakewide.offsets import OFFSETS, RUN_ID, last_commit, offset_relation
 
     manifest = options.manifest()
     node = _model_named(manifest, model)
@@ -401,7 +400,8 @@ def lineage(options: Options, model: str) -> None:
         if OFFSETS not in snap.summary:
             continue
         offsets = json.loads(snap.summary[OFFSETS])
-        upstream = "\n".join(f"{key.split(':', 1)[1]} @ {value}" for key, value in sorted(offsets.items()))
+        upstream = "\n".join(f"{offset_relation(key)} @ {value}"
+                             for key, value in sorted(offsets.items()))
         when = datetime.datetime.fromtimestamp(snap.timestamp_ms / 1000, datetime.timezone.utc)
         table.add_row(str(snap.id), when.strftime("%Y-%m-%d %H:%M:%S"), snap.operation,
                       snap.summary.get(RUN_ID, "")[:12], upstream)
