@@ -84,10 +84,16 @@ def last_commit(meta: TableMeta | None) -> Snapshot | None:
     return next((s for s in meta.ancestors() if OFFSETS in s.summary), None)
 
 
+def snapshot_offsets(snapshot: Snapshot) -> dict[str, int | None] | None:
+    """The offsets vector a lakewide commit carries; None for a snapshot lakewide did not write."""
+    stored = snapshot.summary.get(OFFSETS)
+    return None if stored is None else json.loads(stored)
+
+
 def last_offsets(meta: TableMeta | None) -> dict[str, int | None] | None:
     """The offsets vector of the last lakewide commit, or None when there is none."""
     snapshot = last_commit(meta)
-    return None if snapshot is None else json.loads(snapshot.summary[OFFSETS])
+    return None if snapshot is None else snapshot_offsets(snapshot)
 
 
 def appends_only(meta: TableMeta, start: int, end: int) -> bool | None:
