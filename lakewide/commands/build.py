@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 
@@ -13,6 +13,9 @@ from lakewide.commands.seed import check_seeds, load_and_report
 from lakewide.commands.session import with_adapter
 from lakewide.manifest import Manifest
 
+if TYPE_CHECKING:
+    from lakewide.spark.adapter import SparkAdapter
+
 
 @click.command()
 @selection
@@ -22,7 +25,7 @@ from lakewide.manifest import Manifest
 def build(options: Options, select: tuple[str, ...], exclude: tuple[str, ...],
           full_refresh: bool) -> None:
     """Seed, then run."""
-    def body(manifest: Manifest, adapter: Any) -> int:
+    def body(manifest: Manifest, adapter: SparkAdapter) -> int:
         names = selected(manifest, select, exclude)
         load_and_report(manifest, adapter)
         return run_and_report(manifest, adapter, names, full_refresh)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 
@@ -10,6 +10,9 @@ from lakewide.commands.context import Options, console, pass_options, profile_op
 from lakewide.commands.session import check_output
 from lakewide.manifest import Manifest
 from lakewide.metadata import warehouse_path
+
+if TYPE_CHECKING:
+    from lakewide.spark.adapter import SparkAdapter
 
 
 @click.command()
@@ -41,7 +44,7 @@ def debug(options: Options) -> None:
     console.print("[green]all checks passed[/green]")
 
 
-def _catalog_check(manifest: Manifest, adapter: Any) -> str:
+def _catalog_check(manifest: Manifest, adapter: SparkAdapter) -> str:
     """One line about the catalog; a local hadoop warehouse not created yet is fine (new
     projects have none until the first ``seed``/``build``)."""
     output = manifest.output

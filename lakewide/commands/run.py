@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 from rich.markup import escape
@@ -13,11 +13,17 @@ from lakewide.commands.context import Options, console, pass_options, profile_op
 from lakewide.commands.session import with_adapter
 from lakewide.manifest import Manifest
 
+if TYPE_CHECKING:
+    from lakewide.executor import ModelResult
+    from lakewide.spark.adapter import SparkAdapter
+
+
 full_refresh_option = click.option("--full-refresh", is_flag=True,
                                    help="Rebuild key tables with the bootstrap plan.")
 
 
-def _report(result: Any) -> None:
+def _report(result: ModelResult) -> None:
+    """One line for one model: status, plan, rows, keys read, seconds, message."""
     colour = {"success": "green", "error": "red", "skipped": "yellow"}[result.status]
     rows = "" if result.rows is None else f"{result.rows} rows"
     read = f"{result.rows_read} keys read" if result.plan == "incremental" else ""
@@ -26,7 +32,7 @@ def _report(result: Any) -> None:
                   f"{escape(result.message)}", soft_wrap=True)
 
 
-def run_and_report(manifest: Manifest, adapter: Any, names: list[str], full_refresh: bool) -> int:
+def run_and_report(manifest: Manifest, adapter: SparkAdapter, names: list[str], full_refresh: bool) -> int:
     """Run ``names``, a line per model, then write run_results.json; the exit code (1 when a
     model failed or was skipped)."""
     from lakewide.executor import ModelResult, run_models

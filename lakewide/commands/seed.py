@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 
 from lakewide.commands.context import Options, console, pass_options, profile_options
 from lakewide.commands.session import with_adapter
 from lakewide.manifest import Manifest
+
+if TYPE_CHECKING:
+    from lakewide.spark.adapter import SparkAdapter
 
 
 def check_seeds(manifest: Manifest) -> None:
@@ -18,7 +21,7 @@ def check_seeds(manifest: Manifest) -> None:
     find_seeds(manifest.project, manifest.output)
 
 
-def load_and_report(manifest: Manifest, adapter: Any) -> None:
+def load_and_report(manifest: Manifest, adapter: SparkAdapter) -> None:
     """Load every seed, a line each; all changed seeds' values are checked first, so a bad
     value in one seed leaves every seed table as it was."""
     from lakewide.seeds import SeedResult, find_seeds, load_seeds
@@ -39,7 +42,7 @@ def load_and_report(manifest: Manifest, adapter: Any) -> None:
 @pass_options
 def seed(options: Options) -> None:
     """Load seeds/*.csv into Iceberg tables."""
-    def body(manifest: Manifest, adapter: Any) -> int:
+    def body(manifest: Manifest, adapter: SparkAdapter) -> int:
         load_and_report(manifest, adapter)
         return 0
     with_adapter(options, body, check=check_seeds)

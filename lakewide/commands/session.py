@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from lakewide.commands.context import Options
 from lakewide.manifest import Manifest
 from lakewide.profiles import Output, check_warehouse_writable
+
+if TYPE_CHECKING:
+    from lakewide.spark.adapter import SparkAdapter
 
 
 def check_output(output: Output, writes: bool) -> None:
@@ -21,7 +24,7 @@ def check_output(output: Output, writes: bool) -> None:
         check_warehouse_writable(output)
 
 
-def with_adapter(options: Options, body: Callable[[Manifest, Any], int], *,
+def with_adapter(options: Options, body: Callable[[Manifest, SparkAdapter], int], *,
                  check: Callable[[Manifest], Any] | None = None,
                  precheck: Callable[[Manifest], bool] | None = None,
                  writes: bool = True) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 from rich.table import Table
@@ -15,6 +15,9 @@ from lakewide.errors import ModelRunError, UsageError
 from lakewide.manifest import Manifest
 from lakewide.nodes import ModelNode
 
+if TYPE_CHECKING:
+    from lakewide.spark.adapter import SparkAdapter
+
 
 @click.command()
 @click.argument("model")
@@ -26,7 +29,7 @@ def show(options: Options, model: str, limit: int) -> None:
     def check(manifest: Manifest) -> None:
         model_named(manifest, model)
 
-    def body(manifest: Manifest, adapter: Any) -> int:
+    def body(manifest: Manifest, adapter: SparkAdapter) -> int:
         node = manifest.models[model]
         _ensure_showable(manifest, node, adapter)
         order = node.config.primary_key or []
@@ -46,7 +49,7 @@ def show(options: Options, model: str, limit: int) -> None:
     with_adapter(options, body, check=check, writes=False)
 
 
-def _ensure_showable(manifest: Manifest, node: ModelNode, adapter: Any) -> None:
+def _ensure_showable(manifest: Manifest, node: ModelNode, adapter: SparkAdapter) -> None:
     """A session view (hadoop catalog) is created for this session; a table must exist."""
     from lakewide.executor import run_models
 
