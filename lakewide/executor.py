@@ -9,13 +9,13 @@ from typing import Any, Callable
 
 from lakewide.compiler import CompiledModel
 from lakewide.definition import definition_changed, refuse_changed_models
-from lakewide.spark.adapter import SparkAdapter
 from lakewide.errors import LakewideError
 from lakewide.incremental import KeyTableRun
 from lakewide.manifest import Manifest
 from lakewide.metadata import CorruptMetadataError
 from lakewide.nodes import Relation
 from lakewide.offsets import DEFINITION, OFFSETS, VERSION, TableMeta, last_offsets, table_offsets
+from lakewide.spark.adapter import SparkAdapter
 from lakewide.upstream import compile_in
 
 

@@ -20,12 +20,12 @@ from lakewide import plan as p
 from lakewide.changelog_producer import covered, missing_changes, range_covered
 from lakewide.compiler import CompiledModel
 from lakewide.definition import definition_digest, refuse_changed_models
-from lakewide.spark.adapter import SparkAdapter
 from lakewide.errors import CommitConflict, ModelRunError
 from lakewide.manifest import Manifest
 from lakewide.offsets import CHANGELOG_OF, MODEL, RUN_ID, branch_offsets, commit_properties, \
     last_offsets, offset_key, table_offsets
 from lakewide.read_plan import ReadPlan, choose_read
+from lakewide.spark.adapter import SparkAdapter
 from lakewide.step_runner import StepRunner
 
 ATTEMPTS = 3

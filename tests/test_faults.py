@@ -16,10 +16,10 @@ from typing import Any
 
 import pytest
 
-from lakewide.spark.jars import check_catalog_supported
 from lakewide.errors import ConfigError
 from lakewide.lock import WarehouseLock
 from lakewide.profiles import Output
+from lakewide.spark.jars import check_catalog_supported
 from tests.project_factory import make_project
 from tests.test_bad_inputs import MODEL, assert_clean_failure, run_main, session_adapter  # noqa: F401
 
