@@ -25,8 +25,8 @@ from typing import Any, Callable
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import generate  # noqa: E402
 
-from lakewide.engine.adapter import SparkAdapter  # noqa: E402
-from lakewide.engine.runtime import create_session, spark_conf  # noqa: E402
+from lakewide.spark.adapter import SparkAdapter  # noqa: E402
+from lakewide.spark.runtime import create_session, spark_conf  # noqa: E402
 from lakewide.executor import run_models  # noqa: E402
 from lakewide.manifest import load_manifest  # noqa: E402
 from lakewide.profiles import load_output  # noqa: E402

@@ -18,8 +18,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from lakewide.engine.adapter import SparkAdapter
-from lakewide.engine.runtime import create_session, spark_conf
+from lakewide.spark.adapter import SparkAdapter
+from lakewide.spark.runtime import create_session, spark_conf
 from lakewide.executor import run_models
 from lakewide.manifest import load_manifest
 from lakewide.profiles import load_output

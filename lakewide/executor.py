@@ -1,4 +1,4 @@
-"""Run compiled models in DAG order on an engine adapter, one result per model."""
+"""Run compiled models in DAG order on the Spark adapter, one result per model."""
 
 from __future__ import annotations
 
@@ -9,13 +9,13 @@ from typing import Any, Callable
 
 from lakewide.compiler import CompiledModel
 from lakewide.definition import definition_changed, refuse_changed_models
-from lakewide.engine.adapter import SparkAdapter
 from lakewide.errors import LakewideError
 from lakewide.incremental import KeyTableRun
 from lakewide.manifest import Manifest
 from lakewide.metadata import CorruptMetadataError
 from lakewide.nodes import Relation
-from lakewide.offsets import DEFINITION, OFFSETS, VERSION, TableMeta, last_offsets
+from lakewide.offsets import DEFINITION, OFFSETS, VERSION, TableMeta, last_offsets, table_offsets
+from lakewide.spark.adapter import SparkAdapter
 from lakewide.upstream import compile_in
 
 
@@ -50,7 +50,7 @@ def _run_one(adapter: SparkAdapter, manifest: Manifest, compiled: CompiledModel,
         # skipped when the upstream snapshots are those of the last build and the model's
         # definition is the one that build stored
         meta = adapter.table_meta(node.relation)
-        if meta is not None and last_offsets(meta) == run.table_progress() \
+        if meta is not None and last_offsets(meta) == table_offsets(run.pinned) \
                 and not definition_changed(node, meta):
             result.plan, result.message = "skipped", "upstream unchanged"
             return result
@@ -83,33 +83,6 @@ def live_rows(summary: dict[str, str]) -> int | None:
     except (KeyError, ValueError):
         return None
     return total - deleted
-
-
-@dataclass
-class SeedResult:
-    """One CSV seed loaded into its table."""
-
-    name: str
-    relation: str
-    rows: int | None  # None: the table already held this file
-    seconds: float
-
-
-def load_seeds(manifest: Manifest, adapter: SparkAdapter,
-               on_result: Callable[[SeedResult], None] | None = None) -> list[SeedResult]:
-    """Replace every seed table with its CSV's rows."""
-    from lakewide.seeds import find_seeds
-
-    results = []
-    for seed in find_seeds(manifest.project, manifest.output):
-        started = time.perf_counter()
-        rows = adapter.load_csv(seed.path, seed.relation, seed.column_types)
-        result = SeedResult(seed.path.stem, str(seed.relation), rows,
-                            time.perf_counter() - started)
-        results.append(result)
-        if on_result:
-            on_result(result)
-    return results
 
 
 def run_models(manifest: Manifest, names: list[str], adapter: SparkAdapter, *,

@@ -9,7 +9,7 @@ from lakewide.upstream import upstream_relations
 from lakewide.manifest import Manifest
 from lakewide.metadata import CorruptMetadataError, MetadataReader, metadata_reader
 from lakewide.nodes import Relation
-from lakewide.offsets import TableMeta, last_offsets, offset_key
+from lakewide.offsets import TableMeta, branch_offsets, last_offsets, table_offsets
 
 
 class _Metas:
@@ -50,11 +50,12 @@ def _fresh(manifest: Manifest, name: str, metas: _Metas) -> bool:
         current[key] = None if upstream_meta is None else upstream_meta.current
     if node.config.kind == "table":
         # key tables built from another definition were refused before; tables are rebuilt
-        return not definition_changed(node, meta) and \
-            offsets == {offset_key(-1, key): snap for key, snap in current.items()}
-    drivers = [driving_table(b.select) for b in analyze(node).branches]
-    return all(d is not None and d in current and offsets.get(offset_key(i, d)) == current[d]
-               for i, d in enumerate(drivers))
+        return not definition_changed(node, meta) and offsets == table_offsets(current)
+    drivers = [(b.index, driving_table(b.select)) for b in analyze(node).branches]
+    if any(driver is None or driver not in current for _, driver in drivers):
+        return False
+    return all(offsets.get(key) == snapshot
+               for key, snapshot in branch_offsets(drivers, current).items())
 
 
 def fresh_models(manifest: Manifest, names: list[str]) -> set[str] | None:

@@ -20,12 +20,12 @@ from lakewide import plan as p
 from lakewide.changelog_producer import covered, missing_changes, range_covered
 from lakewide.compiler import CompiledModel
 from lakewide.definition import definition_digest, refuse_changed_models
-from lakewide.engine.adapter import SparkAdapter
 from lakewide.errors import CommitConflict, ModelRunError
 from lakewide.manifest import Manifest
-from lakewide.offsets import CHANGELOG_OF, MODEL, RUN_ID, commit_properties, last_offsets, \
-    offset_key
+from lakewide.offsets import CHANGELOG_OF, MODEL, RUN_ID, branch_offsets, commit_properties, \
+    last_offsets, offset_key, table_offsets
 from lakewide.read_plan import ReadPlan, choose_read
+from lakewide.spark.adapter import SparkAdapter
 from lakewide.step_runner import StepRunner
 
 ATTEMPTS = 3
@@ -119,14 +119,10 @@ class KeyTableRun:
         self.steps.run([*self.plans.pins, *self.plans.checks], dict(self.params))
 
     # ------------------------------------------------------------------ new tables
-    def table_progress(self) -> dict[str, int | None]:
-        """A table model's offsets: every upstream's pinned snapshot."""
-        return {offset_key(-1, key): snapshot for key, snapshot in self.pinned.items()}
-
     def rebuild(self) -> KeyTableOutcome:
         """A table model: ``CREATE OR REPLACE TABLE ... AS`` over the pinned snapshots."""
         self.outcome = KeyTableOutcome("table")
-        self.progress = self.table_progress()
+        self.progress = table_offsets(self.pinned)
         self.pin_all()
         self._run(self.plans.bootstrap)
         return self.outcome
@@ -135,8 +131,8 @@ class KeyTableRun:
         """Fold every source at its pinned snapshot into a new table (one atomic commit)."""
         self.outcome = KeyTableOutcome("full-refresh" if replace else "bootstrap")
         self.pin_all()
-        self.progress = {offset_key(b.index, b.driver): self.pinned.get(b.driver)
-                         for b in self.plans.branches if b.driver}
+        self.progress = branch_offsets(((b.index, b.driver) for b in self.plans.branches),
+                                       self.pinned)
         self.outcome.ranges = [
             SourceRange(b.index, b.driver, None, self.pinned.get(b.driver), "full",
                         reason="bootstrap: every row at the pinned snapshot")

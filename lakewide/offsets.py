@@ -8,7 +8,7 @@ that carries them (maintenance commits carry none).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from lakewide import __version__
@@ -20,6 +20,8 @@ MODEL = "lakewide.model"
 DEFINITION = "lakewide.definition"  # see lakewide/definition.py
 CHANGELOG_OF = "lakewide.changelog-of"  # on a changelog append: the model snapshot it covers
 PRODUCES = "lakewide.changelog"  # on a producing model's MERGE commits: its changes are due
+#: the branch of a table model's offsets: it reads every upstream whole, not per source branch
+WHOLE_MODEL = -1
 
 
 @dataclass(frozen=True)
@@ -52,8 +54,27 @@ class TableMeta:
 
 
 def offset_key(branch: int, relation: str) -> str:
-    """Key of one source branch in the offsets vector."""
+    """Key of one source branch in the offsets vector: ``<branch>:<relation>``."""
     return f"{branch}:{relation}"
+
+
+def offset_relation(key: str) -> str:
+    """The upstream relation an offsets key names (the inverse of ``offset_key``'s second part)."""
+    return key.split(":", 1)[1]
+
+
+def table_offsets(snapshots: Mapping[str, int | None]) -> dict[str, int | None]:
+    """A table model's offsets vector: every upstream relation at its snapshot in ``snapshots``."""
+    return {offset_key(WHOLE_MODEL, relation): snapshot for relation, snapshot in snapshots.items()}
+
+
+def branch_offsets(drivers: Iterable[tuple[int, str | None]],
+                   snapshots: Mapping[str, int | None]) -> dict[str, int | None]:
+    """A key model's offsets vector: each ``(branch, driving relation)`` at the relation's
+    snapshot in ``snapshots`` (None when it has none); branches with no driving relation have
+    no entry."""
+    return {offset_key(branch, driver): snapshots.get(driver) for branch, driver in drivers
+            if driver}
 
 
 def last_commit(meta: TableMeta | None) -> Snapshot | None:
@@ -63,10 +84,16 @@ def last_commit(meta: TableMeta | None) -> Snapshot | None:
     return next((s for s in meta.ancestors() if OFFSETS in s.summary), None)
 
 
+def snapshot_offsets(snapshot: Snapshot) -> dict[str, int | None] | None:
+    """The offsets vector a lakewide commit carries; None for a snapshot lakewide did not write."""
+    stored = snapshot.summary.get(OFFSETS)
+    return None if stored is None else json.loads(stored)
+
+
 def last_offsets(meta: TableMeta | None) -> dict[str, int | None] | None:
     """The offsets vector of the last lakewide commit, or None when there is none."""
     snapshot = last_commit(meta)
-    return None if snapshot is None else json.loads(snapshot.summary[OFFSETS])
+    return None if snapshot is None else snapshot_offsets(snapshot)
 
 
 def appends_only(meta: TableMeta, start: int, end: int) -> bool | None:

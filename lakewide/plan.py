@@ -2,7 +2,7 @@
 
 The compiler emits every plan a run can take (``lakewide.compiler.run_plan``); the executor
 binds the parameters (snapshot ids, sequence numbers, key bounds: ``:name`` placeholders in the
-trees, or named fields of a step) and hands each step to the engine. It never builds SQL.
+trees, or named fields of a step) and hands each step to the Spark adapter. It never builds SQL.
 
 Parameters a run binds:
 
@@ -116,7 +116,7 @@ class Commit:
 
 @dataclass(frozen=True)
 class CheckTypes:
-    """Aggregated columns whose type the model does not declare: the engine analyses
+    """Aggregated columns whose type the model does not declare: Spark analyses
     ``probe`` (nothing is read) and each column's type must suit its function."""
 
     probe: exp.Expression

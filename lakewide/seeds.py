@@ -1,13 +1,15 @@
-"""CSV seeds: which files, which table, which column type overrides (checked before any load)."""
+"""CSV seeds: which files, which table, which column type overrides (checked before any load),
+and loading them all into their tables."""
 
 from __future__ import annotations
 
 import csv
 import difflib
 import io
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Callable
 
 import yaml
 from sqlglot import exp
@@ -17,6 +19,10 @@ from lakewide.errors import ConfigError
 from lakewide.nodes import Relation
 from lakewide.profiles import Output
 from lakewide.project import Project
+
+if TYPE_CHECKING:
+    from lakewide.manifest import Manifest
+    from lakewide.spark.seed_csv import SeedLoading
 
 ENTRY_KEYS = ("name", "column_types", "description")
 TYPE_EXAMPLES = "int, bigint, double, decimal(10,2), string, boolean, date, timestamp"
@@ -64,6 +70,32 @@ def find_seeds(project: Project, output: Output) -> list[Seed]:
     namespace = project.seed_schema or output.namespace
     return [Seed(p, Relation(output.catalog, namespace, p.stem), types.get(p.stem, {}))
             for p in csvs]
+
+
+@dataclass
+class SeedResult:
+    """One CSV seed loaded into its table."""
+
+    name: str
+    relation: str
+    rows: int | None  # None: the table already held this file
+    seconds: float
+
+
+def load_seeds(manifest: Manifest, adapter: SeedLoading,
+               on_result: Callable[[SeedResult], None] | None = None) -> list[SeedResult]:
+    """Replace every seed table with its CSV's rows (a table already holding its file is left
+    as it is)."""
+    results = []
+    for seed in find_seeds(manifest.project, manifest.output):
+        started = time.perf_counter()
+        rows = adapter.load_csv(seed.path, seed.relation, seed.column_types)
+        result = SeedResult(seed.path.stem, str(seed.relation), rows,
+                            time.perf_counter() - started)
+        results.append(result)
+        if on_result:
+            on_result(result)
+    return results
 
 
 def _shown(path: Path, project: Project) -> str:

@@ -1,4 +1,4 @@
-"""Execute compiled plan steps on the engine adapter: bind parameters, run, keep results."""
+"""Execute compiled plan steps on the Spark adapter: bind parameters, run, keep results."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ from sqlglot import exp
 
 from lakewide import faults
 from lakewide import plan as p
-from lakewide.engine.adapter import SparkAdapter
 from lakewide.errors import ModelRunError
 from lakewide.nodes import Relation
 from lakewide.offsets import TableMeta
+from lakewide.spark.adapter import SparkAdapter
 
 #: commits a statement (bound) for a Commit step; returns the new snapshot, None when none
 Committer = Callable[[p.Commit, exp.Expression, p.Params], "int | None"]

@@ -22,7 +22,7 @@ def warehouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def spark(warehouse: Path) -> Iterator[Any]:
     """A SparkSession built by lakewide's runtime, with catalog ``lw`` over a temp warehouse."""
-    from lakewide.engine.runtime import create_session, spark_conf
+    from lakewide.spark.runtime import create_session, spark_conf
 
     conf = spark_conf("local[2]", "lw", {"type": "hadoop", "warehouse": str(warehouse)}, {})
     session = create_session("lakewide-tests", "local[2]", conf)

@@ -316,7 +316,7 @@ SHOW_MODELS = {
 @pytest.fixture
 def session_adapter(monkeypatch: pytest.MonkeyPatch, spark: Any) -> None:
     """The CLI's adapters use the test session (and leave it running)."""
-    from lakewide.engine import adapter as module
+    from lakewide.spark import adapter as module
 
     real = module.SparkAdapter
     monkeypatch.setattr(module, "SparkAdapter",

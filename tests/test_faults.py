@@ -16,10 +16,10 @@ from typing import Any
 
 import pytest
 
-from lakewide.engine.runtime import check_catalog_supported
 from lakewide.errors import ConfigError
 from lakewide.lock import WarehouseLock
 from lakewide.profiles import Output
+from lakewide.spark.jars import check_catalog_supported
 from tests.project_factory import make_project
 from tests.test_bad_inputs import MODEL, assert_clean_failure, run_main, session_adapter  # noqa: F401
 
@@ -237,7 +237,7 @@ def test_line_of_value_counts_lines_of_quoted_records(tmp_path: Path, text: str,
 @pytest.mark.spark
 def test_seed_declared_types_keep_the_text(tmp_path: Path, warehouse: Path, spark: Any) -> None:
     """Declared columns are cast from the CSV text: a declared string keeps leading zeros."""
-    from lakewide.engine.adapter import SparkAdapter
+    from lakewide.spark.adapter import SparkAdapter
     from lakewide.nodes import Relation
 
     csv = tmp_path / "zips.csv"

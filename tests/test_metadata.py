@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from lakewide.engine.adapter import SparkAdapter
 from lakewide.metadata import CorruptMetadataError, HadoopMetadataReader, metadata_reader, \
     read_table_meta, table_dir
 from lakewide.nodes import Relation
 from lakewide.offsets import OFFSETS, Snapshot
 from lakewide.profiles import Output
+from lakewide.spark.adapter import SparkAdapter
 from tests import iceberg_files
 
 T = Relation("lw", "ns", "t")

@@ -10,12 +10,13 @@ from typing import Any, Callable
 
 import pytest
 
-from lakewide.engine.adapter import SparkAdapter
-from lakewide.executor import ModelResult, load_seeds, run_models
+from lakewide.executor import ModelResult, run_models
 from lakewide.graph import select
 from lakewide.manifest import Manifest, load_manifest
 from lakewide.profiles import find_profiles_file, load_output
 from lakewide.project import load_project
+from lakewide.seeds import load_seeds
+from lakewide.spark.adapter import SparkAdapter
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE_PARTS = ("pyproject.toml", "models", "macros", "seeds")

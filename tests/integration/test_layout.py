@@ -7,7 +7,7 @@ from typing import Any, Callable
 import pytest
 
 from lakewide.compiler import to_sql
-from lakewide.engine.adapter import SparkAdapter
+from lakewide.spark.adapter import SparkAdapter
 from tests.integration.conftest import ModelRun
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]

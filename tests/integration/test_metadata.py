@@ -11,10 +11,10 @@ import pytest
 from sqlglot import exp
 
 from lakewide.compiler import to_sql
-from lakewide.engine.adapter import SparkAdapter
 from lakewide.executor import run_models
 from lakewide.metadata import metadata_reader
 from lakewide.offsets import OFFSETS
+from lakewide.spark.adapter import SparkAdapter
 from tests.integration.conftest import ModelRun
 from tests.integration.test_incremental import COUNTERS, SCHEMAS
 

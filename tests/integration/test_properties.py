@@ -232,7 +232,7 @@ class Harness:
             self.seconds["run"] += time.perf_counter() - started
 
     def _run(self, root: Path, expected_plan: str) -> None:
-        from lakewide.engine.adapter import SparkAdapter
+        from lakewide.spark.adapter import SparkAdapter
         from lakewide.executor import run_models
         from tests.project_factory import manifest_of
 

@@ -1,0 +1,36 @@
+"""``lakewide build``: seed, then run, on one SparkSession."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import click
+
+from lakewide.commands.context import Options, pass_options, profile_options, selected, \
+    selection
+from lakewide.commands.run import full_refresh_option, run_and_report
+from lakewide.commands.seed import check_seeds, load_and_report
+from lakewide.commands.session import with_adapter
+from lakewide.manifest import Manifest
+
+if TYPE_CHECKING:
+    from lakewide.spark.adapter import SparkAdapter
+
+
+@click.command()
+@selection
+@full_refresh_option
+@profile_options
+@pass_options
+def build(options: Options, select: tuple[str, ...], exclude: tuple[str, ...],
+          full_refresh: bool) -> None:
+    """Seed, then run."""
+    def body(manifest: Manifest, adapter: SparkAdapter) -> int:
+        names = selected(manifest, select, exclude)
+        load_and_report(manifest, adapter)
+        return run_and_report(manifest, adapter, names, full_refresh)
+
+    def check(manifest: Manifest) -> None:
+        selected(manifest, select, exclude)
+        check_seeds(manifest)
+    with_adapter(options, body, check=check)

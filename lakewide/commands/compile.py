@@ -1,0 +1,49 @@
+"""``lakewide compile``: each model's statements and run plans as files (no JVM)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import click
+
+from lakewide.commands.context import Options, console, pass_options, profile_options, \
+    selected, selection
+from lakewide.upstream import compile_in
+
+
+def _replace_folder(folder: Path, files: dict[str, str]) -> None:
+    """Make ``folder`` hold exactly ``files`` (overwriting in place is cheaper than rmtree)."""
+    if folder.is_dir():
+        keep = {name.split("/", 1)[0] for name in files}
+        for stale in folder.iterdir():
+            if stale.name in keep:
+                continue
+            if stale.is_dir():
+                shutil.rmtree(stale)
+            else:
+                stale.unlink()
+    else:
+        folder.mkdir(parents=True)
+    for file_name, text in files.items():
+        path = folder / file_name
+        if "/" in file_name:
+            path.parent.mkdir(exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+
+
+@click.command(name="compile")
+@selection
+@profile_options
+@pass_options
+def compile_(options: Options, select: tuple[str, ...], exclude: tuple[str, ...]) -> None:
+    """Write each model's statements to target/compiled/<model>/ (no JVM needed)."""
+    manifest = options.manifest()
+    out_root = manifest.project.target_path / "compiled"
+    for name in selected(manifest, select, exclude):
+        compiled = compile_in(manifest, manifest.models[name])
+        folder = out_root / name
+        files = compiled.files(in_place=True, plans=True)  # dropped right after
+        _replace_folder(folder, files)
+        console.print(f"compiled {name} ({compiled.kind}) -> "
+                      f"{manifest.project.relative(folder)} [{len(files)} file(s)]")

@@ -1,0 +1,108 @@
+"""What every command gets: the console, the global options and the model selection."""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import click
+import yaml
+from rich.console import Console
+
+from lakewide.errors import ConfigError
+from lakewide.graph import select
+from lakewide.manifest import Manifest, load_manifest
+from lakewide.nodes import ModelNode
+from lakewide.profiles import find_profiles_file, load_output
+from lakewide.project import load_project
+
+# Piped output (CI logs, `| less`) gets room for wide tables instead of 80 columns.
+console = Console(highlight=False, soft_wrap=True,
+                  width=None if sys.stdout.isatty() or "COLUMNS" in os.environ else 200)
+
+
+@dataclass
+class Options:
+    """The options given before the command (``lakewide --project-dir x run``)."""
+
+    project_dir: Path
+    profiles_dir: Path | None
+    target: str | None
+    variables: dict[str, Any]
+    lock_wait: float = 30.0
+
+    def manifest(self) -> Manifest:
+        """The project's models, sources and profile output for these options."""
+        project = load_project(self.project_dir)
+        profiles = find_profiles_file(project.root, self.profiles_dir)
+        output = load_output(profiles, project.profile, self.target, project.root)
+        return load_manifest(project, output, variables=self.variables)
+
+
+pass_options = click.make_pass_decorator(Options)
+
+
+def parse_vars(_ctx: click.Context, _param: click.Parameter, value: str | None) -> dict[str, Any]:
+    """``--vars``: a YAML mapping, or a BadParameter saying what is wrong with it."""
+    if not value:
+        return {}
+    try:
+        data = yaml.safe_load(value)
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        where = f" at column {mark.column + 1}" if mark is not None else ""
+        problem = getattr(err, "problem", None) or "not valid YAML"
+        raise click.BadParameter(f"not valid YAML{where} ({problem}); expected a YAML mapping, "
+                                 "e.g. --vars '{day: 2024-05-01, limit: 10}'") from None
+    if not isinstance(data, dict):
+        raise click.BadParameter("expected a YAML mapping, e.g. --vars '{day: 2024-05-01}'")
+    return data
+
+
+def _sub_target(ctx: click.Context, _param: click.Parameter, value: str | None) -> None:
+    if value is not None:
+        ctx.find_object(Options).target = value
+
+
+def _sub_vars(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+    if value:
+        options = ctx.find_object(Options)
+        options.variables = {**options.variables, **parse_vars(ctx, param, value)}
+
+
+def profile_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``--target`` and ``--vars`` after the subcommand too (``lakewide run --target prod``).
+
+    Given after the subcommand they win over the same option given before it.
+    """
+    func = click.option("--vars", callback=_sub_vars, expose_value=False,
+                        help="YAML mapping for var() (also accepted before the command).")(func)
+    return click.option("--target", "-t", callback=_sub_target, expose_value=False,
+                        help="Target of the profile (also accepted before the command).")(func)
+
+
+def selection(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``--select/-s`` and ``--exclude`` (repeatable; space-separated values allowed)."""
+    func = click.option("--exclude", multiple=True, help="Models to leave out (same syntax).")(func)
+    return click.option("--select", "-s", multiple=True,
+                        help="name, +name, name+, tag:x, path:models/x")(func)
+
+
+def _split(values: tuple[str, ...]) -> list[str]:
+    return [part for value in values for part in value.split()]
+
+
+def selected(manifest: Manifest, selectors: tuple[str, ...], exclude: tuple[str, ...]) -> list[str]:
+    """The models ``--select``/``--exclude`` name, in run order."""
+    return select(manifest.models, _split(selectors), _split(exclude), manifest.project.root)
+
+
+def model_named(manifest: Manifest, model: str) -> ModelNode:
+    """The model called ``model``; a ConfigError listing the models when there is none."""
+    if model not in manifest.models:
+        raise ConfigError(f"no model named '{model}'; models: "
+                          f"{', '.join(sorted(manifest.models)) or 'none'}")
+    return manifest.models[model]

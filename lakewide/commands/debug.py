@@ -1,0 +1,57 @@
+"""``lakewide debug``: Java, the jars, the profile and the catalog, checked in turn."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import click
+
+from lakewide.commands.context import Options, console, pass_options, profile_options
+from lakewide.commands.session import check_output
+from lakewide.manifest import Manifest
+from lakewide.metadata import warehouse_path
+
+if TYPE_CHECKING:
+    from lakewide.spark.adapter import SparkAdapter
+
+
+@click.command()
+@profile_options
+@pass_options
+def debug(options: Options) -> None:
+    """Check Java, the Iceberg jars, the profile and that the catalog answers."""
+    from lakewide.spark.adapter import SparkAdapter
+    from lakewide.spark.jars import bundled_jars
+    from lakewide.spark.java import find_java
+
+    manifest = options.manifest()
+    check_output(manifest.output, writes=False)
+    java = find_java()
+    console.print(f"java: {java.executable} (Java {java.major})")
+    user_conf = manifest.output.spark_conf
+    if "spark.jars.packages" in user_conf or "spark.jars" in user_conf:
+        console.print("jars: from the profile's spark_conf")
+    else:
+        for jar in bundled_jars():
+            console.print(f"jar: {jar}")
+    console.print(f"profile: {manifest.project.profile} -> catalog {manifest.output.catalog} "
+                  f"({manifest.output.catalog_type}, {manifest.output.warehouse or manifest.output.uri})")
+    adapter = SparkAdapter(manifest.output, "lakewide-debug")
+    try:
+        console.print(_catalog_check(manifest, adapter))
+    finally:
+        adapter.stop()
+    console.print("[green]all checks passed[/green]")
+
+
+def _catalog_check(manifest: Manifest, adapter: SparkAdapter) -> str:
+    """One line about the catalog; a local hadoop warehouse not created yet is fine (new
+    projects have none until the first ``seed``/``build``)."""
+    output = manifest.output
+    adapter.start()
+    local = warehouse_path(output.warehouse) if output.catalog_type == "hadoop" else None
+    if local is not None and not local.is_dir():
+        return (f"catalog {output.catalog}: warehouse {local} does not exist yet "
+                "(the first `lakewide seed` or `lakewide build` creates it)")
+    namespaces = adapter.namespaces()
+    return f"catalog {output.catalog}: reachable ({len(namespaces)} namespaces)"

@@ -1,0 +1,48 @@
+"""``lakewide seed``: seeds/*.csv into Iceberg tables."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import click
+
+from lakewide.commands.context import Options, console, pass_options, profile_options
+from lakewide.commands.session import with_adapter
+from lakewide.manifest import Manifest
+
+if TYPE_CHECKING:
+    from lakewide.spark.adapter import SparkAdapter
+
+
+def check_seeds(manifest: Manifest) -> None:
+    """Seed files are checked (types files, UTF-8, headers) before Spark starts."""
+    from lakewide.seeds import find_seeds
+
+    find_seeds(manifest.project, manifest.output)
+
+
+def load_and_report(manifest: Manifest, adapter: SparkAdapter) -> None:
+    """Load every seed, a line each; all changed seeds' values are checked first, so a bad
+    value in one seed leaves every seed table as it was."""
+    from lakewide.seeds import SeedResult, find_seeds, load_seeds
+
+    for found in find_seeds(manifest.project, manifest.output):
+        adapter.check_seed(found.path, found.relation, found.column_types)
+
+    def report(seed: SeedResult) -> None:
+        adapter.raise_if_stopped()
+        rows = "unchanged" if seed.rows is None else f"{seed.rows} rows"
+        console.print(f"seed {seed.name:<24} {rows:>12} -> {seed.relation} "
+                      f"({seed.seconds:.1f}s)")
+    load_seeds(manifest, adapter, report)
+
+
+@click.command()
+@profile_options
+@pass_options
+def seed(options: Options) -> None:
+    """Load seeds/*.csv into Iceberg tables."""
+    def body(manifest: Manifest, adapter: SparkAdapter) -> int:
+        load_and_report(manifest, adapter)
+        return 0
+    with_adapter(options, body, check=check_seeds)

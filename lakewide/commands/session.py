@@ -1,0 +1,59 @@
+"""The one SparkSession of a command that needs Spark, and the checks made before it starts."""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from typing import TYPE_CHECKING, Any, Callable
+
+from lakewide.commands.context import Options
+from lakewide.manifest import Manifest
+from lakewide.profiles import Output, check_warehouse_writable
+
+if TYPE_CHECKING:
+    from lakewide.spark.adapter import SparkAdapter
+
+
+def check_output(output: Output, writes: bool) -> None:
+    """Profile settings Spark would fail on late: a catalog the bundled jars cannot run, and
+    (for writing commands) a local warehouse that cannot be written. No JVM needed."""
+    from lakewide.spark.jars import check_catalog_supported
+
+    check_catalog_supported(output)
+    if writes:
+        check_warehouse_writable(output)
+
+
+def with_adapter(options: Options, body: Callable[[Manifest, SparkAdapter], int], *,
+                 check: Callable[[Manifest], Any] | None = None,
+                 precheck: Callable[[Manifest], bool] | None = None,
+                 writes: bool = True) -> None:
+    """Run ``body`` with one SparkSession, holding the warehouse lock on hadoop catalogs, and
+    exit with the code it returns.
+
+    ``check`` raises on bad input before anything is locked, written or started; ``precheck``
+    true (under the lock) ends the command with code 0 before Spark starts.
+    """
+    from lakewide.lock import warehouse_lock
+    from lakewide.spark.adapter import SparkAdapter
+
+    manifest = options.manifest()
+    if check is not None:
+        check(manifest)
+    output = manifest.output
+    check_output(output, writes)
+    # hadoop catalogs: plain paths and file: URIs share one lock (lakewide.lock.lock_path)
+    lock: Any = warehouse_lock(output, options.lock_wait) if writes else contextlib.nullcontext()
+    with lock:
+        if precheck is not None and precheck(manifest):
+            sys.exit(0)
+        adapter = SparkAdapter(output)
+        try:
+            code = body(manifest, adapter)
+            adapter.raise_if_stopped()
+        except Exception:
+            adapter.raise_if_stopped(wait=2.0)  # Ctrl-C or a dead JVM caused it: say so
+            raise
+        finally:
+            adapter.stop()
+    sys.exit(code)

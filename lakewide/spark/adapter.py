@@ -1,0 +1,131 @@
+"""The Spark adapter: the only place statements meet a SparkSession.
+
+It takes sqlglot trees and turns them into Spark SQL text right here, at the boundary.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlglot import exp
+
+from lakewide.arrival import Read, arrival_reads
+from lakewide.compiler import to_sql
+from lakewide.errors import CommitConflict, ModelRunError
+from lakewide.nodes import Relation
+from lakewide.offsets import TableMeta
+from lakewide.spark.errors import is_conflict, short
+from lakewide.spark.seed_csv import SeedLoading
+from lakewide.spark.table_metadata import MetadataReads
+
+LINEAGE_SEQUENCE = "_last_updated_sequence_number"
+
+
+class SparkAdapter(SeedLoading, MetadataReads):
+    """Runs lakewide's statements on one lazily started SparkSession (lakewide.spark.session):
+    staged batches, pinned and incremental reads, commits carrying properties; table metadata
+    (lakewide.spark.table_metadata) and CSV seeds (lakewide.spark.seed_csv) come with it."""
+
+    def stage(self, view: str, query: exp.Expression) -> int:
+        """Materialize ``query`` as temporary view ``view``; return its row count.
+
+        The local checkpoint makes the view deterministic for a MERGE source and pins the batch:
+        the MERGE sees exactly the rows that were counted.
+        """
+        frame = self.sql(query)
+        try:
+            frame = frame.localCheckpoint(eager=True)
+            frame.createOrReplaceTempView(view)
+            return int(frame.count())
+        except Exception as err:  # noqa: BLE001
+            raise ModelRunError(short(err), sql=to_sql(query, pretty=False)) from err
+
+    def column_types(self, query: exp.Expression) -> dict[str, str]:
+        """Column name -> Spark type name of a query, from its analysis (no rows are read)."""
+        frame = self.sql(query)
+        return {f.name: f.dataType.simpleString() for f in frame.schema.fields}
+
+    def register_read(self, view: str, relation: Relation, snapshot: int | None,
+                      after: int | None = None, newer_than_sequence: int | None = None,
+                      meta: TableMeta | None = None, empty: bool = False) -> None:
+        """Temporary view of ``relation`` at ``snapshot``, or of the rows appended after ``after``.
+
+        ``snapshot`` None: the table as it is (it has no snapshot yet). ``meta``: the table's
+        snapshots when the caller has read them already (else read here). ``empty``: no rows,
+        the table's columns.
+
+        ``newer_than_sequence`` keeps only rows whose row lineage
+        (``_last_updated_sequence_number``, format v3) is newer: rows added or updated since.
+        """
+        try:
+            self._catch_up(relation)
+            if snapshot is None or empty:
+                frame = self.spark.table(str(relation)) if snapshot is None else \
+                    self._read(relation, Read(snapshot))
+                if empty:
+                    frame = frame.limit(0)
+                frame.createOrReplaceTempView(view)
+                return
+            reads = [Read(snapshot, after)] if newer_than_sequence is not None else \
+                arrival_reads(TableMeta(snapshot, meta.snapshots if meta is not None
+                                        else self._snapshots(relation)), snapshot, after)
+            frame = None
+            for read in reads:  # oldest commit first: row numbers follow arrival
+                part = self._read(relation, read)
+                frame = part if frame is None else frame.unionByName(part)
+            if newer_than_sequence is not None:
+                frame = frame.select("*", LINEAGE_SEQUENCE) \
+                    .where(frame[LINEAGE_SEQUENCE] > newer_than_sequence).drop(LINEAGE_SEQUENCE)
+            frame.createOrReplaceTempView(view)
+        except Exception as err:  # noqa: BLE001
+            raise ModelRunError(short(err)) from err
+
+    def _read(self, relation: Relation, read: Read) -> Any:
+        reader = self.spark.read.format("iceberg")
+        if read.after is None:
+            reader = reader.option("snapshot-id", str(read.snapshot))
+        else:
+            reader = reader.option("start-snapshot-id", str(read.after)) \
+                .option("end-snapshot-id", str(read.snapshot))
+        return reader.load(str(relation))
+
+    def _catch_up(self, relation: Relation) -> None:
+        """Let Spark see the snapshots lakewide read without it: Spark's catalog keeps a table
+        as first loaded, so it would not know a snapshot another process committed since."""
+        if self._reader(relation) is not None:
+            self.refresh(relation)
+
+    def register_changelog(self, view: str, relation: Relation, after: int, snapshot: int) -> None:
+        """Temporary view of ``relation``'s changes after ``after`` up to ``snapshot``.
+
+        Iceberg's ``create_changelog_view`` procedure: every changed row with ``_change_type``
+        and ``_change_ordinal``, carry-over rows of copy-on-write rewrites removed.
+        """
+        def arg(name: str, value: exp.Expression) -> exp.Kwarg:
+            return exp.Kwarg(this=exp.var(name), expression=value)
+
+        try:
+            self._catch_up(relation)
+        except Exception as err:  # noqa: BLE001
+            raise ModelRunError(short(err)) from err
+        options = exp.Anonymous(this="map", expressions=[exp.Literal.string(v) for v in (
+            "start-snapshot-id", str(after), "end-snapshot-id", str(snapshot))])
+        procedure = exp.Anonymous(this="create_changelog_view", expressions=[
+            arg("table", exp.Literal.string(str(relation))), arg("options", options),
+            arg("changelog_view", exp.Literal.string(view))])
+        target = exp.Dot.build([exp.to_identifier(relation.catalog),
+                                exp.to_identifier("system"), procedure])
+        # sqlglot has no CALL node: the call is built as a tree, rendered here at the boundary
+        self.sql(exp.Command(this="CALL", expression=exp.Literal.string(to_sql(target,
+                                                                                pretty=False))))
+
+    def commit(self, statement: exp.Expression, properties: dict[str, str]) -> None:
+        """Run a writing statement whose Iceberg commit carries ``properties``."""
+        from lakewide.spark.commit import commit_with_properties
+
+        try:
+            commit_with_properties(self.spark, properties, lambda: self.sql(statement))
+        except ModelRunError as err:
+            if is_conflict(err.__cause__):
+                raise CommitConflict(err.message, sql=err.sql) from err.__cause__
+            raise

@@ -1,0 +1,73 @@
+"""Spark's and Iceberg's Java failures told in one line, and as lakewide errors.
+
+py4j errors have many types; what is said comes from the Java exception (and its causes).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from lakewide.metadata import CorruptMetadataError, corrupt_metadata, current_metadata_file, \
+    warehouse_path
+from lakewide.nodes import Relation
+from lakewide.profiles import Output
+
+_METADATA_FILE = re.compile(r"(\S+\.metadata\.json(?:\.gz)?)")
+
+
+def unreadable(output: Output, relation: Relation, err: Exception) -> CorruptMetadataError:
+    """The error for a table whose metadata Iceberg failed to load, naming the file."""
+    top = short(err)
+    found = _METADATA_FILE.search(top)
+    detail = _root_cause(err) or _without_packages(top)
+    file: Path | str | None = found.group(1) if found else None
+    if file is not None:
+        detail = detail.replace(f": {file}", "").replace(str(file), "the file")
+    elif output.catalog_type == "hadoop":
+        warehouse = warehouse_path(output.warehouse)
+        file = None if warehouse is None else current_metadata_file(warehouse, relation)
+    return corrupt_metadata(relation, file, detail)
+
+
+def _without_packages(text: str) -> str:
+    """``org.apache.iceberg.exceptions.RuntimeIOException: x`` -> ``RuntimeIOException: x``."""
+    return re.sub(r"^(?:[a-z_$][\w$]*\.)+(?=[A-Z])", "", text)
+
+
+def _root_cause(err: Exception) -> str:
+    """First line of the innermost Java cause of a py4j error ('' for Python errors)."""
+    java = getattr(err, "java_exception", None)
+    if java is None:
+        return ""
+    while java.getCause() is not None and java.getCause() != java:
+        java = java.getCause()
+    text = str(java.toString()).strip()
+    return _without_packages(text.splitlines()[0])[:300] if text else ""
+
+
+#: Iceberg's exceptions for a commit another writer got in first
+CONFLICTS = ("org.apache.iceberg.exceptions.CommitFailedException",
+             "org.apache.iceberg.exceptions.ValidationException")
+
+
+def is_conflict(err: BaseException | None) -> bool:
+    """Whether a failed statement's Java exception (or one of its causes) is a commit
+    conflict, told by exception class."""
+    java = getattr(err, "java_exception", None) or getattr(err, "_origin", None)
+    seen = 0
+    while java is not None and seen < 20:
+        if str(java.getClass().getName()) in CONFLICTS:
+            return True
+        cause = java.getCause()
+        java = None if cause is None or cause == java else cause
+        seen += 1
+    return False
+
+
+def short(err: Exception) -> str:
+    """One line saying what failed: the Java exception for py4j errors, else the message."""
+    java = getattr(err, "java_exception", None)
+    text = str(java.toString()) if java is not None else str(err).strip()
+    first = text.splitlines()[0] if text else type(err).__name__
+    return first[:2000]

@@ -1,0 +1,137 @@
+"""One lazily started SparkSession (one per CLI invocation) and the statements run on it.
+
+It takes sqlglot trees and turns them into Spark SQL text right here, at the boundary.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlglot import exp
+
+from lakewide.compiler import to_sql
+from lakewide.errors import ModelRunError, RunInterrupted, RuntimeSetupError, SparkExitedError
+from lakewide.metadata import MetadataReader, metadata_reader
+from lakewide.nodes import Relation
+from lakewide.profiles import Output
+from lakewide.spark.errors import short
+
+
+class Session:
+    """A SparkSession started on first use, and the statements run on it."""
+
+    def __init__(self, output: Output, app_name: str = "lakewide", spark: Any = None) -> None:
+        """``spark``: an existing session to use (and not stop); default: start one lazily."""
+        self.output = output
+        self.app_name = app_name
+        self._spark: Any = spark
+        self._owns_session = spark is None
+        self._metadata = metadata_reader(output)  # None: metadata is read through Spark
+
+    def _reader(self, relation: Relation) -> MetadataReader | None:
+        """The reader of ``relation``'s metadata without Spark (lakewide.metadata), or None
+        when it is read through Spark (another catalog)."""
+        if self._metadata is None or relation.catalog != self.output.catalog:
+            return None
+        return self._metadata
+
+    @property
+    def spark(self) -> Any:
+        """The SparkSession, started on first use with the profile's catalog and conf."""
+        if self._spark is None:
+            from lakewide.spark import runtime
+            from lakewide.spark.jars import check_catalog_supported
+
+            check_catalog_supported(self.output)
+            conf = runtime.spark_conf(self.output.master, self.output.catalog,
+                                      self.output.iceberg_catalog_properties(),
+                                      self.output.spark_conf)
+            self._spark = runtime.create_session(self.app_name, self.output.master, conf)
+        return self._spark
+
+    def start(self) -> None:
+        """Start the SparkSession now (``debug`` checks that Spark and the jars come up)."""
+        _ = self.spark
+
+    @property
+    def started(self) -> bool:
+        """Whether the SparkSession is running (started here or given)."""
+        return self._spark is not None
+
+    def stop(self) -> None:
+        """Stop the SparkSession this adapter started (not one it was given).
+
+        A JVM that already exited is not called; after Ctrl-C, stopping is best effort.
+        """
+        if self._spark is None or not self._owns_session:
+            return
+        from lakewide.spark import runtime
+
+        spark, self._spark = self._spark, None
+        if runtime.jvm_exit_code(spark) is not None:
+            return
+        try:
+            spark.stop()
+        except Exception:  # noqa: BLE001
+            if not runtime.interrupted() and runtime.jvm_exit_code(spark, wait=2.0) is None:
+                raise
+
+    def raise_if_stopped(self, wait: float = 0.0) -> None:
+        """RunInterrupted after Ctrl-C; SparkExitedError when the Spark JVM has exited.
+
+        Called between steps and when a step failed (then with ``wait`` seconds for a dying
+        JVM to finish exiting), so that neither cause is reported as the failure of each model
+        that follows.
+        """
+        from lakewide.spark import runtime
+
+        if runtime.interrupted():
+            raise RunInterrupted("interrupted")
+        if self._spark is None:
+            return
+        code = runtime.jvm_exit_code(self._spark, wait)
+        if code is not None:
+            how = f"was killed by signal {-code}" if code < 0 else f"exited with code {code}"
+            hint = " (signal 9 is often the kernel's out-of-memory killer: lower " \
+                   "spark.driver.memory or free memory)" if code == -9 else ""
+            raise SparkExitedError(
+                f"the Spark JVM {how} during the run{hint}; tables keep their last commit "
+                "(Iceberg commits are atomic), so `lakewide run` again resumes")
+
+    def sql(self, statement: exp.Expression) -> Any:
+        """Run one statement; Spark's errors become ModelRunError carrying the SQL."""
+        text = to_sql(statement, pretty=False)
+        try:
+            return self.spark.sql(text)
+        except Exception as err:  # noqa: BLE001 - py4j/analysis errors have many types
+            raise ModelRunError(short(err), sql=text) from err
+
+    def rows(self, statement: exp.Expression) -> tuple[list[str], list[tuple[Any, ...]]]:
+        """Column names and rows of a query."""
+        frame = self.sql(statement)
+        return list(frame.columns), [tuple(r) for r in frame.collect()]
+
+    def ensure_namespace(self, relation: Relation) -> None:
+        """Create ``relation``'s namespace when it has a catalog and the namespace is missing."""
+        if relation.catalog:
+            namespace = exp.Table(this=exp.to_identifier(relation.namespace),
+                                  db=exp.to_identifier(relation.catalog))
+            self.sql(exp.Create(this=namespace, kind="SCHEMA", exists=True))
+
+    def namespaces(self) -> list[str]:
+        """The namespaces of the profile's catalog; a catalog that does not answer is a
+        RuntimeSetupError saying what to check."""
+        try:
+            self.spark.catalog.setCurrentCatalog(self.output.catalog)
+            return [d.name for d in self.spark.catalog.listDatabases()]
+        except RuntimeSetupError:
+            raise
+        except Exception as err:  # noqa: BLE001 - py4j errors have many types
+            where = self.output.uri or self.output.warehouse
+            raise RuntimeSetupError(f"catalog {self.output.catalog} ({self.output.catalog_type}, "
+                                    f"{where}) did not answer: {short(err)}; check the "
+                                    "profile's catalog_type, uri and warehouse") from None
+
+    def refresh(self, relation: Relation) -> None:
+        """Forget cached metadata of a table (after an outside writer committed)."""
+        self.spark.catalog.refreshTable(str(relation))

@@ -1,0 +1,126 @@
+"""Table metadata as lakewide needs it: snapshots, summaries, format versions.
+
+Read without Spark where lakewide.metadata has a reader (a hadoop catalog on a local
+warehouse), else through Spark's metadata tables or Iceberg's Java API.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlglot import exp
+
+from lakewide.errors import ModelRunError
+from lakewide.nodes import Relation
+from lakewide.offsets import Snapshot, TableMeta
+from lakewide.spark.errors import unreadable
+from lakewide.spark.session import Session
+
+
+class MetadataReads(Session):
+    """Reads of a table's Iceberg metadata (no data is read)."""
+
+    def table_exists(self, relation: Relation) -> bool:
+        """Whether the table exists; CorruptMetadataError when its metadata cannot be read."""
+        reader = self._reader(relation)
+        if reader is not None:
+            return reader.table_meta(relation) is not None
+        try:
+            return bool(self.spark.catalog.tableExists(str(relation)))
+        except Exception as err:  # noqa: BLE001 - py4j errors have many types
+            raise unreadable(self.output, relation, err) from err
+
+    def snapshot_summary(self, relation: Relation) -> dict[str, str]:
+        """Summary of the table's current snapshot (empty when it has none)."""
+        reader = self._reader(relation)
+        if reader is not None:
+            found = reader.table_meta(relation)
+            current = None if found is None or found.current is None else \
+                found.snapshots.get(found.current)
+            return {} if current is None else dict(current.summary)
+        meta = relation.metadata_table("snapshots")
+        query = exp.select("summary").from_(meta).order_by(exp.column("committed_at").desc()).limit(1)
+        _, rows = self.rows(query)
+        return dict(rows[0][0]) if rows else {}
+
+    def table_meta(self, relation: Relation) -> TableMeta | None:
+        """Snapshots and current snapshot of a table; None when it does not exist."""
+        reader = self._reader(relation)
+        if reader is not None:
+            return reader.table_meta(relation)
+        if not self.table_exists(relation):
+            return None
+        try:
+            snapshots = self._snapshots(relation)
+        except ModelRunError as err:
+            raise unreadable(self.output, relation, err.__cause__ or err) from err
+        refs = exp.select("snapshot_id").from_(relation.metadata_table("refs")) \
+            .where(exp.column("name").eq(exp.Literal.string("main")))
+        _, current = self.rows(refs)
+        return TableMeta(current[0][0] if current else None, snapshots)
+
+    def _snapshots(self, relation: Relation) -> dict[int, Snapshot]:
+        reader = self._reader(relation)
+        if reader is not None:
+            meta = reader.table_meta(relation)
+            return {} if meta is None else meta.snapshots
+        query = exp.select("snapshot_id", "parent_id", "operation", "summary", "committed_at") \
+            .from_(relation.metadata_table("snapshots"))
+        _, rows = self.rows(query)
+        return {r[0]: Snapshot(r[0], r[1], r[2] or "", dict(r[3] or {}),
+                               int(r[4].timestamp() * 1000) if r[4] else 0) for r in rows}
+
+    def _iceberg_table(self, relation: Relation) -> Any:
+        jvm = self.spark.sparkContext._jvm
+        return jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergTable(
+            self.spark._jsparkSession, str(relation))
+
+    def last_commit_meta(self, relation: Relation, marker: str,
+                         keys: tuple[str, ...]) -> TableMeta | None:
+        """The current snapshot's ancestors back to the first whose summary holds ``marker``.
+
+        Read without Spark where lakewide.metadata has a reader (then every snapshot, whole);
+        else only the summary ``keys``, through Iceberg's Java API (no Spark job, a few
+        milliseconds instead of a metadata-table query). None when the table does not exist;
+        CorruptMetadataError when its metadata cannot be read.
+        """
+        reader = self._reader(relation)
+        if reader is not None:
+            return reader.table_meta(relation)
+        if not self.table_exists(relation):
+            return None
+        try:
+            table = self._iceberg_table(relation)
+            snapshot = table.currentSnapshot()
+            current = None if snapshot is None else int(snapshot.snapshotId())
+            found: dict[int, Snapshot] = {}
+            while snapshot is not None:
+                summary = snapshot.summary()
+                values = {k: str(v) for k in (marker, *keys) if (v := summary.get(k)) is not None}
+                parent = snapshot.parentId()
+                snapshot_id = int(snapshot.snapshotId())
+                found[snapshot_id] = Snapshot(snapshot_id, None if parent is None else int(parent),
+                                              str(snapshot.operation() or ""), values)
+                if marker in values or parent is None:
+                    break
+                snapshot = table.snapshot(parent)
+        except Exception as err:  # noqa: BLE001 - py4j errors have many types
+            raise unreadable(self.output, relation, err) from err
+        return TableMeta(current, found)
+
+    def format_version(self, relation: Relation) -> int:
+        """The Iceberg format version of a table."""
+        reader = self._reader(relation)
+        meta = None if reader is None else reader.table_meta(relation)
+        if meta is not None and meta.format_version is not None:
+            return meta.format_version
+        return int(self._iceberg_table(relation).operations().current().formatVersion())
+
+    def sequence_number(self, relation: Relation, snapshot: int) -> int:
+        """The data sequence number Iceberg assigned to ``snapshot``."""
+        reader = self._reader(relation)
+        meta = None if reader is None else reader.table_meta(relation)
+        found = None if meta is None else meta.snapshots.get(snapshot)
+        if found is not None and found.sequence_number is not None:
+            return found.sequence_number
+        return int(self._iceberg_table(relation).snapshot(snapshot).sequenceNumber())
