@@ -82,7 +82,7 @@ class CompiledModel:
         return SourceMerge(-1, "all", COMBINED_VIEW, combined_batch(self.model),
                            build_combined_merge(self.model),
                            bounds=key_bounds(self.model, None)
-                           if self.node.config.merge_filter else None)
+                           if self.model.merge_filter else None)
 
     @cached_property
     def null_keys(self) -> exp.Select | None:
@@ -164,7 +164,7 @@ def compile_model(node: ModelNode, context: PlanContext | None = None) -> Compil
     merges = [SourceMerge(b.index, b.name, batch_view(b), build_batch(model, b),
                           build_merge(model, b),
                           null_key_count(model, b.projected(model.primary_key)),
-                         key_bounds(model, b) if node.config.merge_filter else None)
+                         key_bounds(model, b) if model.merge_filter else None)
               for b in model.branches]
     return CompiledModel(node, kind, build_bootstrap(model), merges, model=model,
                          write_order=write_ordered_by(node), context=context)

@@ -12,7 +12,27 @@ from typing import Any, Callable
 
 from sqlglot import exp
 
-NUMERIC = ("TINYINT", "SMALLINT", "INT", "BIGINT", "FLOAT", "DOUBLE", "DECIMAL")
+
+
+@dataclass(frozen=True)
+class Accepts:
+    """The column types a function takes, as sqlglot type classes (``DECIMAL`` takes
+    ``DECIMAL(10, 2)``; ``INTERVAL DAY`` is no ``INT``), with Spark's names for messages."""
+
+    names: tuple[str, ...]
+    types: frozenset[exp.DataType.Type]
+
+    @classmethod
+    def of(cls, *names: str) -> Accepts:
+        """The type classes Spark calls ``names``."""
+        return cls(names, frozenset(exp.DataType.build(n, dialect="spark").this for n in names))
+
+    def admits(self, declared: exp.DataType) -> bool:
+        """Whether a declared type is one of the accepted classes."""
+        return declared.this in self.types
+
+
+NUMERIC = Accepts.of("TINYINT", "SMALLINT", "INT", "BIGINT", "FLOAT", "DOUBLE", "DECIMAL")
 
 
 @dataclass(frozen=True)
@@ -51,7 +71,7 @@ class Aggregate:
     fold: Callable[[FoldInput], exp.Expression]
     combine: Callable[[Combine], exp.Expression]
     retracts: bool = False
-    types: tuple[str, ...] = ()  # accepted declared types (empty: any)
+    types: Accepts | None = None  # accepted column types (None: any)
     counts_nulls: bool = False  # the fold has a value even when every input is NULL
     ops: Callable[[FoldInput], exp.Expression] | None = None  # order-dependent retraction
     options: tuple[str, ...] = field(default_factory=tuple)
@@ -338,15 +358,15 @@ REGISTRY: dict[str, Aggregate] = {a.name: a for a in (
               lambda c: exp.If(this=exp.or_(c.t.copy().is_(exp.null()), c.older.copy()),
                                true=c.s.copy(), false=c.t.copy()),
               picks="first", version=_earliest_version(True)),
-    Aggregate("listagg", _listagg_fold, _listagg_combine, types=("STRING", "VARCHAR", "CHAR"),
+    Aggregate("listagg", _listagg_fold, _listagg_combine, types=Accepts.of("STRING", "VARCHAR", "CHAR"),
               options=("delimiter", "distinct")),
     Aggregate("bool_and", lambda i: _filtered(exp.func("BOOL_AND", i.value.copy()), _adds(i)),
-              _bool(exp.And), types=("BOOLEAN",)),
+              _bool(exp.And), types=Accepts.of("BOOLEAN")),
     Aggregate("bool_or", lambda i: _filtered(exp.func("BOOL_OR", i.value.copy()), _adds(i)),
-              _bool(exp.Or), types=("BOOLEAN",)),
-    Aggregate("collect", _collect_fold, _collect_combine, retracts=True, types=("ARRAY",),
+              _bool(exp.Or), types=Accepts.of("BOOLEAN")),
+    Aggregate("collect", _collect_fold, _collect_combine, retracts=True, types=Accepts.of("ARRAY"),
               ops=_ops, options=("distinct",)),
-    Aggregate("merge_map", _merge_map_fold, _merge_map_combine, retracts=True, types=("MAP",),
+    Aggregate("merge_map", _merge_map_fold, _merge_map_combine, retracts=True, types=Accepts.of("MAP"),
               ops=_ops),
 )}
 

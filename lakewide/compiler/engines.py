@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 from lakewide.compiler import versions
-from lakewide.compiler.aggregates import REGISTRY, Combine, FoldInput
+from lakewide.compiler.aggregates import Combine, FoldInput
 from lakewide.compiler.ordering import BRANCH_COLUMN, incoming_older, incoming_wins, ordering
 from lakewide.compiler.wide_model import (DELETE_KINDS, RETRACT_KINDS, UPDATE_BEFORE_KINDS, Group,
                                           WideModel)
@@ -66,18 +66,14 @@ class Rows:
     branch: int | None = None  # one source's batch: its branch index (versions name it)
 
     @property
-    def config(self):  # noqa: ANN201 - ModelConfig
-        return self.model.node.config
-
-    @property
     def retracts(self) -> bool:
         """Whether retract rows reach the folds (ignore_delete and first_row drop them)."""
-        return self.has_row_kind and not self.config.ignore_delete \
+        return self.has_row_kind and not self.model.deletes.ignore_delete \
             and self.model.engine != "first_row"
 
     @property
     def removes_on_delete(self) -> bool:
-        return self.retracts and self.config.remove_record_on_delete
+        return self.retracts and self.model.deletes.remove_record_on_delete
 
     def retract(self) -> exp.Expression:
         assert self.model.row_kind
@@ -111,7 +107,7 @@ class Rows:
             return exp.not_(self.retract())
         if self.removes_on_delete:
             return exp.not_(exp.and_(self.retract(), exp.not_(self.is_delete())))
-        if self.retracts and self.config.ignore_update_before:
+        if self.retracts and self.model.deletes.ignore_update_before:
             assert self.model.row_kind
             return exp.not_(kinds_in(self.model.row_kind, UPDATE_BEFORE_KINDS))
         return None
@@ -146,12 +142,12 @@ def _aggregate_fold(rows: Rows, column: str, order: exp.Expression,
                     keep: exp.Expression | None) -> list[exp.Expression]:
     """The fold of an aggregate column plus its helper columns (count, ordered records)."""
     keep = _and(keep, _owners(rows, column))
-    name, options = aggregate_of(rows.model, column)
-    function = REGISTRY[name]
+    aggregate = rows.model.aggregate(column)
+    function = aggregate.function
     retract = rows.retract() if _retracts(rows, column) else None
     if rows.retracts and retract is None:  # ignore_retract (validated at compile time)
         keep = _and(keep, exp.not_(rows.retract()))
-    inp = FoldInput(exp.column(column), retract, order, options, keep)
+    inp = FoldInput(exp.column(column), retract, order, aggregate.options, keep)
     counted = keep if function.counts_nulls else _and(keep, exp.column(column).is_(exp.null()).not_())
     out = [exp.alias_(function.fold(inp), column),
            exp.alias_(_count(counted), helper(f"n_{column}"))]
@@ -166,8 +162,7 @@ def _aggregate_fold(rows: Rows, column: str, order: exp.Expression,
 def _retracts(rows: Rows, column: str) -> bool:
     """Whether retract rows reach ``column``'s aggregate (``ignore_retract`` drops them, for
     every function, as Paimon's ``fields.<col>.ignore-retract``)."""
-    name, options = aggregate_of(rows.model, column)
-    return rows.retracts and REGISTRY[name].retracts and not options.get("ignore_retract")
+    return rows.retracts and rows.model.aggregate(column).retracts
 
 
 def _owners(rows: Rows, column: str) -> exp.Expression | None:
@@ -184,23 +179,13 @@ def _owners(rows: Rows, column: str) -> exp.Expression | None:
 
 def _aggregate_merge(rows: Rows, column: str, wins: exp.Expression,
                      older: exp.Expression) -> exp.Expression:
-    name, options = aggregate_of(rows.model, column)
-    function = REGISTRY[name]
+    aggregate = rows.model.aggregate(column)
     ops = (exp.column(helper(f"ops_{column}"), table=S)
-           if function.ops is not None and _retracts(rows, column) else None)
-    combined = function.combine(Combine(exp.column(column, table=T), exp.column(column, table=S),
-                                        ops, wins, older, options))
+           if aggregate.function.ops is not None and _retracts(rows, column) else None)
+    combined = aggregate.function.combine(Combine(exp.column(column, table=T),
+                                                  exp.column(column, table=S), ops, wins,
+                                                  older, aggregate.options))
     return case(_positive(helper(f"n_{column}")), combined, exp.column(column, table=T))
-
-
-def aggregate_of(model: WideModel, column: str) -> tuple[str, dict]:
-    """The aggregate function name and options of a column (default: last_non_null_value)."""
-    config = model.node.config
-    spec = config.aggregates.get(column, config.default_aggregate or "last_non_null_value")
-    if isinstance(spec, str):
-        return spec, {}
-    options = dict(spec)
-    return str(options.pop("function")), options
 
 
 def _group_wins(group: Group) -> exp.Expression:
@@ -389,7 +374,7 @@ def whens(rows: Rows) -> list[exp.When]:
             matched.append((deleted.copy(), _replace_row(rows)))
             insert_if = _positive(helper("live"))
         removing = [g for g in model.groups
-                    if g.sequence and ",".join(g.sequence) in model.node.config.remove_record_on_sequence_group
+                    if g.sequence and g.removes_record
                     and any(c in rows.columns for c in g.all_columns) and rows.retracts]
         if removing:
             matched.append((exp.or_(*(exp.and_(_flag(f"gdel_{g.index}"), _group_wins(g))
@@ -419,8 +404,7 @@ def keep_key(rows: Rows) -> exp.Expression | None:
         return exp.not_(exp.func("COALESCE", exp.column(helper("deleted")), exp.false()))
     if rows.removes_on_delete:
         return exp.GT(this=exp.column(helper("live")), expression=exp.Literal.number(0))
-    removing = [g for g in model.groups
-                if ",".join(g.sequence) in model.node.config.remove_record_on_sequence_group]
+    removing = [g for g in model.groups if g.removes_record]
     if removing and rows.retracts:
         return exp.not_(exp.or_(*(exp.func("COALESCE", exp.column(helper(f"gdel_{g.index}")),
                                            exp.false()) for g in removing)))
