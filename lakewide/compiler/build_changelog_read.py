@@ -17,9 +17,9 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from lakewide.compiler import engines
 from lakewide.compiler.build_bootstrap import reduce_per_key
 from lakewide.compiler.build_merge import build_merge
+from lakewide.compiler.fold_rows import Rows, kinds_in
 from lakewide.compiler.validate import POLICY_CHOICES
 from lakewide.compiler.wide_model import ADD_KINDS, DELETE_KINDS, Branch, WideModel
 from lakewide.errors import ModelRunError
@@ -102,13 +102,13 @@ def _source(model: WideModel, branch: Branch, carried: list[str]) -> exp.Select:
     inner = branch.projected(carried)
     inner.select(exp.alias_(exp.column(CHANGE_TYPE, table=qualifier), RAW_KIND),
                  exp.alias_(exp.column(CHANGE_ORDINAL, table=qualifier), ORDINAL), copy=False)
-    is_add = exp.Case(ifs=[exp.If(this=engines.kinds_in(RAW_KIND, ADD_KINDS),
+    is_add = exp.Case(ifs=[exp.If(this=kinds_in(RAW_KIND, ADD_KINDS),
                                   true=exp.Literal.number(1))],
                       default=exp.Literal.number(0))
     readded = exp.Window(this=exp.Max(this=is_add.copy()),
                          partition_by=[*(exp.column(k) for k in model.primary_key),
                                        exp.column(ORDINAL)])
-    kind = exp.Case(ifs=[exp.If(this=exp.and_(engines.kinds_in(RAW_KIND, DELETE_KINDS),
+    kind = exp.Case(ifs=[exp.If(this=exp.and_(kinds_in(RAW_KIND, DELETE_KINDS),
                                               exp.EQ(this=readded, expression=exp.Literal.number(1))),
                                 true=exp.Literal.string("UPDATE_BEFORE"))],
                     default=exp.column(RAW_KIND))
@@ -128,12 +128,11 @@ def changelog_merge(model: WideModel, branch: Branch, driver: str) -> ChangelogM
     derived = dataclasses.replace(model, row_kind=KIND, deletes=deletes,
                                   columns=[*model.columns, KIND], branches=[derived_branch])
     columns = [c for c in derived.stored if c in branch.owned]
-    rows = engines.Rows(derived, columns, with_branch=False, has_row_kind=True,
-                        branch=branch.index)
+    rows = Rows(derived, columns, with_branch=False, has_row_kind=True, branch=branch.index)
     source = _source(model, branch, [c for c in model.columns if c in columns])
     arrival = exp.Struct(expressions=[exp.column(ORDER),
                                       exp.func("MONOTONICALLY_INCREASING_ID")])
     deletes = exp.select(exp.Count(this=exp.Star())).from_(source.subquery("d")) \
-        .where(engines.kinds_in(KIND, DELETE_KINDS))
+        .where(kinds_in(KIND, DELETE_KINDS))
     return ChangelogMerge(reduce_per_key(rows, source.copy(), arrival),
                           build_merge(derived, derived_branch), deletes, refuse)
