@@ -16,7 +16,7 @@ from lakewide.compiler import aggregate_collections as gather
 from lakewide.compiler.aggregate_inputs import (NUMERIC, Accepts, Combine, FoldInput, adds,
                                                 coalesce_pair, filtered, none_if_empty, present)
 
-__all__ = ["ACCUMULATING", "COMMON_OPTIONS", "REGISTRY", "Accepts", "Aggregate", "Combine",
+__all__ = ["ACCUMULATING", "REGISTRY", "Accepts", "Aggregate", "Combine",
            "FoldInput"]
 
 
@@ -133,4 +133,3 @@ REGISTRY: dict[str, Aggregate] = {a.name: a for a in (
 )}
 
 ACCUMULATING = ("sum", "product", "listagg", "collect")
-COMMON_OPTIONS = ("function", "ignore_retract")

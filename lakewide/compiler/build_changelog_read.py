@@ -20,8 +20,8 @@ from sqlglot import exp
 from lakewide.compiler.build_bootstrap import reduce_per_key
 from lakewide.compiler.build_merge import build_merge
 from lakewide.compiler.fold_rows import Rows, kinds_in
-from lakewide.compiler.validate import POLICY_CHOICES
 from lakewide.compiler.wide_model import ADD_KINDS, DELETE_KINDS, Branch, WideModel
+from lakewide.config import POLICY_CHOICES
 from lakewide.errors import ModelRunError
 
 CHANGE_TYPE, CHANGE_ORDINAL = "_change_type", "_change_ordinal"

@@ -7,25 +7,21 @@ A column's aggregate is resolved once, when the model is analyzed: the registry'
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from lakewide.compiler.aggregates import COMMON_OPTIONS, REGISTRY, Aggregate
+from lakewide.compiler.aggregates import REGISTRY, Aggregate
+from lakewide.config_specs import DEFAULT_AGGREGATE, AggregateSpec
 
-DEFAULT_FUNCTION = "last_non_null_value"
-
-
-class SpecError(ValueError):
-    """An aggregate spec the registry cannot take (the message says how to fix it)."""
 
 
 @dataclass(frozen=True)
 class ColumnAggregate:
-    """The aggregate function of one column and its options (``function`` excluded)."""
+    """The aggregate function of one column, as its spec (``config.AggregateSpec``) names it."""
 
     column: str
     function: Aggregate
-    options: dict[str, Any] = field(default_factory=dict)
+    spec: AggregateSpec
     configured: bool = False  # named in ``aggregates`` (not a default)
 
     @property
@@ -33,15 +29,20 @@ class ColumnAggregate:
         return self.function.name
 
     @property
+    def options(self) -> dict[str, Any]:
+        """The options the model sets (``function`` excluded)."""
+        return self.spec.options
+
+    @property
     def retracts(self) -> bool:
         """Whether retract rows reach the function: it can retract and the model does not
         ``ignore_retract`` (Paimon's ``fields.<col>.ignore-retract``, for every function)."""
-        return self.function.retracts and not self.options.get("ignore_retract")
+        return self.spec.retracts
 
     @property
     def refuses_retracts(self) -> bool:
         """The function cannot retract and the model does not say to ignore retracts."""
-        return not self.function.retracts and not self.options.get("ignore_retract")
+        return self.spec.refuses_retracts
 
     @property
     def idempotent(self) -> bool:
@@ -49,36 +50,14 @@ class ColumnAggregate:
         return self.function.idempotent
 
 
-def aggregate_spec(spec: Any) -> tuple[Aggregate, dict[str, Any]]:
-    """The registry function and options of ``'sum'`` or ``{'function': 'listagg', ...}``.
-
-    Raises SpecError naming the accepted functions or options.
-    """
-    accepted = ", ".join(REGISTRY)
-    if not isinstance(spec, (str, dict)):
-        raise SpecError(f"expected a function name (one of {accepted}) or a mapping like "
-                        "{'function': 'listagg', 'delimiter': '|'}")
-    options = {"function": spec} if isinstance(spec, str) else dict(spec)
-    name = options.pop("function", None)
-    if name is None:
-        raise SpecError(f"options {sorted(options)} name no function: add 'function' "
-                        f"(one of {accepted}), e.g. {{'function': 'listagg', 'delimiter': '|'}}")
-    if name not in REGISTRY:
-        raise SpecError(f"unknown aggregate function {name!r}; expected one of {accepted}")
-    function = REGISTRY[str(name)]
-    unknown = set(options) - set(COMMON_OPTIONS) - set(function.options)
-    if unknown:
-        raise SpecError(f"option '{sorted(unknown)[0]}' does not apply to {name}; accepted: "
-                        f"{', '.join((*COMMON_OPTIONS, *function.options))}")
-    return function, options
-
-
-def column_aggregate(column: str, spec: Any, *, configured: bool) -> ColumnAggregate:
-    """``column``'s aggregate from its spec (raises SpecError)."""
-    function, options = aggregate_spec(spec)
-    return ColumnAggregate(column, function, options, configured)
+def column_aggregate(column: str, spec: AggregateSpec, *, configured: bool) -> ColumnAggregate:
+    """``column``'s aggregate from its (validated) spec."""
+    return ColumnAggregate(column, REGISTRY[spec.function], spec, configured)
 
 
 def default_aggregate(column: str) -> ColumnAggregate:
     """The aggregate of a column the model names none for (Paimon's default)."""
-    return ColumnAggregate(column, REGISTRY[DEFAULT_FUNCTION])
+    return column_aggregate(column, DEFAULT_SPEC, configured=False)
+
+
+DEFAULT_SPEC = AggregateSpec.model_validate(DEFAULT_AGGREGATE)

@@ -4,20 +4,19 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any
 
 import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError
 
-from lakewide.compiler.aggregates import Aggregate
-from lakewide.compiler.column_aggregates import (ColumnAggregate, SpecError, column_aggregate,
+from lakewide.compiler.aggregates import REGISTRY, Aggregate
+from lakewide.compiler.column_aggregates import (ColumnAggregate, column_aggregate,
                                                  default_aggregate)
 from lakewide.compiler.owned_columns import model_columns, owned_columns
 from lakewide.compiler.split_union import split_union
 from lakewide.compiler.trees import copy_without
 from lakewide.compiler.versions import Versions, resolve
-from lakewide.config import ModelConfig
+from lakewide.config import KeyTableConfig, SequenceGroup
 from lakewide.errors import CompileError
 from lakewide.nodes import ModelNode
 
@@ -47,21 +46,28 @@ class Branch:
 
 @dataclass(frozen=True)
 class Group:
-    """A sequence group: its own sequence field(s) guarding some columns."""
+    """A sequence group of the model (``config.SequenceGroup``): its place and whether a
+    delete through it removes the row."""
 
     index: int
-    sequence: list[str]
-    columns: list[str]
+    spec: SequenceGroup
     removes_record: bool = False  # a delete through the group removes the row
 
     @property
+    def sequence(self) -> list[str]:
+        return self.spec.sequence
+
+    @property
+    def columns(self) -> list[str]:
+        return self.spec.columns
+
+    @property
     def name(self) -> str:
-        """The group's name in ``sequence_groups``: its sequence fields joined by commas."""
-        return ",".join(self.sequence)
+        return self.spec.name
 
     @property
     def all_columns(self) -> list[str]:
-        return [*self.columns, *self.sequence]
+        return self.spec.all_columns
 
 
 @dataclass(frozen=True)
@@ -167,36 +173,18 @@ def _declared(columns: list[str], branches: list[Branch]) -> dict[str, exp.DataT
     return out
 
 
-def _groups(config: ModelConfig, where: dict) -> list[Group]:
-    groups = []
-    for index, (name, columns) in enumerate(config.sequence_groups.items()):
-        sequence = [f.strip() for f in name.split(",") if f.strip()]
-        groups.append(Group(index, sequence, list(columns),
-                            ",".join(sequence) in config.remove_record_on_sequence_group))
-    names = {g.name for g in groups}
-    for name in config.remove_record_on_sequence_group:
-        if name not in names:
-            raise CompileError(f"'{name}' is not a sequence group; groups: "
-                               f"{', '.join(sorted(names)) or 'none'}",
-                               key="remove_record_on_sequence_group", **where)
-    return groups
+def _groups(config: KeyTableConfig) -> list[Group]:
+    removing = set(config.remove_record_on_sequence_group)
+    return [Group(index, g, g.name in removing) for index, g in enumerate(config.sequence_groups)]
 
 
-def _aggregate(column: str, spec: Any, key: str, where: dict) -> ColumnAggregate:
-    try:
-        return column_aggregate(column, spec, configured=key != "default_aggregate")
-    except SpecError as err:
-        raise CompileError(str(err), key=key, **where) from None
-
-
-def _aggregates(config: ModelConfig, value_columns: list[str], groups: list[Group],
-                where: dict) -> tuple[dict[str, ColumnAggregate], Aggregate | None]:
+def _aggregates(config: KeyTableConfig, value_columns: list[str],
+                groups: list[Group]) -> tuple[dict[str, ColumnAggregate], Aggregate | None]:
     """The aggregates ``aggregates`` names, then the defaulted columns', and the default."""
-    out = {column: _aggregate(column, spec, f"aggregates.{column}", where)
+    out = {column: column_aggregate(column, spec, configured=True)
            for column, spec in config.aggregates.items()}
-    default = None
-    if config.default_aggregate is not None:
-        default = _aggregate("", config.default_aggregate, "default_aggregate", where).function
+    default = config.default_aggregate
+    function = REGISTRY[default.function] if default is not None else None
     if config.merge_engine == "aggregation":
         defaulted = value_columns
     elif config.merge_engine == "partial_update" and default is not None:
@@ -205,9 +193,9 @@ def _aggregates(config: ModelConfig, value_columns: list[str], groups: list[Grou
         defaulted = []
     for column in defaulted:
         if column not in out:
-            out[column] = (ColumnAggregate(column, default) if default is not None
-                           else default_aggregate(column))
-    return out, default
+            out[column] = (column_aggregate(column, default, configured=False)
+                           if default is not None else default_aggregate(column))
+    return out, function
 
 
 def analyze(node: ModelNode) -> WideModel:
@@ -218,6 +206,7 @@ def analyze(node: ModelNode) -> WideModel:
     branches = split_union(query, **where)
     columns = model_columns(branches[0], **where)
     config = node.config
+    assert isinstance(config, KeyTableConfig), "analyze takes merge-engine models"
     for key, names in (("primary_key", config.primary_key),
                        ("sequence_field", config.sequence_field)):
         for name in names:
@@ -236,10 +225,9 @@ def analyze(node: ModelNode) -> WideModel:
                     f"provide {key} column(s) {', '.join(missing)}; every source must give "
                     f"the full {key}", key=key, **where)
         built.append(Branch(index, _branch_name(select, index), select, owned))
-    groups = _groups(config, where)
+    groups = _groups(config)
     fixed = {*config.primary_key, *config.sequence_field, config.row_kind_column}
-    aggregates, default = _aggregates(config, [c for c in columns if c not in fixed], groups,
-                                      where)
+    aggregates, default = _aggregates(config, [c for c in columns if c not in fixed], groups)
     model = WideModel(
         node, str(config.merge_engine), columns, list(config.primary_key),
         list(config.sequence_field), built, groups, config.row_kind_column,
