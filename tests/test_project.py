@@ -422,3 +422,18 @@ def test_sources_yml_takes_dbt_documentation_keys(tmp_path: Path) -> None:
     root = make_project(tmp_path, {"models/sources.yml": yml,
                                    "models/m.sql": "SELECT id FROM {{ source('raw', 'a') }}"})
     assert "a_v2" in manifest_of(root).models["m"].sql
+
+
+@pytest.mark.parametrize("setting,key", [
+    ("profile = [5]", "tool.lakewide.profile"),
+    ("seed-schema = [1]", "tool.lakewide.seed-schema"),
+    ("vars = 3", "tool.lakewide.vars"),
+    ('macro-paths = ["m", {a = 1}]', "tool.lakewide.macro-paths[1]"),
+])
+def test_settings_of_the_wrong_type_name_the_key(tmp_path: Path, setting: str, key: str) -> None:
+    root = make_project(tmp_path, {"pyproject.toml": f"[tool.lakewide]\n{setting}\n"})
+    with pytest.raises(ConfigError) as info:
+        load_project(root)
+    assert info.value.key == key
+    assert Path(info.value.path).name == "pyproject.toml"
+    assert "invalid value" in info.value.message
