@@ -26,6 +26,7 @@ class ColumnAggregate:
 
     @property
     def name(self) -> str:
+        """The function's registry name."""
         return self.function.name
 
     @property

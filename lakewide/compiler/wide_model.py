@@ -55,18 +55,22 @@ class Group:
 
     @property
     def sequence(self) -> list[str]:
+        """The group's sequence fields, in order."""
         return self.spec.sequence
 
     @property
     def columns(self) -> list[str]:
+        """The columns the group guards."""
         return self.spec.columns
 
     @property
     def name(self) -> str:
+        """The group's name, as ``remove_record_on_sequence_group`` gives it."""
         return self.spec.name
 
     @property
     def all_columns(self) -> list[str]:
+        """The guarded columns, then the sequence fields."""
         return self.spec.all_columns
 
 
