@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Union
 
 from sqlglot import exp
+from sqlglot.errors import ParseError
 
 from lakewide.errors import CompileError
 from lakewide.nodes import Relation
@@ -120,7 +121,7 @@ class CheckTypes:
     ``probe`` (nothing is read) and each column's type must suit its function."""
 
     probe: exp.Expression
-    functions: dict[str, tuple[str, tuple[str, ...]]]  # column -> (function, accepted prefixes)
+    functions: dict[str, tuple[str, tuple[str, ...]]]  # column -> (function, accepted types)
     path: str
     model: str
     when: str | None = None
@@ -132,7 +133,7 @@ class CheckTypes:
             if column not in self.functions:
                 continue
             name, accepted = self.functions[column]
-            if found.upper().startswith(accepted):
+            if type_admitted(found, accepted):
                 continue
             cast = accepted[0] if accepted[0] != "TINYINT" else "BIGINT"
             raise CompileError(
@@ -140,6 +141,17 @@ class CheckTypes:
                 f"{found.upper()}; it takes {', '.join(accepted)}: cast the column in the model "
                 f"(CAST({column} AS {cast})) or choose another function",
                 path=self.path, model=self.model, key=f"aggregates.{column}")
+
+
+def type_admitted(found: str, accepted: tuple[str, ...]) -> bool:
+    """Whether Spark's name of a type (``decimal(10,2)``, ``interval day``) is of one of the
+    ``accepted`` types, compared as sqlglot type classes, never as text (``INTERVAL DAY`` is
+    no ``INT``; ``DECIMAL`` takes every precision)."""
+    try:
+        kind = exp.DataType.build(found, dialect="spark").this
+    except (ParseError, ValueError):
+        return False
+    return any(kind == exp.DataType.build(name, dialect="spark").this for name in accepted)
 
 
 Step = Union[Read, Run, Query, Stage, Sequence, Refuse, Commit, CheckTypes]

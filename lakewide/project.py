@@ -5,8 +5,11 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
+from pydantic import BeforeValidator, Field
+
+from lakewide.config_specs import Strict, checked
 from lakewide.errors import ConfigError
 
 if sys.version_info >= (3, 11):
@@ -47,14 +50,23 @@ class Project:
             return str(path)
 
 
-def _paths(root: Path, settings: dict[str, Any], key: str, default: str) -> list[Path]:
-    value = settings.get(key, [default])
-    if isinstance(value, str):
-        value = [value]
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise ConfigError(f"expected a folder name or a list of folder names, got {value!r}",
-                          path=root / "pyproject.toml", key=f"tool.lakewide.{key}")
-    return [root / v for v in value]
+def _folders(value: Any) -> Any:
+    return [value] if isinstance(value, str) else value
+
+
+class Settings(Strict):
+    """``[tool.lakewide]``: every key optional, each with its type (``SETTINGS`` says what)."""
+
+    profile: str | None = None
+    model_paths: Annotated[list[str], BeforeValidator(_folders)] = Field(
+        ["models"], alias="model-paths")
+    macro_paths: Annotated[list[str], BeforeValidator(_folders)] = Field(
+        ["macros"], alias="macro-paths")
+    seed_paths: Annotated[list[str], BeforeValidator(_folders)] = Field(
+        ["seeds"], alias="seed-paths")
+    target_path: str = Field("target", alias="target-path")
+    seed_schema: str | None = Field(None, alias="seed-schema")
+    vars: dict[str, Any] = {}
 
 
 def load_project(root: Path | str = ".") -> Project:
@@ -75,18 +87,15 @@ def load_project(root: Path | str = ".") -> Project:
         raise ConfigError(f"unknown setting '{unknown[0]}'. Accepted: {accepted}",
                           path=pyproject, key=f"tool.lakewide.{unknown[0]}")
     name = str(data.get("project", {}).get("name", root.name))
-    variables = settings.get("vars", {})
-    if not isinstance(variables, dict):
-        raise ConfigError("expected a table of name = value", path=pyproject,
-                          key="tool.lakewide.vars")
+    checked_settings = checked(Settings, settings, key="tool.lakewide", path=pyproject)
     return Project(
         root=root,
         name=name,
-        profile=str(settings.get("profile", name)),
-        model_paths=_paths(root, settings, "model-paths", "models"),
-        macro_paths=_paths(root, settings, "macro-paths", "macros"),
-        seed_paths=_paths(root, settings, "seed-paths", "seeds"),
-        target_path=root / str(settings.get("target-path", "target")),
-        seed_schema=settings.get("seed-schema"),
-        vars=dict(variables),
+        profile=checked_settings.profile or name,
+        model_paths=[root / p for p in checked_settings.model_paths],
+        macro_paths=[root / p for p in checked_settings.macro_paths],
+        seed_paths=[root / p for p in checked_settings.seed_paths],
+        target_path=root / checked_settings.target_path,
+        seed_schema=checked_settings.seed_schema,
+        vars=dict(checked_settings.vars),
     )

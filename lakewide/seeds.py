@@ -4,7 +4,6 @@ and loading them all into their tables."""
 from __future__ import annotations
 
 import csv
-import difflib
 import io
 import time
 from dataclasses import dataclass, field
@@ -15,6 +14,7 @@ import yaml
 from sqlglot import exp
 from sqlglot.errors import ParseError
 
+from lakewide.config_specs import unknown_key
 from lakewide.errors import ConfigError
 from lakewide.nodes import Relation
 from lakewide.profiles import Output
@@ -127,10 +127,8 @@ def _entry(entry: Any, shown: str, key: str) -> tuple[str, dict[str, str]]:
                           path=shown, key=key)
     unknown = [k for k in entry if k not in ENTRY_KEYS]
     if unknown:
-        near = difflib.get_close_matches(str(unknown[0]), ENTRY_KEYS, n=1)
-        hint = f"Did you mean '{near[0]}'? " if near else ""
-        raise ConfigError(f"unknown key '{unknown[0]}'. {hint}Accepted: {', '.join(ENTRY_KEYS)}",
-                          path=shown, key=f"{key}.{unknown[0]}")
+        raise ConfigError(unknown_key(str(unknown[0]), ENTRY_KEYS), path=shown,
+                          key=f"{key}.{unknown[0]}")
     column_types = entry.get("column_types") or {}
     if not isinstance(column_types, dict):
         raise ConfigError("expected a mapping of column -> type, e.g. {id: bigint}",

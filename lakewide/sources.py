@@ -7,9 +7,34 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from pydantic import Field
 
+from lakewide.config_specs import Strict, checked
 from lakewide.errors import ConfigError
 from lakewide.nodes import Relation
+
+
+class SourceTable(Strict):
+    """One ``tables:`` entry of a source (dbt's keys lakewide reads or keeps as docs)."""
+
+    name: str
+    identifier: str | None = None  # the table's name in the catalog (default: name)
+    description: str | None = None
+    columns: list[Any] = []  # documentation only
+    meta: dict[str, Any] = {}
+    tags: list[str] = []
+
+
+class SourceEntry(Strict):
+    """One ``sources:`` entry: a namespace of upstream tables."""
+
+    name: str
+    schema_: str | None = Field(None, alias="schema")  # the namespace (default: name)
+    catalog: str | None = None  # default: the profile's catalog
+    description: str | None = None
+    tables: list[SourceTable] = []
+    meta: dict[str, Any] = {}
+    tags: list[str] = []
 
 
 @dataclass(frozen=True)
@@ -39,13 +64,12 @@ def load_sources(yml_files: list[Path], catalog: str) -> dict[tuple[str, str], S
             data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
         except yaml.YAMLError as err:
             raise ConfigError(f"invalid YAML: {err}", path=path) from None
-        for entry in _entries(data.get("sources"), "sources", path):
-            name = str(entry["name"])
-            namespace = str(entry.get("schema", name))
-            source_catalog = str(entry.get("catalog", catalog))
-            for table in _entries(entry.get("tables"), f"sources.{name}.tables", path):
-                table_name = str(table["name"])
-                identifier = str(table.get("identifier", table_name))
-                found[(name, table_name)] = Source(
-                    name, table_name, Relation(source_catalog, namespace, identifier), path)
+        for index, raw in enumerate(_entries(data.get("sources"), "sources", path)):
+            entry = checked(SourceEntry, {**raw, "tables": raw.get("tables") or []},
+                            key=f"sources[{index}]", path=path)
+            for table in entry.tables:
+                found[(entry.name, table.name)] = Source(
+                    entry.name, table.name,
+                    Relation(entry.catalog or catalog, entry.schema_ or entry.name,
+                             table.identifier or table.name), path)
     return found

@@ -109,3 +109,61 @@ def test_kind_defaults_to_table_and_merge_engine_implies_primary_key() -> None:
 def test_table_properties_booleans_are_lowercase_strings() -> None:
     config = parse(table_properties={"write.wap.enabled": True, "n": 3})
     assert config.table_properties == {"write.wap.enabled": "true", "n": "3"}
+
+
+def test_the_merge_engine_chooses_the_config_class() -> None:
+    from lakewide.config import AggregationConfig, FirstRowConfig, PartialUpdateConfig, TableConfig
+
+    assert isinstance(parse(), TableConfig)
+    assert isinstance(parse(merge_engine="aggregation", primary_key="k"), AggregationConfig)
+    assert isinstance(parse(merge_engine="first_row", primary_key="k"), FirstRowConfig)
+    assert isinstance(parse(merge_engine="partial_update", primary_key="k"), PartialUpdateConfig)
+
+
+def test_unknown_merge_engine_lists_the_engines() -> None:
+    with pytest.raises(ConfigError) as info:
+        parse(merge_engine="partial", primary_key="k")
+    assert info.value.key == "merge_engine"
+    assert "expected one of partial_update, aggregation, deduplicate, first_row" in str(info.value)
+
+
+@pytest.mark.parametrize("key,value", [("sequence_field", "ts"), ("ignore_delete", True),
+                                       ("aggregates", {"n": "sum"}), ("merge_filter", True)])
+def test_a_key_table_key_on_a_table_says_to_set_a_merge_engine(key: str, value: object) -> None:
+    with pytest.raises(ConfigError) as info:
+        parse(materialized="table", **{key: value})
+    assert info.value.key == key
+    assert "set merge_engine (one of partial_update" in info.value.message
+
+
+def test_engine_rules_are_compile_errors_with_the_config_line() -> None:
+    from lakewide.errors import CompileError
+
+    with pytest.raises(CompileError) as info:
+        parse(merge_engine="partial_update", primary_key="k", row_kind_column="op")
+    assert info.value.key == "row_kind_column" and info.value.line == 3
+    assert str(info.value).startswith("models/m.sql:3: [row_kind_column] partial_update cannot")
+
+
+def test_sequence_groups_and_aggregates_are_typed_and_dumped_as_written() -> None:
+    config = parse(merge_engine="partial_update", primary_key="k",
+                   sequence_groups={"g_1, g_2": ["a", "b"]},
+                   aggregates={"a": "sum", "b": {"function": "listagg", "distinct": False}})
+    [group] = config.sequence_groups
+    assert (group.sequence, group.columns, group.name) == (["g_1", "g_2"], ["a", "b"], "g_1,g_2")
+    assert config.aggregates["a"].function == "sum" and config.aggregates["a"].options == {}
+    assert config.aggregates["b"].options == {"distinct": False}
+    dumped = config.model_dump(mode="json", exclude_defaults=True)
+    assert dumped["sequence_groups"] == {"g_1, g_2": ["a", "b"]}
+    assert dumped["aggregates"] == {"a": "sum", "b": {"function": "listagg", "distinct": False}}
+
+
+def test_an_aggregate_option_error_names_the_column_key() -> None:
+    from lakewide.errors import CompileError
+
+    with pytest.raises(CompileError) as info:
+        parse(merge_engine="aggregation", primary_key="k",
+              aggregates={"n": {"function": "listagg", "separator": ","}})
+    assert info.value.key == "aggregates.n"
+    assert "option 'separator' does not apply to listagg; accepted: function, ignore_retract, " \
+           "delimiter, distinct" in info.value.message

@@ -396,3 +396,44 @@ def test_disabled_model_is_left_out_and_refs_to_it_fail(tmp_path: Path) -> None:
     make_project(tmp_path, {"models/on.sql": "SELECT * FROM {{ ref('off') }}"})
     with pytest.raises(ConfigError, match="disabled model"):
         manifest_of(root)
+
+
+@pytest.mark.parametrize("yml,key,fragment", [
+    ("sources:\n  - name: raw\n    tables:\n      - name: a\n        identifer: b\n",
+     "sources[0].tables[0].identifer", "Did you mean 'identifier'?"),
+    ("sources:\n  - name: raw\n    shema: x\n    tables:\n      - name: a\n",
+     "sources[0].shema", "Did you mean 'schema'?"),
+    ("sources:\n  - name: raw\n    tables:\n      - name: [a]\n",
+     "sources[0].tables[0].name", "invalid value ['a']"),
+])
+def test_sources_yml_keys_are_checked(tmp_path: Path, yml: str, key: str, fragment: str) -> None:
+    root = make_project(tmp_path, {"models/sources.yml": yml})
+    with pytest.raises(ConfigError) as info:
+        manifest_of(root)
+    assert info.value.key == key
+    assert fragment in info.value.message
+    assert Path(info.value.path).name == "sources.yml"
+
+
+def test_sources_yml_takes_dbt_documentation_keys(tmp_path: Path) -> None:
+    yml = ("sources:\n  - name: raw\n    schema: ods\n    description: upstream\n    tables:\n"
+           "      - name: a\n        identifier: a_v2\n        description: rows\n"
+           "        columns: [{name: id, description: key}]\n")
+    root = make_project(tmp_path, {"models/sources.yml": yml,
+                                   "models/m.sql": "SELECT id FROM {{ source('raw', 'a') }}"})
+    assert "a_v2" in manifest_of(root).models["m"].sql
+
+
+@pytest.mark.parametrize("setting,key", [
+    ("profile = [5]", "tool.lakewide.profile"),
+    ("seed-schema = [1]", "tool.lakewide.seed-schema"),
+    ("vars = 3", "tool.lakewide.vars"),
+    ('macro-paths = ["m", {a = 1}]', "tool.lakewide.macro-paths[1]"),
+])
+def test_settings_of_the_wrong_type_name_the_key(tmp_path: Path, setting: str, key: str) -> None:
+    root = make_project(tmp_path, {"pyproject.toml": f"[tool.lakewide]\n{setting}\n"})
+    with pytest.raises(ConfigError) as info:
+        load_project(root)
+    assert info.value.key == key
+    assert Path(info.value.path).name == "pyproject.toml"
+    assert "invalid value" in info.value.message

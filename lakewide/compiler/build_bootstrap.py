@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from lakewide.compiler import engines
+from lakewide.compiler.build_folds import folds, keep_key
+from lakewide.compiler.fold_rows import Rows
 from lakewide.compiler.layout import create_table_as, sort_keys
 from lakewide.compiler.ordering import BRANCH_COLUMN, ROW_COLUMN
 from lakewide.compiler.trees import copy_without
@@ -12,7 +13,7 @@ from lakewide.compiler.wide_model import Branch, WideModel
 from lakewide.errors import CompileError
 
 
-def reduce_per_key(rows: engines.Rows, source: exp.Query,
+def reduce_per_key(rows: Rows, source: exp.Query,
                    arrival: exp.Expression | None = None) -> exp.Select:
     """Fold ``source`` (rows aliased to model column names) to one row per primary key.
 
@@ -42,7 +43,7 @@ def reduce_per_key(rows: engines.Rows, source: exp.Query,
     key_not_null = exp.and_(*(exp.column(k).is_(exp.null()).not_() for k in model.primary_key),
                             copy=False)
     keys = [exp.column(k) for k in model.primary_key]
-    return (exp.select(*keys, *engines.folds(rows), copy=False)
+    return (exp.select(*keys, *folds(rows), copy=False)
             .from_(numbered.subquery("r", copy=False), copy=False)
             .where(key_not_null, copy=False).group_by(*(k.copy() for k in keys), copy=False))
 
@@ -82,10 +83,9 @@ def union_of_branches(model: WideModel) -> exp.Query:
 def bootstrap_query(model: WideModel) -> exp.Select:
     """All branches folded per key with the engine's rule."""
     union = union_of_branches(model)
-    rows = engines.Rows(model, model.stored, with_branch=True,
-                        has_row_kind=model.row_kind is not None)
+    rows = Rows(model, model.stored, with_branch=True, has_row_kind=model.row_kind is not None)
     folded = reduce_per_key(rows, union)
-    keep = engines.keep_key(rows)
+    keep = keep_key(rows)
     if keep is None and not any(_is_helper(p) for p in folded.expressions):
         return folded
     final = exp.select(*(exp.column(c) for c in model.table_columns)).from_(

@@ -17,13 +17,11 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from lakewide.compiler import engines
-from lakewide.compiler.aggregates import REGISTRY
 from lakewide.compiler.build_bootstrap import reduce_per_key
 from lakewide.compiler.build_merge import build_merge
-from lakewide.compiler.engines import aggregate_of
-from lakewide.compiler.validate import POLICY_CHOICES
+from lakewide.compiler.fold_rows import Rows, kinds_in
 from lakewide.compiler.wide_model import ADD_KINDS, DELETE_KINDS, Branch, WideModel
+from lakewide.config import POLICY_CHOICES
 from lakewide.errors import ModelRunError
 
 CHANGE_TYPE, CHANGE_ORDINAL = "_change_type", "_change_ordinal"
@@ -31,19 +29,9 @@ KIND, RAW_KIND = "__lw_change_type", "__lw_raw_change_type"
 ORDINAL, ORDER = "__lw_change_ordinal", "__lw_change_order"
 
 
-def aggregated_columns(model: WideModel) -> list[str]:
-    """The columns an aggregate function folds (none for deduplicate and first_row)."""
-    if model.engine == "aggregation":
-        return [c for c in model.stored if c not in model.primary_key + model.sequence]
-    if model.engine == "partial_update":
-        return [c for c in model.stored
-                if c in model.node.config.aggregates or model.group_aggregated(c)]
-    return []
-
-
 def reread_safe(model: WideModel) -> bool:
     """Whether reading a source's rows a second time leaves the table unchanged."""
-    return all(REGISTRY[aggregate_of(model, c)[0]].idempotent for c in aggregated_columns(model))
+    return all(model.aggregate(c).idempotent for c in model.aggregated)
 
 
 @dataclass(frozen=True)
@@ -58,12 +46,8 @@ class ChangelogMerge:
 
 def _unretractable(model: WideModel) -> list[tuple[str, str]]:
     """(column, function) pairs whose aggregate cannot retract and does not ignore retracts."""
-    out = []
-    for column in aggregated_columns(model):
-        name, options = aggregate_of(model, column)
-        if not REGISTRY[name].retracts and not options.get("ignore_retract"):
-            out.append((column, name))
-    return out
+    return [(c, model.aggregate(c).name) for c in model.aggregated
+            if model.aggregate(c).refuses_retracts]
 
 
 def retract_policy(model: WideModel, driver: str) -> tuple[bool, bool]:
@@ -73,11 +57,10 @@ def retract_policy(model: WideModel, driver: str) -> tuple[bool, bool]:
     updated rows like new ones (their before-images dropped) and refuses deletes; aggregates
     that cannot retract drop retracts only where re-reading is harmless, else it is an error.
     """
-    config = model.node.config
-    if model.engine == "first_row" or config.ignore_delete:
+    if model.engine == "first_row" or model.deletes.ignore_delete:
         return True, False
-    if model.engine == "partial_update" and not (config.remove_record_on_delete
-                                                 or config.sequence_groups):
+    if model.engine == "partial_update" and not (model.deletes.remove_record_on_delete
+                                                 or model.groups):
         return True, True
     stuck = _unretractable(model)
     if not stuck:
@@ -119,13 +102,13 @@ def _source(model: WideModel, branch: Branch, carried: list[str]) -> exp.Select:
     inner = branch.projected(carried)
     inner.select(exp.alias_(exp.column(CHANGE_TYPE, table=qualifier), RAW_KIND),
                  exp.alias_(exp.column(CHANGE_ORDINAL, table=qualifier), ORDINAL), copy=False)
-    is_add = exp.Case(ifs=[exp.If(this=engines.kinds_in(RAW_KIND, ADD_KINDS),
+    is_add = exp.Case(ifs=[exp.If(this=kinds_in(RAW_KIND, ADD_KINDS),
                                   true=exp.Literal.number(1))],
                       default=exp.Literal.number(0))
     readded = exp.Window(this=exp.Max(this=is_add.copy()),
                          partition_by=[*(exp.column(k) for k in model.primary_key),
                                        exp.column(ORDINAL)])
-    kind = exp.Case(ifs=[exp.If(this=exp.and_(engines.kinds_in(RAW_KIND, DELETE_KINDS),
+    kind = exp.Case(ifs=[exp.If(this=exp.and_(kinds_in(RAW_KIND, DELETE_KINDS),
                                               exp.EQ(this=readded, expression=exp.Literal.number(1))),
                                 true=exp.Literal.string("UPDATE_BEFORE"))],
                     default=exp.column(RAW_KIND))
@@ -138,19 +121,18 @@ def _source(model: WideModel, branch: Branch, carried: list[str]) -> exp.Select:
 def changelog_merge(model: WideModel, branch: Branch, driver: str) -> ChangelogMerge:
     """The branch's batch and MERGE over a changelog view replacing its driving table."""
     drop, refuse = retract_policy(model, driver)
-    config = model.node.config.model_copy(
-        update={"row_kind_column": KIND, "ignore_delete": model.node.config.ignore_delete or drop})
     derived_branch = Branch(branch.index, branch.name, branch.select,
                             {**branch.owned, KIND: exp.column(KIND)})
-    derived = dataclasses.replace(model, node=dataclasses.replace(model.node, config=config),
+    deletes = dataclasses.replace(model.deletes,
+                                  ignore_delete=model.deletes.ignore_delete or drop)
+    derived = dataclasses.replace(model, row_kind=KIND, deletes=deletes,
                                   columns=[*model.columns, KIND], branches=[derived_branch])
     columns = [c for c in derived.stored if c in branch.owned]
-    rows = engines.Rows(derived, columns, with_branch=False, has_row_kind=True,
-                        branch=branch.index)
+    rows = Rows(derived, columns, with_branch=False, has_row_kind=True, branch=branch.index)
     source = _source(model, branch, [c for c in model.columns if c in columns])
     arrival = exp.Struct(expressions=[exp.column(ORDER),
                                       exp.func("MONOTONICALLY_INCREASING_ID")])
     deletes = exp.select(exp.Count(this=exp.Star())).from_(source.subquery("d")) \
-        .where(engines.kinds_in(KIND, DELETE_KINDS))
+        .where(kinds_in(KIND, DELETE_KINDS))
     return ChangelogMerge(reduce_per_key(rows, source.copy(), arrival),
                           build_merge(derived, derived_branch), deletes, refuse)

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from lakewide.compiler import engines
 from lakewide.compiler.build_bootstrap import reduce_per_key, tagged_branch, union_all
+from lakewide.compiler.build_whens import whens
+from lakewide.compiler.fold_rows import S, T, Rows
 from lakewide.compiler.ordering import BRANCH_COLUMN
 from lakewide.compiler.wide_model import Branch, WideModel
 
@@ -18,11 +19,10 @@ def batch_view(branch: Branch) -> str:
     return f"__lw_batch_{branch.index + 1}"
 
 
-def _rows(model: WideModel, branch: Branch) -> engines.Rows:
+def _rows(model: WideModel, branch: Branch) -> Rows:
     columns = [c for c in model.stored if c in branch.owned]
     has_kind = model.row_kind is not None and model.row_kind in branch.owned
-    return engines.Rows(model, columns, with_branch=False, has_row_kind=has_kind,
-                        branch=branch.index)
+    return Rows(model, columns, with_branch=False, has_row_kind=has_kind, branch=branch.index)
 
 
 def build_batch(model: WideModel, branch: Branch) -> exp.Select:
@@ -39,12 +39,12 @@ def build_batch(model: WideModel, branch: Branch) -> exp.Select:
 def build_merge(model: WideModel, branch: Branch) -> exp.Merge:
     """MERGE the branch's staged batch into only the columns the branch owns."""
     rows = _rows(model, branch)
-    on = exp.and_(*(exp.EQ(this=exp.column(k, table=engines.T),
-                           expression=exp.column(k, table=engines.S))
+    on = exp.and_(*(exp.EQ(this=exp.column(k, table=T),
+                           expression=exp.column(k, table=S))
                     for k in model.primary_key))
-    return exp.Merge(this=model.node.relation.table(alias=engines.T),
-                     using=exp.table_(batch_view(branch), alias=engines.S),
-                     on=on, whens=exp.Whens(expressions=engines.whens(rows)))
+    return exp.Merge(this=model.node.relation.table(alias=T),
+                     using=exp.table_(batch_view(branch), alias=S),
+                     on=on, whens=exp.Whens(expressions=whens(rows)))
 
 
 def key_bounds(model: WideModel, branch: Branch | None) -> exp.Select:
@@ -55,9 +55,8 @@ def key_bounds(model: WideModel, branch: Branch | None) -> exp.Select:
     return exp.select(exp.Min(this=key), exp.Max(this=key.copy())).from_(view)
 
 
-def _combined_rows(model: WideModel) -> engines.Rows:
-    return engines.Rows(model, model.stored, with_branch=True,
-                        has_row_kind=model.row_kind is not None)
+def _combined_rows(model: WideModel) -> Rows:
+    return Rows(model, model.stored, with_branch=True, has_row_kind=model.row_kind is not None)
 
 
 def touched(index: int) -> str:
@@ -87,12 +86,12 @@ def combined_batch(model: WideModel) -> exp.Select:
 def build_combined_merge(model: WideModel) -> exp.Merge:
     """MERGE the combined batch: every stored column, each by its own rule (one target scan,
     one commit for every source with new rows)."""
-    on = exp.and_(*(exp.EQ(this=exp.column(k, table=engines.T),
-                           expression=exp.column(k, table=engines.S))
+    on = exp.and_(*(exp.EQ(this=exp.column(k, table=T),
+                           expression=exp.column(k, table=S))
                     for k in model.primary_key))
-    return exp.Merge(this=model.node.relation.table(alias=engines.T),
-                     using=exp.table_(COMBINED_VIEW, alias=engines.S),
-                     on=on, whens=exp.Whens(expressions=engines.whens(_combined_rows(model))))
+    return exp.Merge(this=model.node.relation.table(alias=T),
+                     using=exp.table_(COMBINED_VIEW, alias=S),
+                     on=on, whens=exp.Whens(expressions=whens(_combined_rows(model))))
 
 
 def keys_touched(indexes: list[int]) -> exp.Select:
@@ -111,7 +110,7 @@ def narrow_merge(model: WideModel, statement: exp.Merge, low: exp.Expression,
     target's files whose key statistics lie outside it.
     """
     narrowed = statement.copy()
-    column = exp.column(model.primary_key[0], table=engines.T)
+    column = exp.column(model.primary_key[0], table=T)
     between = exp.Between(this=column, low=low, high=high)
     narrowed.set("on", exp.and_(narrowed.args["on"], between, copy=False))
     return narrowed

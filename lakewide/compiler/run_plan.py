@@ -19,8 +19,8 @@ from lakewide.compiler import build_changes
 from lakewide.compiler.build_bootstrap import null_key_count, tagged_branch, union_all
 from lakewide.compiler.build_changelog_read import changelog_merge, refused_deletes, \
     reread_safe
-from lakewide.compiler.build_merge import COMBINED_VIEW, batch_view, build_combined_batch, \
-    keys_touched, narrow_merge
+from lakewide.compiler.build_merge import COMBINED_VIEW, build_combined_batch, keys_touched, \
+    narrow_merge
 from lakewide.compiler.rewrite import driving_table, relation_key, replace_tables
 from lakewide.compiler.validate import type_probes, typed_aggregates
 from lakewide.compiler.wide_model import Branch, WideModel
@@ -29,7 +29,7 @@ from lakewide.nodes import Relation
 from lakewide.offsets import PRODUCES
 
 if TYPE_CHECKING:
-    from lakewide.compiler import CompiledModel, SourceMerge
+    from lakewide.compiler.compiled import CompiledModel, SourceMerge
 
 #: the read modes a branch has a plan for (``lakewide.read_plan`` chooses; ``produced`` is a
 #: changelog read from an upstream model's own changelog table, ``empty`` a branch without new

@@ -1,89 +1,39 @@
-"""Rule: reject the merge-engine configurations Paimon rejects, with the fix in the message."""
+"""Rule: reject what Paimon rejects and only the model's columns show (a group or aggregate on
+no value column, a type an aggregate cannot take), with the fix in the message."""
 
 from __future__ import annotations
 
 from sqlglot import exp
 
-from lakewide.compiler.aggregates import COMMON_OPTIONS, REGISTRY
 from lakewide.compiler.wide_model import WideModel
+from lakewide.config_specs import DEFAULT_AGGREGATE
 from lakewide.errors import CompileError
-
-POLICY_CHOICES = (
-    "choose one: 1. ignore_delete=true to drop delete and update-before rows; "
-    "2. remove_record_on_delete=true to remove the whole row on -D; "
-    "3. sequence_groups={...} to retract only the columns of a group")
-DELETE_POLICIES = ("partial_update cannot take delete rows (row_kind_column is set) without a "
-                   "policy; " + POLICY_CHOICES)
 
 
 def _fail(model: WideModel, key: str, message: str) -> None:
     raise CompileError(message, path=model.node.path, model=model.node.name, key=key)
 
 
-def declared_type(model: WideModel, column: str) -> str | None:
-    """The type a branch declares for ``column`` with ``CAST(... AS T)``, if any."""
-    index = model.columns.index(column)
-    for branch in model.branches:
-        projection = branch.select.expressions[index]
-        node = projection.this if isinstance(projection, exp.Alias) else projection
-        if isinstance(node, (exp.Cast, exp.TryCast)):
-            return node.to.sql("spark").upper()
-    return None
-
-
 def _check_aggregates(model: WideModel) -> None:
-    config = model.node.config
-    accepted = ", ".join(REGISTRY)
-    specs = dict(config.aggregates)
-    if config.default_aggregate is not None:
-        specs["<default_aggregate>"] = config.default_aggregate
-    for column, spec in specs.items():
-        key = "default_aggregate" if column.startswith("<") else f"aggregates.{column}"
-        options = {"function": spec} if isinstance(spec, str) else dict(spec)
-        name = options.get("function")
-        if name is None:
-            _fail(model, key, f"options {sorted(options)} name no function: add 'function' "
-                  f"(one of {accepted}), e.g. {{'function': 'listagg', 'delimiter': '|'}}")
-        if name not in REGISTRY:
-            _fail(model, key, f"unknown aggregate function {name!r}; expected one of {accepted}")
-        function = REGISTRY[str(name)]
-        unknown = set(options) - set(COMMON_OPTIONS) - set(function.options)
-        if unknown:
-            _fail(model, key, f"option '{sorted(unknown)[0]}' does not apply to {name}; accepted: "
-                  f"{', '.join((*COMMON_OPTIONS, *function.options))}")
-        if column.startswith("<"):
+    for column, aggregate in model.aggregates.items():
+        if not aggregate.configured:
             continue
+        key, name, function = f"aggregates.{column}", aggregate.name, aggregate.function
         if column not in model.stored or column in model.primary_key:
             _fail(model, key, f"'{column}' is not a value column of the model")
-        declared = declared_type(model, column)
-        if function.types and declared and not declared.startswith(function.types):
-            _fail(model, key, f"{name} cannot aggregate column '{column}' of type {declared}; "
-                  f"it takes {', '.join(function.types)}")
-        retracts = model.row_kind is not None and not config.ignore_delete
-        if retracts and not function.retracts and not options.get("ignore_retract"):
-            _fail(model, key, f"{name} cannot retract (-U/-D rows arrive through "
-                  f"row_kind_column '{model.row_kind}'); set "
-                  f"aggregates={{'{column}': {{'function': '{name}', 'ignore_retract': true}}}} "
-                  "or ignore_delete=true. Retractable: "
-                  f"{', '.join(n for n, f in REGISTRY.items() if f.retracts)}")
+        declared = model.declared.get(column)
+        if function.types and declared is not None and not function.types.admits(declared):
+            _fail(model, key, f"{name} cannot aggregate column '{column}' of type "
+                  f"{declared.sql('spark').upper()}; it takes {', '.join(function.types.names)}")
 
 
 def _check_groups(model: WideModel) -> None:
-    config = model.node.config
-    seen: dict[str, str] = {}
     for group in model.groups:
-        label = ",".join(group.sequence)
+        label = group.name
         for column in group.all_columns:
             if column not in model.stored:
                 _fail(model, "sequence_groups", f"group '{label}' names '{column}', which is not "
                       f"a column of the model (columns: {', '.join(model.stored)})")
-            if column in model.primary_key:
-                _fail(model, "sequence_groups", f"primary key column '{column}' cannot be in "
-                      f"sequence group '{label}'")
-            if column in seen and seen[column] != label:
-                _fail(model, "sequence_groups", f"column '{column}' is in two sequence groups "
-                      f"('{seen[column]}' and '{label}')")
-            seen[column] = label
         for branch in model.branches:
             owned = [c for c in group.all_columns if c in branch.owned]
             if owned and len(owned) != len(group.all_columns):
@@ -91,45 +41,32 @@ def _check_groups(model: WideModel) -> None:
                 _fail(model, "sequence_groups", f"UNION ALL branch {branch.index + 1} "
                       f"({branch.name}) owns part of group '{label}' but not "
                       f"{', '.join(missing)}; a source writes a whole group or none of it")
-    names = {",".join(g.sequence) for g in model.groups}
-    for name in config.remove_record_on_sequence_group:
-        if name not in names:
-            _fail(model, "remove_record_on_sequence_group", f"'{name}' is not a sequence group; "
-                  f"groups: {', '.join(sorted(names)) or 'none'}")
-    default = config.default_aggregate
-    if model.engine == "partial_update" and default not in (None, "last_non_null_value"):
+    default = model.default_function
+    if model.engine == "partial_update" and default is not None \
+            and default.name != DEFAULT_AGGREGATE:
         fixed = {*model.primary_key, *model.sequence, model.row_kind}
         outside = [c for c in model.stored if c not in fixed and model.group_of(c) is None
-                   and c not in config.aggregates]
+                   and c not in model.aggregates]
         if outside:
             _fail(model, "default_aggregate", f"partial_update applies default_aggregate "
-                  f"{default!r} to the columns of sequence groups, and '{outside[0]}' is in "
+                  f"{default.name!r} to the columns of sequence groups, and '{outside[0]}' is in "
                   "no group; add it to sequence_groups or drop default_aggregate (Paimon: "
                   "aggregation functions need a sequence group)")
-    for column in config.aggregates:
-        if model.group_of(column) is None and model.engine == "partial_update":
-            name = config.aggregates[column]
-            name = name if isinstance(name, str) else name.get("function")
-            if name != "last_non_null_value":
-                _fail(model, f"aggregates.{column}", f"partial_update can aggregate '{column}' "
-                      f"with {name} only inside a sequence group; add it to sequence_groups")
 
 
 def typed_aggregates(model: WideModel) -> dict[str, tuple[str, tuple[str, ...]]]:
     """Aggregated columns whose function takes only some types and whose branches declare no
-    type with CAST: column -> (function, accepted types)."""
-    from lakewide.compiler.engines import aggregate_of
-
+    type with CAST: column -> (function, Spark's names of the accepted types)."""
     out = {}
     for column in model.stored:
         if column in model.primary_key + model.sequence or column == model.row_kind:
             continue
         if model.engine != "aggregation" and not model.group_aggregated(column):
             continue
-        name = aggregate_of(model, column)[0]
-        function = REGISTRY.get(name)
-        if function is not None and function.types and declared_type(model, column) is None:
-            out[column] = (name, function.types)
+        aggregate = model.aggregate(column)
+        types = aggregate.function.types
+        if types is not None and column not in model.declared:
+            out[column] = (aggregate.name, types.names)
     return out
 
 
@@ -156,45 +93,10 @@ def check_probed_types(model: WideModel, types: dict[str, str]) -> None:
 
 
 def validate(model: WideModel) -> None:
-    """Raise CompileError for combinations Paimon rejects (the README's "Validation" list)."""
-    config = model.node.config
-    engine = model.engine
-    if config.ignore_delete and config.remove_record_on_delete:
-        _fail(model, "remove_record_on_delete", "ignore_delete and remove_record_on_delete "
-              "contradict each other; keep one")
-    if config.remove_record_on_delete and config.sequence_groups:
-        _fail(model, "remove_record_on_delete", "remove_record_on_delete cannot be combined with "
-              "sequence_groups (groups retract their own columns); use "
-              "remove_record_on_sequence_group")
-    if engine != "partial_update":
-        for key in ("sequence_groups", "remove_record_on_delete", "remove_record_on_sequence_group"):
-            if getattr(config, key):
-                _fail(model, key, f"{key} applies to merge_engine='partial_update', "
-                      f"not '{engine}'")
-    if engine not in ("aggregation", "partial_update") and (config.aggregates
-                                                         or config.default_aggregate):
-        _fail(model, "aggregates", f"aggregates apply to merge_engine='aggregation' (or "
-              f"partial_update sequence groups), not '{engine}'")
-    if engine == "first_row":
-        if config.sequence_field:
-            _fail(model, "sequence_field", "first_row keeps the first arrived row and takes no "
-                  "sequence_field; drop it or use merge_engine='deduplicate'")
-        if model.row_kind and not config.ignore_delete:
-            _fail(model, "ignore_delete", "first_row cannot take -U/-D rows; set "
-                  "ignore_delete=true")
+    """Raise CompileError for what Paimon rejects and needs the model's columns to see (the
+    rules that need only the config are its model validators: ``lakewide.config``)."""
     if model.row_kind is not None and model.row_kind not in model.columns:
         _fail(model, "row_kind_column", f"row_kind_column '{model.row_kind}' is not a column of "
               f"the model (columns: {', '.join(model.columns)})")
-    if model.row_kind in model.primary_key + model.sequence:
-        _fail(model, "row_kind_column", "the row kind column cannot be a key or sequence column")
-    if engine == "partial_update" and model.row_kind and not (
-            config.ignore_delete or config.remove_record_on_delete or config.sequence_groups):
-        _fail(model, "row_kind_column", DELETE_POLICIES)
-    if config.ignore_update_before and not model.row_kind:
-        _fail(model, "ignore_update_before", "ignore_update_before drops -U rows, which arrive "
-              "through row_kind_column; set row_kind_column or drop ignore_update_before")
-    if config.remove_record_on_sequence_group and not model.row_kind:
-        _fail(model, "remove_record_on_sequence_group", "removing rows on a group retract needs "
-              "row_kind_column (where retracts come from)")
     _check_groups(model)
     _check_aggregates(model)

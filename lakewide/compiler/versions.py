@@ -23,8 +23,6 @@ from typing import TYPE_CHECKING
 
 from sqlglot import exp
 
-from lakewide.compiler.aggregates import REGISTRY
-
 if TYPE_CHECKING:
     from lakewide.compiler.wide_model import WideModel
 
@@ -69,8 +67,7 @@ def picks(model: WideModel, column: str) -> str | None:
     if model.engine == "partial_update":
         return "last"
     if model.engine == "aggregation":
-        function = REGISTRY.get(_function(model, column))  # unknown names: validate() says so
-        return function.picks if function is not None else None
+        return model.aggregate(column).function.picks
     return None
 
 
@@ -89,7 +86,8 @@ def resolve(model: WideModel) -> Versions:
         if pick is None:
             continue
         owners = sum(1 for b in model.branches if column in b.owned)
-        first_value = model.engine == "aggregation" and _function(model, column) == "first_value"
+        first_value = (model.engine == "aggregation"
+                       and model.aggregate(column).name == "first_value")
         if model.sequence or owners > 1 or first_value:
             columns.append(column)
     count = model.engine == "aggregation" and model.row_kind is None
@@ -97,13 +95,6 @@ def resolve(model: WideModel) -> Versions:
                   and len(model.sequence) == 1
                   and sum(1 for b in model.branches if c in b.owned) == 1)
     return Versions(columns=tuple(columns), count=count, plain=plain)
-
-
-def _function(model: WideModel, column: str) -> str:
-    """The column's aggregate function name, as configured (not validated yet)."""
-    config = model.node.config
-    spec = config.aggregates.get(column, config.default_aggregate or "last_non_null_value")
-    return str(spec.get("function") if isinstance(spec, dict) else spec)
 
 
 def version_struct(sequence: list[str], branch: exp.Expression) -> exp.Struct:

@@ -9,10 +9,14 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError
 
+from lakewide.compiler.aggregates import REGISTRY, Aggregate
+from lakewide.compiler.column_aggregates import (ColumnAggregate, column_aggregate,
+                                                 default_aggregate)
 from lakewide.compiler.owned_columns import model_columns, owned_columns
 from lakewide.compiler.split_union import split_union
 from lakewide.compiler.trees import copy_without
 from lakewide.compiler.versions import Versions, resolve
+from lakewide.config import KeyTableConfig, SequenceGroup
 from lakewide.errors import CompileError
 from lakewide.nodes import ModelNode
 
@@ -42,36 +46,64 @@ class Branch:
 
 @dataclass(frozen=True)
 class Group:
-    """A sequence group: its own sequence field(s) guarding some columns."""
+    """A sequence group of the model (``config.SequenceGroup``): its place and whether a
+    delete through it removes the row."""
 
     index: int
-    sequence: list[str]
-    columns: list[str]
+    spec: SequenceGroup
+    removes_record: bool = False  # a delete through the group removes the row
+
+    @property
+    def sequence(self) -> list[str]:
+        """The group's sequence fields, in order."""
+        return self.spec.sequence
+
+    @property
+    def columns(self) -> list[str]:
+        """The columns the group guards."""
+        return self.spec.columns
+
+    @property
+    def name(self) -> str:
+        """The group's name, as ``remove_record_on_sequence_group`` gives it."""
+        return self.spec.name
 
     @property
     def all_columns(self) -> list[str]:
-        return [*self.columns, *self.sequence]
+        """The guarded columns, then the sequence fields."""
+        return self.spec.all_columns
+
+
+@dataclass(frozen=True)
+class DeletePolicy:
+    """What the model does with retract rows (``-U``/``-D``) besides folding them."""
+
+    ignore_delete: bool = False  # drop every retract row
+    ignore_update_before: bool = False  # drop ``-U`` rows
+    remove_record_on_delete: bool = False  # a ``-D`` removes the whole row
 
 
 @dataclass(frozen=True)
 class WideModel:
-    """The parts of a merge-engine model every plan builder needs."""
+    """A merge-engine model as every plan builder and rule needs it, resolved once from its
+    SQL and config: builders read this, never the node's config."""
 
-    node: ModelNode
+    node: ModelNode  # where the model comes from (name, file, relation)
+    engine: str
     columns: list[str]
     primary_key: list[str]
     sequence: list[str]
     branches: list[Branch]
     groups: list[Group] = field(default_factory=list)
+    row_kind: str | None = None
+    deletes: DeletePolicy = field(default_factory=DeletePolicy)
+    # every column an aggregate function may fold: those ``aggregates`` names, then the
+    # defaulted ones (aggregation: every value column; partial_update: group columns)
+    aggregates: dict[str, ColumnAggregate] = field(default_factory=dict)
+    default_function: Aggregate | None = None  # ``default_aggregate``, when set
+    declared: dict[str, exp.DataType] = field(default_factory=dict)  # types given by CAST
+    merge_filter: bool = False
     versions: Versions = field(default_factory=Versions)
-
-    @property
-    def engine(self) -> str:
-        return str(self.node.config.merge_engine)
-
-    @property
-    def row_kind(self) -> str | None:
-        return self.node.config.row_kind_column
 
     @property
     def stored(self) -> list[str]:
@@ -83,14 +115,27 @@ class WideModel:
         """Every column of the target table: the stored ones, then their hidden versions."""
         return self.stored + self.versions.stored(self.stored)
 
+    @property
+    def aggregated(self) -> list[str]:
+        """The stored columns an aggregate function folds (none for deduplicate and
+        first_row; partial_update: those ``aggregates`` names and aggregated group columns)."""
+        if self.engine == "aggregation":
+            return [c for c in self.stored if c not in self.primary_key + self.sequence]
+        if self.engine == "partial_update":
+            return [c for c in self.stored if c in self.aggregates]
+        return []
+
+    def aggregate(self, column: str) -> ColumnAggregate:
+        """The aggregate function folding ``column`` (default: last_non_null_value)."""
+        found = self.aggregates.get(column)
+        return found if found is not None else default_aggregate(column)
+
     def group_aggregated(self, column: str) -> bool:
         """partial_update: whether a sequence group's column is folded by an aggregate function
         (its own in ``aggregates``, else ``default_aggregate``, as Paimon applies it)."""
         group = self.group_of(column)
-        config = self.node.config
         return (self.engine == "partial_update" and group is not None
-                and column in group.columns
-                and (column in config.aggregates or config.default_aggregate is not None))
+                and column in group.columns and column in self.aggregates)
 
     def group_of(self, column: str) -> Group | None:
         """The sequence group guarding or sequencing ``column``, if any."""
@@ -119,13 +164,53 @@ def _branch_name(select: exp.Select, index: int) -> str:
     return table.name if table is not None and table.name else f"branch_{index + 1}"
 
 
+def _declared(columns: list[str], branches: list[Branch]) -> dict[str, exp.DataType]:
+    """Per column, the type the first branch declaring one gives with ``CAST(... AS T)``."""
+    out: dict[str, exp.DataType] = {}
+    for index, column in enumerate(columns):
+        for branch in branches:
+            projection = branch.select.expressions[index]
+            value = projection.this if isinstance(projection, exp.Alias) else projection
+            if isinstance(value, (exp.Cast, exp.TryCast)):
+                out[column] = value.to
+                break
+    return out
+
+
+def _groups(config: KeyTableConfig) -> list[Group]:
+    removing = set(config.remove_record_on_sequence_group)
+    return [Group(index, g, g.name in removing) for index, g in enumerate(config.sequence_groups)]
+
+
+def _aggregates(config: KeyTableConfig, value_columns: list[str],
+                groups: list[Group]) -> tuple[dict[str, ColumnAggregate], Aggregate | None]:
+    """The aggregates ``aggregates`` names, then the defaulted columns', and the default."""
+    out = {column: column_aggregate(column, spec, configured=True)
+           for column, spec in config.aggregates.items()}
+    default = config.default_aggregate
+    function = REGISTRY[default.function] if default is not None else None
+    if config.merge_engine == "aggregation":
+        defaulted = value_columns
+    elif config.merge_engine == "partial_update" and default is not None:
+        defaulted = [c for g in groups for c in g.columns]
+    else:
+        defaulted = []
+    for column in defaulted:
+        if column not in out:
+            out[column] = (column_aggregate(column, default, configured=False)
+                           if default is not None else default_aggregate(column))
+    return out, function
+
+
 def analyze(node: ModelNode) -> WideModel:
-    """Split a merge-engine model into branches and check keys against its columns."""
+    """Split a merge-engine model into branches, check keys against its columns and resolve
+    what its config means (groups, delete policy, each column's aggregate)."""
     where = {"model": node.name, "path": node.path}
     query = parse_model_sql(node)
     branches = split_union(query, **where)
     columns = model_columns(branches[0], **where)
     config = node.config
+    assert isinstance(config, KeyTableConfig), "analyze takes merge-engine models"
     for key, names in (("primary_key", config.primary_key),
                        ("sequence_field", config.sequence_field)):
         for name in names:
@@ -144,8 +229,13 @@ def analyze(node: ModelNode) -> WideModel:
                     f"provide {key} column(s) {', '.join(missing)}; every source must give "
                     f"the full {key}", key=key, **where)
         built.append(Branch(index, _branch_name(select, index), select, owned))
-    groups = [Group(i, [f.strip() for f in seq.split(",") if f.strip()], list(cols))
-              for i, (seq, cols) in enumerate(config.sequence_groups.items())]
-    model = WideModel(node, columns, list(config.primary_key), list(config.sequence_field), built,
-                      groups)
+    groups = _groups(config)
+    fixed = {*config.primary_key, *config.sequence_field, config.row_kind_column}
+    aggregates, default = _aggregates(config, [c for c in columns if c not in fixed], groups)
+    model = WideModel(
+        node, str(config.merge_engine), columns, list(config.primary_key),
+        list(config.sequence_field), built, groups, config.row_kind_column,
+        DeletePolicy(config.ignore_delete, config.ignore_update_before,
+                     config.remove_record_on_delete),
+        aggregates, default, _declared(columns, built), config.merge_filter)
     return dataclasses.replace(model, versions=resolve(model))

@@ -143,3 +143,35 @@ def test_undeclared_types_of_typed_aggregates_are_probed_and_checked() -> None:
         check_probed_types(model, {"a": "string"})
     assert info.value.key == "aggregates.a"
     assert "gives as STRING" in info.value.message and "CAST(a AS" in info.value.message
+
+
+@pytest.mark.parametrize("declared", ["INTERVAL DAY", "INTERVAL YEAR TO MONTH", "STRING"])
+def test_type_check_reads_the_type_not_its_printed_name(declared: str) -> None:
+    """``INTERVAL DAY`` is no number, though its name starts like ``INT``."""
+    sql = f"SELECT k, CAST(n AS {declared}) AS n FROM src"
+    with pytest.raises(CompileError) as info:
+        compile_with({"merge_engine": "aggregation", "aggregates": {"n": "sum"}}, sql)
+    assert info.value.key == "aggregates.n"
+    assert "sum cannot aggregate column 'n'" in info.value.message
+
+
+@pytest.mark.parametrize("declared", ["DECIMAL(10, 2)", "TINYINT", "DOUBLE", "BIGINT"])
+def test_numeric_declared_types_are_summed(declared: str) -> None:
+    compile_with({"merge_engine": "aggregation", "aggregates": {"n": "sum"}},
+                 f"SELECT k, CAST(n AS {declared}) AS n FROM src")
+
+
+def test_probed_interval_is_not_numeric() -> None:
+    """The run-time probe reads Spark's type name as a type too (``interval day``)."""
+    from lakewide.compiler.validate import check_probed_types
+
+    sql = "SELECT k, n FROM src"
+    node = ModelNode("m", Path("models/m.sql"), sql, sql, parse_model_config(
+        {"primary_key": "k", "merge_engine": "aggregation", "aggregates": {"n": "sum"}},
+        path="models/m.sql"), Relation("lw", "db", "m"))
+    model = compile_model(node).model
+    assert model is not None
+    check_probed_types(model, {"n": "int"})
+    for found in ("interval day", "interval year to month", "array<int>"):
+        with pytest.raises(CompileError):
+            check_probed_types(model, {"n": found})

@@ -1,0 +1,158 @@
+"""Rule: the WHEN clauses of a folded batch's MERGE: how each column of a matched row takes
+the batch's value, which rows a batch deletes, and which keys it inserts."""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+from lakewide.compiler import versions
+from lakewide.compiler.aggregate_inputs import Combine
+from lakewide.compiler.fold_rows import S, T, Rows, case, helper, positive
+from lakewide.compiler.ordering import incoming_older, incoming_wins
+from lakewide.compiler.wide_model import Group
+
+
+def updates(rows: Rows) -> list[exp.Expression]:
+    """``SET`` assignments of the normal matched update."""
+    model = rows.model
+    wins = incoming_wins(model.sequence, S, T)
+    older = incoming_older(model.sequence, S, T)
+    out = []
+    for column in rows.values():
+        t, s = exp.column(column, table=T), exp.column(column, table=S)
+        group = model.group_of(column)
+        stored_version = model.versions.of(column)
+        if stored_version is not None:
+            out += _versioned_update(rows, column, stored_version)
+            continue
+        if model.engine == "deduplicate":
+            value: exp.Expression = s
+        elif column in model.sequence:
+            value = case(wins.copy(), s, t)
+        elif group is not None and model.group_aggregated(column):
+            gwins = _group_wins(group)
+            value = case(positive(helper(f"gn_{group.index}")),
+                         _aggregate_merge(rows, column, gwins, exp.not_(gwins.copy())), t)
+        elif group is not None:
+            value = case(_group_wins(group), s, t)
+        elif model.engine == "aggregation":
+            value = _aggregate_merge(rows, column, wins.copy(), older.copy())
+        elif not model.sequence:
+            value = exp.func("COALESCE", s, t)
+        else:
+            take = exp.and_(s.is_(exp.null()).not_(copy=False),
+                            exp.or_(t.is_(exp.null()), wins.copy(), copy=False), copy=False)
+            value = case(take, s, t)  # is_() copied s and t
+        out.append(exp.EQ(this=exp.column(column, table=T), expression=value))
+    return out
+
+
+def _versioned_update(rows: Rows, column: str, stored_version: str) -> list[exp.Expression]:
+    """A versioned column and its version take the batch's when the batch's record sorts
+    after the one that set it (first_*: before it)."""
+    def take() -> exp.Expression:
+        if column in rows.model.versions.plain:
+            return versions.newer_plain(column, stored_version, S, T)
+        return versions.newer(stored_version, S, T,
+                              older=versions.picks(rows.model, column) == "first")
+    return [exp.EQ(this=exp.column(name, table=T),
+                   expression=case(take(), exp.column(name, table=S), exp.column(name, table=T)))
+            for name in (column, stored_version)]
+
+
+def _present(rows: Rows) -> list[str]:
+    """Columns of the target that the folded rows carry: stored ones and their versions."""
+    return rows.columns + rows.model.versions.stored(rows.columns)
+
+
+def _replace_row(rows: Rows) -> exp.Update:
+    """Every stored column replaced: the source's from the batch, the others NULL."""
+    sets = []
+    present = _present(rows)
+    for column in rows.model.table_columns:
+        if column in rows.model.primary_key:
+            continue
+        value = exp.column(column, table=S) if column in present else exp.null()
+        sets.append(exp.EQ(this=exp.column(column, table=T), expression=value))
+    return exp.Update(expressions=sets)
+
+
+def _paren(condition: exp.Expression | None) -> exp.Expression | None:
+    """A WHEN condition, parenthesized when it is an OR (for the reader; the grammar agrees)."""
+    return exp.Paren(this=condition) if isinstance(condition, exp.Or) else condition
+
+
+def _flag(name: str) -> exp.Expression:
+    return exp.func("COALESCE", exp.column(helper(name), table=S), exp.false())
+
+
+def whens(rows: Rows) -> list[exp.When]:
+    """The WHEN clauses of the source's MERGE."""
+    model = rows.model
+    wins = incoming_wins(model.sequence, S, T)
+    if model.versions.row:
+        wins = versions.newer(versions.ROW_VERSION, S, T)
+    present = _present(rows)
+    insert = exp.Insert(this=exp.Tuple(expressions=[exp.column(c) for c in present]),
+                        expression=exp.Tuple(expressions=[exp.column(c, table=S)
+                                                          for c in present]))
+    matched: list[tuple[exp.Expression | None, exp.Expression]] = []
+    insert_if: exp.Expression | None = None
+    if model.engine == "first_row":
+        out = [exp.When(matched=False, source=False, then=insert)]
+        if model.versions.row:  # a record of a lower source is first, whenever it arrives
+            first = versions.newer(versions.ROW_VERSION, S, T, older=True)
+            out.insert(0, exp.When(matched=True, source=False, condition=first,
+                                   then=_replace_row(rows)))
+        return out
+    if model.engine == "deduplicate":
+        if rows.retracts:
+            matched.append((exp.and_(wins.copy(), _flag("deleted")), exp.var("DELETE")))
+            insert_if = exp.not_(_flag("deleted"))
+        matched.append((wins.copy(), _replace_row(rows)))
+    else:
+        if rows.removes_on_delete:
+            deleted = exp.and_(positive(helper("dels")), wins.copy())
+            matched.append((exp.and_(deleted, exp.EQ(this=exp.column(helper("live"), table=S),
+                                                     expression=exp.Literal.number(0))),
+                            exp.var("DELETE")))
+            matched.append((deleted.copy(), _replace_row(rows)))
+            insert_if = positive(helper("live"))
+        removing = [g for g in model.groups
+                    if g.sequence and g.removes_record
+                    and any(c in rows.columns for c in g.all_columns) and rows.retracts]
+        if removing:
+            matched.append((exp.or_(*(exp.and_(_flag(f"gdel_{g.index}"), _group_wins(g))
+                                      for g in removing)), exp.var("DELETE")))
+            insert_if = exp.not_(exp.or_(*(_flag(f"gdel_{g.index}") for g in removing)))
+        sets = updates(rows)
+        if model.versions.count:
+            total = exp.Add(this=exp.column(versions.ROW_COUNT, table=T),
+                            expression=exp.column(versions.ROW_COUNT, table=S))
+            if rows.retracts:  # every upstream row of the key is gone: so is the key
+                matched.append((exp.LTE(this=total.copy(), expression=exp.Literal.number(0)),
+                                exp.var("DELETE")))
+                insert_if = positive(versions.ROW_COUNT)
+            sets.append(exp.EQ(this=exp.column(versions.ROW_COUNT, table=T), expression=total))
+        if sets:
+            matched.append((None, exp.Update(expressions=sets)))
+    out = [exp.When(matched=True, source=False, condition=_paren(cond), then=then)
+           for cond, then in matched]
+    out.append(exp.When(matched=False, source=False, condition=_paren(insert_if), then=insert))
+    return out
+
+
+def _aggregate_merge(rows: Rows, column: str, wins: exp.Expression,
+                     older: exp.Expression) -> exp.Expression:
+    aggregate = rows.model.aggregate(column)
+    ops = (exp.column(helper(f"ops_{column}"), table=S)
+           if aggregate.function.ops is not None and rows.aggregate_retracts(column) else None)
+    combined = aggregate.function.combine(Combine(exp.column(column, table=T),
+                                                  exp.column(column, table=S), ops, wins,
+                                                  older, aggregate.options))
+    return case(positive(helper(f"n_{column}")), combined, exp.column(column, table=T))
+
+
+def _group_wins(group: Group) -> exp.Expression:
+    return exp.and_(positive(helper(f"gn_{group.index}")),
+                    incoming_wins(group.sequence, S, T))

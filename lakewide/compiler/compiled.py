@@ -1,0 +1,171 @@
+"""A compiled model: every statement and run plan of one model, and ``compile_model`` that
+builds it from a model node."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from sqlglot import exp
+
+from lakewide.compiler import build_changes
+from lakewide.compiler.build_bootstrap import build_bootstrap, null_key_count, union_of_branches
+from lakewide.compiler.build_merge import (COMBINED_VIEW, batch_view, build_batch,
+                                           build_combined_merge, build_merge, combined_batch,
+                                           key_bounds)
+from lakewide.compiler.layout import create_table_as, write_ordered_by
+from lakewide.compiler.run_plan import PlanContext, build_run_plans, plan_files
+from lakewide.compiler.validate import validate
+from lakewide.compiler.wide_model import DIALECT, WideModel, analyze, parse_model_sql
+from lakewide.errors import CompileError
+from lakewide.nodes import ModelNode
+from lakewide.plan import ModelPlans
+
+
+@dataclass
+class SourceMerge:
+    """The incremental step of one source branch: stage its batch, then MERGE it."""
+
+    branch: int
+    name: str
+    batch_view: str
+    batch: exp.Select
+    statement: exp.Merge
+    null_keys: exp.Select | None = None
+    bounds: exp.Select | None = None  # merge_filter: the batch's key range, read after staging
+
+    def staging(self, *, copy: bool = True) -> exp.Create:
+        """The batch as a temporary view (what the engine materializes before the MERGE).
+
+        ``copy=False`` moves the batch itself into the view (for a caller dropping this object).
+        """
+        view = exp.Create(this=exp.table_(self.batch_view), kind="VIEW", replace=True,
+                          expression=self.batch.copy() if copy else self.batch)
+        view.set("properties", exp.Properties(expressions=[exp.TemporaryProperty()]))
+        return view
+
+
+@dataclass
+class CompiledModel:
+    """Every statement a model can run, by plan."""
+
+    node: ModelNode
+    kind: str
+    bootstrap: exp.Expression
+    merges: list[SourceMerge] = field(default_factory=list)
+    model: WideModel | None = None  # key tables: the analyzed model the plans come from
+    write_order: exp.Command | None = None  # ALTER TABLE ... WRITE ORDERED BY, after a create
+    context: PlanContext = field(default_factory=PlanContext)
+
+    @cached_property
+    def plans(self) -> ModelPlans | None:
+        """Every plan a run of this table or key table can take (None for views)."""
+        if self.kind == "view":
+            return None
+        return build_run_plans(self, self.context)
+
+    # ``compile`` writes neither of the next two: they are built on first use (a run needs them)
+    @cached_property
+    def full_refresh(self) -> exp.Expression | None:
+        """Key tables: the bootstrap as ``CREATE OR REPLACE TABLE``."""
+        if self.model is None:
+            return None
+        statement = self.bootstrap.copy()
+        statement.set("replace", True)
+        return statement
+
+    @cached_property
+    def combined(self) -> SourceMerge | None:
+        """Key tables of several sources: the one MERGE a run makes when more than one source
+        has new rows (its batch shown over every source; a run folds those with new rows)."""
+        if self.model is None or len(self.model.branches) < 2:
+            return None
+        return SourceMerge(-1, "all", COMBINED_VIEW, combined_batch(self.model),
+                           build_combined_merge(self.model),
+                           bounds=key_bounds(self.model, None)
+                           if self.model.merge_filter else None)
+
+    @cached_property
+    def null_keys(self) -> exp.Select | None:
+        """Key tables: count of the rows the bootstrap rejects for a NULL key."""
+        if self.model is None:
+            return None
+        return null_key_count(self.model, union_of_branches(self.model))
+
+    def files(self, *, in_place: bool = False, changelog: bool | None = None,
+              plans: bool = False) -> dict[str, str]:
+        """File name -> SQL text, as written under ``target/compiled/<model>/``.
+
+        ``changelog``: the model produces its changelog (``changelog.sql``: what follows each
+        MERGE commit, shown for the combined batch's keys; default: as the context says).
+        ``plans``: also every run plan, step by step (``plans/*.sql``).
+
+        ``in_place=True`` prints the statements themselves rather than copies (a third of the
+        printing time); the generator may rewrite what it prints, so only a caller that drops
+        this object afterwards may ask for it.
+        """
+        copy = not in_place
+        changelog = self.context.produces if changelog is None else changelog
+        # the plans share trees with the statements: printed first, before any in place
+        shown_plans = plan_files(self.plans, to_sql) if plans and self.plans is not None else {}
+        first = "bootstrap.sql" if self.kind == "primary_key" else f"{self.kind}.sql"
+        out = {first: to_sql(self.bootstrap, copy=copy)
+               + (to_sql(self.write_order, copy=copy) if self.write_order is not None else "")}
+        for merge in self.merges:
+            out[f"merge_{merge.branch + 1:02d}_{merge.name}.sql"] = (
+                to_sql(merge.staging(copy=copy), copy=False) + to_sql(merge.statement, copy=copy))
+        if self.combined is not None:  # several sources with new rows: one MERGE for all
+            out["merge_all.sql"] = (to_sql(self.combined.staging(copy=copy), copy=False)
+                                    + to_sql(self.combined.statement, copy=copy))
+        if changelog and self.model is not None:
+            keys = self.combined.batch_view if self.combined else self.merges[0].batch_view
+            out["changelog.sql"] = "".join(to_sql(s, copy=False)
+                                           for s in build_changes.statements(self.model, keys))
+        out.update(shown_plans)
+        return out
+
+
+def to_sql(statement: exp.Expression, *, pretty: bool = True, copy: bool = True) -> str:
+    """The one place SQL text is produced from a tree (Spark dialect).
+
+    The generator rewrites the tree it prints, so it prints a copy; ``copy=False`` saves that
+    copy for a tree built only to be printed.
+    """
+    return statement.sql(DIALECT, pretty=pretty, copy=copy) + (";\n" if pretty else "")
+
+
+def _query(node: ModelNode) -> exp.Query:
+    query = parse_model_sql(node)
+    if not isinstance(query, exp.Query):
+        raise CompileError(f"a model is a SELECT query, found {query.key.upper()}",
+                           path=node.path, model=node.name)
+    return query
+
+
+def compile_model(node: ModelNode, context: PlanContext | None = None) -> CompiledModel:
+    """Compile one model into its bootstrap statement and, for key tables, per-source MERGEs;
+    ``context`` (its upstream tables, who produces a changelog) is what its run plans need."""
+    context = context or PlanContext()
+    kind = node.config.kind
+    if kind == "view":
+        view = exp.Create(this=node.relation.table(), kind="VIEW", replace=True,
+                          expression=_query(node))
+        if not node.relation.catalog:
+            view.set("properties", exp.Properties(expressions=[exp.TemporaryProperty()]))
+        return CompiledModel(node, kind, view)
+    if kind in ("table", "incremental"):
+        if kind == "incremental":
+            raise CompileError("materialized='incremental' (append-only log tables) is not "
+                               "supported yet; use 'table', 'view' or a merge_engine",
+                               path=node.path, model=node.name, key="materialized")
+        return CompiledModel(node, kind, create_table_as(node, _query(node), replace=True),
+                             write_order=write_ordered_by(node), context=context)
+    model = analyze(node)
+    validate(model)
+    merges = [SourceMerge(b.index, b.name, batch_view(b), build_batch(model, b),
+                          build_merge(model, b),
+                          null_key_count(model, b.projected(model.primary_key)),
+                         key_bounds(model, b) if model.merge_filter else None)
+              for b in model.branches]
+    return CompiledModel(node, kind, build_bootstrap(model), merges, model=model,
+                         write_order=write_ordered_by(node), context=context)
