@@ -18,8 +18,9 @@ def covered(meta: TableMeta | None) -> set[int]:
     """The model snapshots whose changes a changelog table holds."""
     if meta is None:
         return set()
-    return {int(s.summary[CHANGELOG_OF]) for s in meta.snapshots.values()
-            if CHANGELOG_OF in s.summary}
+    return {
+        int(s.summary[CHANGELOG_OF]) for s in meta.snapshots.values() if CHANGELOG_OF in s.summary
+    }
 
 
 def range_covered(meta: TableMeta, changes: set[int], start: int, end: int) -> bool:
@@ -33,8 +34,7 @@ def range_covered(meta: TableMeta, changes: set[int], start: int, end: int) -> b
     return False
 
 
-def missing_changes(meta: TableMeta | None,
-                    changelog: TableMeta | None) -> list[tuple[int, int]]:
+def missing_changes(meta: TableMeta | None, changelog: TableMeta | None) -> list[tuple[int, int]]:
     """``(parent, snapshot)`` of the MERGE commits, oldest first, whose changes a stopped run
     left unwritten (a bootstrap starts an empty changelog: nothing before it is due)."""
     if meta is None:

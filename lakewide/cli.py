@@ -29,17 +29,36 @@ from lakewide.errors import LakewideError, RunInterrupted
 
 @click.group()
 @click.version_option(__version__, prog_name="lakewide")
-@click.option("--project-dir", type=click.Path(file_okay=False, path_type=Path), default=".",
-              show_default=True, help="The project folder (holds pyproject.toml).")
-@click.option("--profiles-dir", type=click.Path(file_okay=False, path_type=Path),
-              help="Folder holding profiles.yml (default: the project, then ~/.lakewide).")
+@click.option(
+    "--project-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=".",
+    show_default=True,
+    help="The project folder (holds pyproject.toml).",
+)
+@click.option(
+    "--profiles-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Folder holding profiles.yml (default: the project, then ~/.lakewide).",
+)
 @click.option("--target", "-t", help="Target of the profile (default: the profile's target).")
 @click.option("--vars", "variables", callback=parse_vars, help="YAML mapping for var().")
-@click.option("--lock-wait", default=30.0, show_default=True, type=click.FloatRange(min=0),
-              help="Seconds to wait for another lakewide process on the same warehouse.")
+@click.option(
+    "--lock-wait",
+    default=30.0,
+    show_default=True,
+    type=click.FloatRange(min=0),
+    help="Seconds to wait for another lakewide process on the same warehouse.",
+)
 @click.pass_context
-def cli(ctx: click.Context, project_dir: Path, profiles_dir: Path | None, target: str | None,
-        variables: dict[str, Any], lock_wait: float) -> None:
+def cli(
+    ctx: click.Context,
+    project_dir: Path,
+    profiles_dir: Path | None,
+    target: str | None,
+    variables: dict[str, Any],
+    lock_wait: float,
+) -> None:
     """lakewide: wide tables on Apache Iceberg from SQL models with merge engines."""
     ctx.obj = Options(project_dir, profiles_dir, target, variables, lock_wait)
 

@@ -9,21 +9,50 @@ the model's columns are the compiler's (``lakewide.compiler.validate``).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, ClassVar, Literal, Union
+from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import (BaseModel, ConfigDict, Discriminator, SerializerFunctionWrapHandler, Tag,
-                      TypeAdapter, ValidationError, field_validator, model_serializer,
-                      model_validator)
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    SerializerFunctionWrapHandler,
+    Tag,
+    TypeAdapter,
+    ValidationError,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
-from lakewide.config_specs import (DEFAULT_AGGREGATE, DELETE_POLICIES, POLICY_CHOICES,
-                                   AggregateSpec, RuleError, SequenceGroup, as_list, retractable,
-                                   unknown_key)
+from lakewide.config_specs import (
+    DEFAULT_AGGREGATE,
+    DELETE_POLICIES,
+    POLICY_CHOICES,
+    AggregateSpec,
+    RuleError,
+    SequenceGroup,
+    as_list,
+    retractable,
+    unknown_key,
+)
 from lakewide.errors import CompileError, ConfigError
 
-__all__ = ["ACCEPTED_KEYS", "DELETE_POLICIES", "ENGINES", "POLICY_CHOICES", "AggregateSpec",
-           "AggregationConfig", "DeduplicateConfig", "FirstRowConfig", "KeyTableConfig",
-           "ModelConfig", "PartialUpdateConfig", "SequenceGroup",
-           "TableConfig", "parse_model_config"]
+__all__ = [
+    "ACCEPTED_KEYS",
+    "DELETE_POLICIES",
+    "ENGINES",
+    "POLICY_CHOICES",
+    "AggregateSpec",
+    "AggregationConfig",
+    "DeduplicateConfig",
+    "FirstRowConfig",
+    "KeyTableConfig",
+    "ModelConfig",
+    "PartialUpdateConfig",
+    "SequenceGroup",
+    "TableConfig",
+    "parse_model_config",
+]
 
 MergeEngine = Literal["partial_update", "aggregation", "deduplicate", "first_row"]
 ENGINES = ("partial_update", "aggregation", "deduplicate", "first_row")
@@ -61,8 +90,15 @@ class _Keys(BaseModel):
     enabled: bool = True
     description: str | None = None
 
-    @field_validator("primary_key", "sequence_field", "partition_by", "sort_by", "tags",
-                     "remove_record_on_sequence_group", mode="before")
+    @field_validator(
+        "primary_key",
+        "sequence_field",
+        "partition_by",
+        "sort_by",
+        "tags",
+        "remove_record_on_sequence_group",
+        mode="before",
+    )
     @classmethod
     def _listify(cls, value: Any) -> list[str]:
         return as_list(value)
@@ -111,9 +147,22 @@ class _Keys(BaseModel):
         return self.schema_
 
 
-TABLE_KEYS = ("merge_engine", "materialized", "primary_key", "partition_by", "sort_by",
-              "table_properties", "format_version", "write_mode", "changelog_producer",
-              "schema_", "alias", "tags", "enabled", "description")
+TABLE_KEYS = (
+    "merge_engine",
+    "materialized",
+    "primary_key",
+    "partition_by",
+    "sort_by",
+    "table_properties",
+    "format_version",
+    "write_mode",
+    "changelog_producer",
+    "schema_",
+    "alias",
+    "tags",
+    "enabled",
+    "description",
+)
 
 
 class TableConfig(_Keys):
@@ -124,17 +173,28 @@ class TableConfig(_Keys):
     def rules(self) -> None:
         """A merge engine's keys need a merge engine."""
         if self.materialized == "primary_key":
-            raise RuleError("merge_engine", "materialized='primary_key' needs a merge_engine "
-                            f"(expected one of {', '.join(ENGINES)})", compile_error=False)
+            raise RuleError(
+                "merge_engine",
+                "materialized='primary_key' needs a merge_engine "
+                f"(expected one of {', '.join(ENGINES)})",
+                compile_error=False,
+            )
         if self.changelog_producer == "lookup":
-            raise RuleError("changelog_producer", "changelog_producer='lookup' needs a "
-                            "merge_engine (a table or view model is rebuilt, not merged: it "
-                            "has no row changes to keep)", compile_error=False)
+            raise RuleError(
+                "changelog_producer",
+                "changelog_producer='lookup' needs a "
+                "merge_engine (a table or view model is rebuilt, not merged: it "
+                "has no row changes to keep)",
+                compile_error=False,
+            )
         for key, field in type(self).model_fields.items():
             if key not in TABLE_KEYS and getattr(self, key) != field.default:
-                raise RuleError(key, f"{key} applies to primary-key tables: set merge_engine "
-                                f"(one of {', '.join(ENGINES)}) or drop {key}",
-                                compile_error=False)
+                raise RuleError(
+                    key,
+                    f"{key} applies to primary-key tables: set merge_engine "
+                    f"(one of {', '.join(ENGINES)}) or drop {key}",
+                    compile_error=False,
+                )
 
 
 class KeyTableConfig(_Keys):
@@ -148,36 +208,58 @@ class KeyTableConfig(_Keys):
     def rules(self) -> None:
         """The rules every key table follows; engine classes add theirs (RuleError)."""
         if not self.primary_key:
-            raise RuleError("primary_key", f"merge_engine='{self.merge_engine}' needs "
-                            "primary_key (a column name or a list of column names)",
-                            compile_error=False)
+            raise RuleError(
+                "primary_key",
+                f"merge_engine='{self.merge_engine}' needs "
+                "primary_key (a column name or a list of column names)",
+                compile_error=False,
+            )
         if self.materialized in ("view", "table", "incremental"):
-            raise RuleError("materialized", f"materialized='{self.materialized}' conflicts with "
-                            "merge_engine; drop materialized (a merge engine implies a "
-                            "primary-key table)", compile_error=False)
-        for key in ("sequence_groups", "remove_record_on_delete",
-                    "remove_record_on_sequence_group"):
+            raise RuleError(
+                "materialized",
+                f"materialized='{self.materialized}' conflicts with "
+                "merge_engine; drop materialized (a merge engine implies a "
+                "primary-key table)",
+                compile_error=False,
+            )
+        for key in (
+            "sequence_groups",
+            "remove_record_on_delete",
+            "remove_record_on_sequence_group",
+        ):
             if getattr(self, key) and not self.takes_groups:
-                raise RuleError(key, f"{key} applies to merge_engine='partial_update', "
-                                f"not '{self.merge_engine}'")
+                raise RuleError(
+                    key,
+                    f"{key} applies to merge_engine='partial_update', not '{self.merge_engine}'",
+                )
         if (self.aggregates or self.default_aggregate) and not self.takes_aggregates:
-            raise RuleError("aggregates", "aggregates apply to merge_engine='aggregation' (or "
-                            f"partial_update sequence groups), not '{self.merge_engine}'")
+            raise RuleError(
+                "aggregates",
+                "aggregates apply to merge_engine='aggregation' (or "
+                f"partial_update sequence groups), not '{self.merge_engine}'",
+            )
         if self.row_kind_column in self.primary_key + self.sequence_field:
-            raise RuleError("row_kind_column", "the row kind column cannot be a key or sequence "
-                            "column")
+            raise RuleError(
+                "row_kind_column", "the row kind column cannot be a key or sequence column"
+            )
         if self.ignore_update_before and not self.row_kind_column:
-            raise RuleError("ignore_update_before", "ignore_update_before drops -U rows, which "
-                            "arrive through row_kind_column; set row_kind_column or drop "
-                            "ignore_update_before")
+            raise RuleError(
+                "ignore_update_before",
+                "ignore_update_before drops -U rows, which "
+                "arrive through row_kind_column; set row_kind_column or drop "
+                "ignore_update_before",
+            )
         retracts = self.row_kind_column is not None and not self.ignore_delete
         for column, spec in self.aggregates.items():
             if retracts and spec.refuses_retracts:
-                raise RuleError(f"aggregates.{column}", f"{spec.function} cannot retract (-U/-D "
-                                f"rows arrive through row_kind_column '{self.row_kind_column}'); "
-                                f"set aggregates={{'{column}': {{'function': '{spec.function}', "
-                                "'ignore_retract': true}} or ignore_delete=true. Retractable: "
-                                f"{', '.join(retractable())}")
+                raise RuleError(
+                    f"aggregates.{column}",
+                    f"{spec.function} cannot retract (-U/-D "
+                    f"rows arrive through row_kind_column '{self.row_kind_column}'); "
+                    f"set aggregates={{'{column}': {{'function': '{spec.function}', "
+                    "'ignore_retract': true}} or ignore_delete=true. Retractable: "
+                    f"{', '.join(retractable())}",
+                )
 
 
 class PartialUpdateConfig(KeyTableConfig):
@@ -192,18 +274,26 @@ class PartialUpdateConfig(KeyTableConfig):
         functions only inside groups."""
         super().rules()
         if self.ignore_delete and self.remove_record_on_delete:
-            raise RuleError("remove_record_on_delete", "ignore_delete and "
-                            "remove_record_on_delete contradict each other; keep one")
+            raise RuleError(
+                "remove_record_on_delete",
+                "ignore_delete and remove_record_on_delete contradict each other; keep one",
+            )
         if self.remove_record_on_delete and self.sequence_groups:
-            raise RuleError("remove_record_on_delete", "remove_record_on_delete cannot be "
-                            "combined with sequence_groups (groups retract their own columns); "
-                            "use remove_record_on_sequence_group")
-        if self.row_kind_column and not (self.ignore_delete or self.remove_record_on_delete
-                                         or self.sequence_groups):
+            raise RuleError(
+                "remove_record_on_delete",
+                "remove_record_on_delete cannot be "
+                "combined with sequence_groups (groups retract their own columns); "
+                "use remove_record_on_sequence_group",
+            )
+        if self.row_kind_column and not (
+            self.ignore_delete or self.remove_record_on_delete or self.sequence_groups
+        ):
             raise RuleError("row_kind_column", DELETE_POLICIES)
         if self.remove_record_on_sequence_group and not self.row_kind_column:
-            raise RuleError("remove_record_on_sequence_group", "removing rows on a group "
-                            "retract needs row_kind_column (where retracts come from)")
+            raise RuleError(
+                "remove_record_on_sequence_group",
+                "removing rows on a group retract needs row_kind_column (where retracts come from)",
+            )
         self._groups_rules()
 
     def _groups_rules(self) -> None:
@@ -211,22 +301,33 @@ class PartialUpdateConfig(KeyTableConfig):
         for group in self.sequence_groups:
             for column in group.all_columns:
                 if column in self.primary_key:
-                    raise RuleError("sequence_groups", f"primary key column '{column}' cannot "
-                                    f"be in sequence group '{group.name}'")
+                    raise RuleError(
+                        "sequence_groups",
+                        f"primary key column '{column}' cannot be in sequence group '{group.name}'",
+                    )
                 if column in seen and seen[column] != group.name:
-                    raise RuleError("sequence_groups", f"column '{column}' is in two sequence "
-                                    f"groups ('{seen[column]}' and '{group.name}')")
+                    raise RuleError(
+                        "sequence_groups",
+                        f"column '{column}' is in two sequence "
+                        f"groups ('{seen[column]}' and '{group.name}')",
+                    )
                 seen[column] = group.name
         names = {g.name for g in self.sequence_groups}
         for name in self.remove_record_on_sequence_group:
             if name not in names:
-                raise RuleError("remove_record_on_sequence_group", f"'{name}' is not a sequence "
-                                f"group; groups: {', '.join(sorted(names)) or 'none'}")
+                raise RuleError(
+                    "remove_record_on_sequence_group",
+                    f"'{name}' is not a sequence "
+                    f"group; groups: {', '.join(sorted(names)) or 'none'}",
+                )
         for column, spec in self.aggregates.items():
             if column not in seen and spec.function != DEFAULT_AGGREGATE:
-                raise RuleError(f"aggregates.{column}", f"partial_update can aggregate "
-                                f"'{column}' with {spec.function} only inside a sequence group; "
-                                "add it to sequence_groups")
+                raise RuleError(
+                    f"aggregates.{column}",
+                    f"partial_update can aggregate "
+                    f"'{column}' with {spec.function} only inside a sequence group; "
+                    "add it to sequence_groups",
+                )
 
 
 class AggregationConfig(KeyTableConfig):
@@ -251,11 +352,15 @@ class FirstRowConfig(KeyTableConfig):
         """first_row has no sequence and cannot take retracts."""
         super().rules()
         if self.sequence_field:
-            raise RuleError("sequence_field", "first_row keeps the first arrived row and takes "
-                            "no sequence_field; drop it or use merge_engine='deduplicate'")
+            raise RuleError(
+                "sequence_field",
+                "first_row keeps the first arrived row and takes "
+                "no sequence_field; drop it or use merge_engine='deduplicate'",
+            )
         if self.row_kind_column and not self.ignore_delete:
-            raise RuleError("ignore_delete", "first_row cannot take -U/-D rows; set "
-                            "ignore_delete=true")
+            raise RuleError(
+                "ignore_delete", "first_row cannot take -U/-D rows; set ignore_delete=true"
+            )
 
 
 def _engine_of(value: Any) -> str:
@@ -263,13 +368,14 @@ def _engine_of(value: Any) -> str:
     return str(engine) if engine is not None else "table"
 
 
-ModelConfig = Annotated[Union[
-    Annotated[TableConfig, Tag("table")],
-    Annotated[PartialUpdateConfig, Tag("partial_update")],
-    Annotated[AggregationConfig, Tag("aggregation")],
-    Annotated[DeduplicateConfig, Tag("deduplicate")],
-    Annotated[FirstRowConfig, Tag("first_row")],
-], Discriminator(_engine_of)]
+ModelConfig = Annotated[
+    Annotated[TableConfig, Tag("table")]
+    | Annotated[PartialUpdateConfig, Tag("partial_update")]
+    | Annotated[AggregationConfig, Tag("aggregation")]
+    | Annotated[DeduplicateConfig, Tag("deduplicate")]
+    | Annotated[FirstRowConfig, Tag("first_row")],
+    Discriminator(_engine_of),
+]
 _ADAPTER: TypeAdapter[Any] = TypeAdapter(ModelConfig)
 
 _ALIASES = {"schema": "schema_"}
@@ -290,8 +396,9 @@ def _value_at(raw: dict[str, Any], key: str) -> Any:
     return value
 
 
-def parse_model_config(raw: dict[str, Any], *, path: Path | str, line: int | None = None,
-                       model: str | None = None) -> TableConfig | KeyTableConfig:
+def parse_model_config(
+    raw: dict[str, Any], *, path: Path | str, line: int | None = None, model: str | None = None
+) -> TableConfig | KeyTableConfig:
     """Validate the keyword arguments a model passed to ``config()``.
 
     Unknown keys suggest the nearest accepted key; wrong values name the key and what is
@@ -301,12 +408,18 @@ def parse_model_config(raw: dict[str, Any], *, path: Path | str, line: int | Non
     where = {"path": path, "line": line, "model": model}
     for key in raw:
         if key not in ACCEPTED_KEYS:
-            raise ConfigError(unknown_key(key, ACCEPTED_KEYS, what="config key",
-                                          label="Accepted keys"), key=key, **where)
+            raise ConfigError(
+                unknown_key(key, ACCEPTED_KEYS, what="config key", label="Accepted keys"),
+                key=key,
+                **where,
+            )
     engine = raw.get("merge_engine")
     if engine is not None and engine not in ENGINES:
-        raise ConfigError(f"invalid value {engine!r}: expected one of {', '.join(ENGINES)}",
-                          key="merge_engine", **where)
+        raise ConfigError(
+            f"invalid value {engine!r}: expected one of {', '.join(ENGINES)}",
+            key="merge_engine",
+            **where,
+        )
     data = {_ALIASES.get(k, k): v for k, v in raw.items()}
     try:
         config = _ADAPTER.validate_python(data)
@@ -317,6 +430,7 @@ def parse_model_config(raw: dict[str, Any], *, path: Path | str, line: int | Non
         if isinstance(cause, RuleError):
             error = CompileError if cause.compile_error else ConfigError
             raise error(cause.message, key=cause.key or key, **where) from None
-        raise ConfigError(f"invalid value {_value_at(raw, key)!r}: {first['msg']}", key=key,
-                          **where) from None
+        raise ConfigError(
+            f"invalid value {_value_at(raw, key)!r}: {first['msg']}", key=key, **where
+        ) from None
     return config

@@ -10,8 +10,14 @@ import difflib
 from collections.abc import Iterable
 from typing import Any, TypeVar
 
-from pydantic import (BaseModel, ConfigDict, PrivateAttr, ValidationError, model_serializer,
-                      model_validator)
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    PrivateAttr,
+    ValidationError,
+    model_serializer,
+    model_validator,
+)
 
 from lakewide.errors import ConfigError
 
@@ -20,9 +26,12 @@ M = TypeVar("M", bound=BaseModel)
 POLICY_CHOICES = (
     "choose one: 1. ignore_delete=true to drop delete and update-before rows; "
     "2. remove_record_on_delete=true to remove the whole row on -D; "
-    "3. sequence_groups={...} to retract only the columns of a group")
-DELETE_POLICIES = ("partial_update cannot take delete rows (row_kind_column is set) without a "
-                   "policy; " + POLICY_CHOICES)
+    "3. sequence_groups={...} to retract only the columns of a group"
+)
+DELETE_POLICIES = (
+    "partial_update cannot take delete rows (row_kind_column is set) without a "
+    "policy; " + POLICY_CHOICES
+)
 COMMON_OPTIONS = ("function", "ignore_retract")
 DEFAULT_AGGREGATE = "last_non_null_value"  # Paimon's fields.default-aggregate-function
 
@@ -60,8 +69,9 @@ class SequenceGroup(BaseModel):
     @classmethod
     def of(cls, key: str, columns: list[str]) -> SequenceGroup:
         """The group written as ``key: columns``."""
-        return cls(key=key, sequence=[f.strip() for f in key.split(",") if f.strip()],
-                   columns=columns)
+        return cls(
+            key=key, sequence=[f.strip() for f in key.split(",") if f.strip()], columns=columns
+        )
 
     @property
     def name(self) -> str:
@@ -132,24 +142,34 @@ def _spec_options(data: Any) -> dict[str, Any]:
     if isinstance(data, AggregateSpec):
         return {k: getattr(data, k) for k in data.model_fields_set}
     if not isinstance(data, (str, dict)):
-        raise RuleError("", f"expected a function name (one of {accepted}) or a mapping like "
-                        "{'function': 'listagg', 'delimiter': '|'}")
+        raise RuleError(
+            "",
+            f"expected a function name (one of {accepted}) or a mapping like "
+            "{'function': 'listagg', 'delimiter': '|'}",
+        )
     options = {"function": data} if isinstance(data, str) else dict(data)
     name = options.get("function")
     if name is None:
-        raise RuleError("", f"options {sorted(options)} name no function: add 'function' "
-                        f"(one of {accepted}), e.g. {{'function': 'listagg', 'delimiter': '|'}}")
+        raise RuleError(
+            "",
+            f"options {sorted(options)} name no function: add 'function' "
+            f"(one of {accepted}), e.g. {{'function': 'listagg', 'delimiter': '|'}}",
+        )
     if name not in REGISTRY:
         raise RuleError("", f"unknown aggregate function {name!r}; expected one of {accepted}")
     unknown = set(options) - set(COMMON_OPTIONS) - set(REGISTRY[str(name)].options)
     if unknown:
-        raise RuleError("", f"option '{sorted(unknown)[0]}' does not apply to {name}; accepted: "
-                        f"{', '.join((*COMMON_OPTIONS, *REGISTRY[str(name)].options))}")
+        raise RuleError(
+            "",
+            f"option '{sorted(unknown)[0]}' does not apply to {name}; accepted: "
+            f"{', '.join((*COMMON_OPTIONS, *REGISTRY[str(name)].options))}",
+        )
     return options
 
 
-def unknown_key(key: str, accepted: Iterable[str], *, what: str = "key",
-                label: str = "Accepted") -> str:
+def unknown_key(
+    key: str, accepted: Iterable[str], *, what: str = "key", label: str = "Accepted"
+) -> str:
     """Why ``key`` is refused: the nearest accepted key, then all of them."""
     names = list(accepted)
     near = difflib.get_close_matches(key, names, n=1)
@@ -160,8 +180,9 @@ def unknown_key(key: str, accepted: Iterable[str], *, what: str = "key",
 class Strict(BaseModel):
     """A mapping of a project file: unknown keys are refused with the nearest accepted one."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True,
-                              coerce_numbers_to_str=True)
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, populate_by_name=True, coerce_numbers_to_str=True
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -170,8 +191,7 @@ class Strict(BaseModel):
             accepted = [f.alias or name for name, f in cls.model_fields.items()]
             for key in data:
                 if key not in accepted:
-                    raise RuleError(str(key), unknown_key(str(key), accepted),
-                                    compile_error=False)
+                    raise RuleError(str(key), unknown_key(str(key), accepted), compile_error=False)
         return data
 
 
@@ -187,5 +207,6 @@ def checked(model: type[M], data: Any, *, key: str, **where: Any) -> M:
         full = key + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in loc)
         if isinstance(cause, RuleError):
             raise ConfigError(cause.message, key=full, **where) from None
-        raise ConfigError(f"invalid value {first.get('input')!r}: {first['msg']}", key=full,
-                          **where) from None
+        raise ConfigError(
+            f"invalid value {first.get('input')!r}: {first['msg']}", key=full, **where
+        ) from None

@@ -50,10 +50,24 @@ LAYOUT_VERSION = 2  # 2: hidden version and row-count columns (README "Run bound
 _COSMETIC = frozenset({"tags", "description", "enabled", "materialized", "changelog_producer"})
 
 # Tokens whose text is a name or a value (kept exactly); all others are keywords and symbols.
-_EXACT = frozenset(getattr(TokenType, name) for name in (
-    "VAR", "IDENTIFIER", "NUMBER", "STRING", "BIT_STRING", "HEX_STRING", "BYTE_STRING",
-    "NATIONAL_STRING", "NATIONAL_RAW_STRING", "RAW_STRING", "HEREDOC_STRING", "UNICODE_STRING")
-    if hasattr(TokenType, name))
+_EXACT = frozenset(
+    getattr(TokenType, name)
+    for name in (
+        "VAR",
+        "IDENTIFIER",
+        "NUMBER",
+        "STRING",
+        "BIT_STRING",
+        "HEX_STRING",
+        "BYTE_STRING",
+        "NATIONAL_STRING",
+        "NATIONAL_RAW_STRING",
+        "RAW_STRING",
+        "HEREDOC_STRING",
+        "UNICODE_STRING",
+    )
+    if hasattr(TokenType, name)
+)
 
 MetaReader = Callable[[Relation], "TableMeta | None"]
 
@@ -61,9 +75,13 @@ MetaReader = Callable[[Relation], "TableMeta | None"]
 def definition_digest(node: ModelNode) -> str:
     """SHA-256 (hex) of what a model's compiled statements are made from (see module doc)."""
     config = node.config.model_dump(mode="json", exclude_defaults=True, exclude=set(_COSMETIC))
-    document = {"layout": LAYOUT_VERSION, "kind": node.config.kind,
-                "relation": str(node.relation), "config": config,
-                "query": _normalized_tokens(node.sql)}
+    document = {
+        "layout": LAYOUT_VERSION,
+        "kind": node.config.kind,
+        "relation": str(node.relation),
+        "config": config,
+        "query": _normalized_tokens(node.sql),
+    }
     text = json.dumps(document, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
@@ -77,9 +95,11 @@ def _normalized_tokens(sql: str) -> list[str]:
         tokens = Dialect.get_or_raise(DIALECT).tokenize(sql)
     except TokenError:
         return [sql]
-    return [f"{t.token_type.name} "
-            + (t.text if t.token_type in _EXACT else " ".join(t.text.upper().split()))
-            for t in tokens]
+    return [
+        f"{t.token_type.name} "
+        + (t.text if t.token_type in _EXACT else " ".join(t.text.upper().split()))
+        for t in tokens
+    ]
 
 
 def stored_digest(meta: TableMeta | None) -> str | None:
@@ -114,19 +134,26 @@ class DefinitionChangedError(ConfigError):
 
 def _message(changed: list[ChangedModel]) -> str:
     upgraded = sorted({c.built_by for c in changed if c.built_by and c.built_by != __version__})
-    note = (f"; lakewide {', '.join(upgraded)} built it, and a change of lakewide's table "
-            "layout counts too" if upgraded else "")
+    note = (
+        f"; lakewide {', '.join(upgraded)} built it, and a change of lakewide's table "
+        "layout counts too"
+        if upgraded
+        else ""
+    )
     selectors = " ".join(f"-s {c.name}" for c in changed)
     if len(changed) == 1:
         c = changed[0]
         head = f"model {c.name} ({c.path}) changed since its table {c.relation} was built"
     else:
         head = f"{len(changed)} models changed since their tables were built: " + ", ".join(
-            f"{c.name} ({c.path}, table {c.relation})" for c in changed)
-    return (f"{head}: the SQL or config differs from the definition stored with the table "
-            f"(columns, branches, filters, keys or options){note}. The incremental plan cannot "
-            "run on a table built from another definition, so nothing was run. lakewide does "
-            f"not migrate tables yet; rebuild with `lakewide run --full-refresh {selectors}`.")
+            f"{c.name} ({c.path}, table {c.relation})" for c in changed
+        )
+    return (
+        f"{head}: the SQL or config differs from the definition stored with the table "
+        f"(columns, branches, filters, keys or options){note}. The incremental plan cannot "
+        "run on a table built from another definition, so nothing was run. lakewide does "
+        f"not migrate tables yet; rebuild with `lakewide run --full-refresh {selectors}`."
+    )
 
 
 def changed_models(manifest: Manifest, names: list[str], meta_of: MetaReader) -> list[ChangedModel]:
@@ -144,8 +171,11 @@ def changed_models(manifest: Manifest, names: list[str], meta_of: MetaReader) ->
         if definition_changed(node, meta):
             snapshot = last_commit(meta)
             built_by = snapshot.summary.get(VERSION, "") if snapshot else ""
-            found.append(ChangedModel(name, manifest.project.relative(node.path),
-                                      str(node.relation), built_by))
+            found.append(
+                ChangedModel(
+                    name, manifest.project.relative(node.path), str(node.relation), built_by
+                )
+            )
     return found
 
 

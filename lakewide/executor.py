@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from lakewide.compiler import CompiledModel
 from lakewide.definition import definition_changed, refuse_changed_models
@@ -36,8 +37,13 @@ class ModelResult:
     commits: list[int] = field(default_factory=list)
 
 
-def _run_one(adapter: SparkAdapter, manifest: Manifest, compiled: CompiledModel,
-             full_refresh: bool, run_id: str) -> ModelResult:
+def _run_one(
+    adapter: SparkAdapter,
+    manifest: Manifest,
+    compiled: CompiledModel,
+    full_refresh: bool,
+    run_id: str,
+) -> ModelResult:
     node = compiled.node
     result = ModelResult(node.name, "success", plan=compiled.kind)
     if compiled.kind == "view":
@@ -50,8 +56,11 @@ def _run_one(adapter: SparkAdapter, manifest: Manifest, compiled: CompiledModel,
         # skipped when the upstream snapshots are those of the last build and the model's
         # definition is the one that build stored
         meta = adapter.table_meta(node.relation)
-        if meta is not None and last_offsets(meta) == table_offsets(run.pinned) \
-                and not definition_changed(node, meta):
+        if (
+            meta is not None
+            and last_offsets(meta) == table_offsets(run.pinned)
+            and not definition_changed(node, meta)
+        ):
             result.plan, result.message = "skipped", "upstream unchanged"
             return result
         outcome = run.rebuild()
@@ -85,9 +94,15 @@ def live_rows(summary: dict[str, str]) -> int | None:
     return total - deleted
 
 
-def run_models(manifest: Manifest, names: list[str], adapter: SparkAdapter, *,
-               full_refresh: bool = False, run_id: str | None = None,
-               on_result: Callable[[ModelResult], None] | None = None) -> list[ModelResult]:
+def run_models(
+    manifest: Manifest,
+    names: list[str],
+    adapter: SparkAdapter,
+    *,
+    full_refresh: bool = False,
+    run_id: str | None = None,
+    on_result: Callable[[ModelResult], None] | None = None,
+) -> list[ModelResult]:
     """Run ``names`` (already in DAG order); a failed model skips everything downstream.
 
     Unless ``full_refresh``, first refuses (DefinitionChangedError, nothing run) when a selected
@@ -108,8 +123,9 @@ def run_models(manifest: Manifest, names: list[str], adapter: SparkAdapter, *,
             result = ModelResult(name, "skipped", message=f"upstream {blocked[0]} failed")
         else:
             try:
-                result = _run_one(adapter, manifest, compile_in(manifest, node), full_refresh,
-                                  run_id)
+                result = _run_one(
+                    adapter, manifest, compile_in(manifest, node), full_refresh, run_id
+                )
             except LakewideError as err:
                 failed.add(name)
                 err.model = err.model or name

@@ -5,11 +5,11 @@ from __future__ import annotations
 from lakewide.compiler.rewrite import driving_table
 from lakewide.compiler.wide_model import analyze
 from lakewide.definition import definition_changed, refuse_changed_models
-from lakewide.upstream import upstream_relations
 from lakewide.manifest import Manifest
 from lakewide.metadata import CorruptMetadataError, MetadataReader, metadata_reader
 from lakewide.nodes import Relation
 from lakewide.offsets import TableMeta, branch_offsets, last_offsets, table_offsets
+from lakewide.upstream import upstream_relations
 
 
 class _Metas:
@@ -54,8 +54,9 @@ def _fresh(manifest: Manifest, name: str, metas: _Metas) -> bool:
     drivers = [(b.index, driving_table(b.select)) for b in analyze(node).branches]
     if any(driver is None or driver not in current for _, driver in drivers):
         return False
-    return all(offsets.get(key) == snapshot
-               for key, snapshot in branch_offsets(drivers, current).items())
+    return all(
+        offsets.get(key) == snapshot for key, snapshot in branch_offsets(drivers, current).items()
+    )
 
 
 def fresh_models(manifest: Manifest, names: list[str]) -> set[str] | None:

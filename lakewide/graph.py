@@ -1,4 +1,7 @@
-"""The model DAG: order, cycles and node selection (``name``, ``+name``, ``name+``, ``tag:``, ``path:``)."""
+"""The model DAG: order, cycles and node selection.
+
+Selectors: ``name``, ``+name``, ``name+``, ``tag:``, ``path:``.
+"""
 
 from __future__ import annotations
 
@@ -15,7 +18,7 @@ def _find_cycle(models: dict[str, ModelNode], remaining: set[str]) -> list[str]:
     while node not in path:
         path.append(node)
         node = min(r for r in models[node].refs if r in remaining)
-    return path[path.index(node):] + [node]
+    return path[path.index(node) :] + [node]
 
 
 def topological_order(models: dict[str, ModelNode]) -> list[str]:
@@ -38,8 +41,9 @@ def topological_order(models: dict[str, ModelNode]) -> list[str]:
         ready.sort()
     if len(order) != len(models):
         cycle = _find_cycle(models, set(models) - set(order))
-        raise ConfigError(f"models form a cycle: {' -> '.join(cycle)}; remove one of these ref()s",
-                          model=cycle[0])
+        raise ConfigError(
+            f"models form a cycle: {' -> '.join(cycle)}; remove one of these ref()s", model=cycle[0]
+        )
     return order
 
 
@@ -65,14 +69,19 @@ def _match(models: dict[str, ModelNode], selector: str, root: Path) -> set[str]:
         return {n for n, m in models.items() if selector[4:] in m.tags}
     if selector.startswith("path:"):
         wanted = (root / selector[5:]).resolve()
-        return {n for n, m in models.items()
-                if m.path.resolve() == wanted or wanted in m.path.resolve().parents}
+        return {
+            n
+            for n, m in models.items()
+            if m.path.resolve() == wanted or wanted in m.path.resolve().parents
+        }
     up, down = selector.startswith("+"), selector.endswith("+")
     name = selector.strip("+")
     if name not in models:
-        raise ConfigError(f"selector '{selector}' matches no model; models: "
-                          f"{', '.join(sorted(models))}; also accepted: +name, name+, tag:x, "
-                          "path:models/x")
+        raise ConfigError(
+            f"selector '{selector}' matches no model; models: "
+            f"{', '.join(sorted(models))}; also accepted: +name, name+, tag:x, "
+            "path:models/x"
+        )
     chosen = {name}
     if up:
         chosen |= _closure(models, name, upstream=True)
@@ -88,12 +97,15 @@ def _matches_nothing(models: dict[str, ModelNode], selector: str) -> str:
         hint = f"tags in this project: {', '.join(tags)}" if tags else "no model has a tag"
     else:
         hint = "give a folder or file under the project, e.g. path:models/wide"
-    return (f"selector '{selector}' matches no model ({hint}); lakewide stops with exit code 2 "
-            "when a --select selects nothing, so that a typo never passes as an empty run")
+    return (
+        f"selector '{selector}' matches no model ({hint}); lakewide stops with exit code 2 "
+        "when a --select selects nothing, so that a typo never passes as an empty run"
+    )
 
 
-def select(models: dict[str, ModelNode], selectors: list[str] | None,
-           exclude: list[str] | None, root: Path) -> list[str]:
+def select(
+    models: dict[str, ModelNode], selectors: list[str] | None, exclude: list[str] | None, root: Path
+) -> list[str]:
     """Selected model names in run order (all models when no selector is given)."""
     order = topological_order(models)
     chosen: set[str] = set(models) if not selectors else set()

@@ -10,8 +10,8 @@ batch is never merged twice, a lost one is read again.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from sqlglot import exp
 
@@ -22,8 +22,16 @@ from lakewide.compiler import CompiledModel
 from lakewide.definition import definition_digest, refuse_changed_models
 from lakewide.errors import CommitConflict, ModelRunError
 from lakewide.manifest import Manifest
-from lakewide.offsets import CHANGELOG_OF, MODEL, RUN_ID, branch_offsets, commit_properties, \
-    last_offsets, offset_key, table_offsets
+from lakewide.offsets import (
+    CHANGELOG_OF,
+    MODEL,
+    RUN_ID,
+    branch_offsets,
+    commit_properties,
+    last_offsets,
+    offset_key,
+    table_offsets,
+)
 from lakewide.read_plan import ReadPlan, choose_read
 from lakewide.spark.adapter import SparkAdapter
 from lakewide.step_runner import StepRunner
@@ -67,8 +75,9 @@ class KeyTableOutcome:
 class KeyTableRun:
     """One run of one table or key table, from its compiled plans."""
 
-    def __init__(self, adapter: SparkAdapter, manifest: Manifest, compiled: CompiledModel,
-                 run_id: str) -> None:
+    def __init__(
+        self, adapter: SparkAdapter, manifest: Manifest, compiled: CompiledModel, run_id: str
+    ) -> None:
         plans = compiled.plans
         assert plans is not None, "views have no run plan"
         self.adapter, self.manifest, self.plans, self.run_id = adapter, manifest, plans, run_id
@@ -76,12 +85,15 @@ class KeyTableRun:
         self.relation = plans.relation
         self.definition = definition_digest(compiled.node)
         # each upstream's snapshots, read once: they pin it and plan its reads
-        self.metas = {read.table: adapter.table_meta(plans.tables[read.table])
-                      for read in plans.pins}
-        self.pinned = {key: None if meta is None else meta.current
-                       for key, meta in self.metas.items()}
-        self.params: p.Params = {read.at: self.pinned[read.table] for read in plans.pins
-                                 if read.at is not None}
+        self.metas = {
+            read.table: adapter.table_meta(plans.tables[read.table]) for read in plans.pins
+        }
+        self.pinned = {
+            key: None if meta is None else meta.current for key, meta in self.metas.items()
+        }
+        self.params: p.Params = {
+            read.at: self.pinned[read.table] for read in plans.pins if read.at is not None
+        }
         self.steps = StepRunner(adapter, plans, self.metas, self._commit)
         self.head: int | None = None  # the target's snapshot before this run's next commit
         self.progress: dict[str, int | None] = {}
@@ -90,14 +102,20 @@ class KeyTableRun:
     # ------------------------------------------------------------------ commits
     def _commit(self, step: p.Commit, statement: exp.Expression, params: p.Params) -> None:
         if step.changelog:
-            self.adapter.commit(statement, {CHANGELOG_OF: str(params["snapshot"]),
-                                            RUN_ID: self.run_id, MODEL: self.name})
+            self.adapter.commit(
+                statement,
+                {CHANGELOG_OF: str(params["snapshot"]), RUN_ID: self.run_id, MODEL: self.name},
+            )
             self.outcome.statements += 1
             return
         faults.checkpoint("before-commit")
-        self.adapter.commit(statement, {**commit_properties(self.progress, self.run_id,
-                                                            self.name, self.definition),
-                                        **step.properties})
+        self.adapter.commit(
+            statement,
+            {
+                **commit_properties(self.progress, self.run_id, self.name, self.definition),
+                **step.properties,
+            },
+        )
         faults.checkpoint("after-commit")
         self.outcome.statements += 1
         meta = self.adapter.table_meta(self.relation)
@@ -131,12 +149,21 @@ class KeyTableRun:
         """Fold every source at its pinned snapshot into a new table (one atomic commit)."""
         self.outcome = KeyTableOutcome("full-refresh" if replace else "bootstrap")
         self.pin_all()
-        self.progress = branch_offsets(((b.index, b.driver) for b in self.plans.branches),
-                                       self.pinned)
+        self.progress = branch_offsets(
+            ((b.index, b.driver) for b in self.plans.branches), self.pinned
+        )
         self.outcome.ranges = [
-            SourceRange(b.index, b.driver, None, self.pinned.get(b.driver), "full",
-                        reason="bootstrap: every row at the pinned snapshot")
-            for b in self.plans.branches if b.driver]
+            SourceRange(
+                b.index,
+                b.driver,
+                None,
+                self.pinned.get(b.driver),
+                "full",
+                reason="bootstrap: every row at the pinned snapshot",
+            )
+            for b in self.plans.branches
+            if b.driver
+        ]
         self._run(self.plans.full_refresh if replace else self.plans.bootstrap)
         return self.outcome
 
@@ -150,8 +177,9 @@ class KeyTableRun:
         refuse_changed_models(self.manifest, [self.name], lambda _: meta)
         self.head = None if meta is None else meta.current
         if self.plans.recover is not None:
-            for parent, snapshot in missing_changes(meta, self.adapter.table_meta(
-                    self.plans.tables[self._changelog_table()])):
+            for parent, snapshot in missing_changes(
+                meta, self.adapter.table_meta(self.plans.tables[self._changelog_table()])
+            ):
                 self._run(self.plans.recover, parent=parent, snapshot=snapshot)
         consumed: dict[str, int | None] = dict(last_offsets(meta) or {})
         self.progress = dict(consumed)
@@ -160,14 +188,17 @@ class KeyTableRun:
         for branch in self.plans.branches:
             driver = branch.driver
             if driver is None or driver not in self.pinned:
-                raise ModelRunError(f"branch {branch.index + 1} reads no declared source or "
-                                    "model; use source() or ref() so lakewide can track it")
+                raise ModelRunError(
+                    f"branch {branch.index + 1} reads no declared source or "
+                    "model; use source() or ref() so lakewide can track it"
+                )
             key = offset_key(branch.index, driver)
             start, end = consumed.get(key), self.pinned[driver]
             self.params[p.start(branch.index)], self.params[p.end(branch.index)] = start, end
             read = self._plan(branch, start, end, key in consumed)
-            source_range = SourceRange(branch.index, driver, start, end, read.mode,
-                                       reason=read.reason)
+            source_range = SourceRange(
+                branch.index, driver, start, end, read.mode, reason=read.reason
+            )
             outcome.ranges.append(source_range)
             if read.mode == "none":
                 self.progress[key] = end
@@ -226,8 +257,9 @@ class KeyTableRun:
         params = self._run(merge)
         read.range.keys = int(params.get("staged") or 0)
 
-    def _plan(self, branch: p.BranchPlan, start: int | None, end: int | None,
-              consumed: bool) -> ReadPlan:
+    def _plan(
+        self, branch: p.BranchPlan, start: int | None, end: int | None, consumed: bool
+    ) -> ReadPlan:
         driver = branch.driver
         assert driver is not None
         produced = None
@@ -238,8 +270,15 @@ class KeyTableRun:
                 meta = self.metas[driver]
                 changes = covered(self.adapter.table_meta(self.plans.tables[changes_table]))
                 return meta is not None and range_covered(meta, changes, low, high)
-        return choose_read(branch, self.engine, driver, start, end, consumed=consumed,
-                           meta=lambda: self.metas[driver],
-                           format_version=lambda: self.adapter.format_version(
-                               self.plans.tables[driver]),
-                           produced=produced)
+
+        return choose_read(
+            branch,
+            self.engine,
+            driver,
+            start,
+            end,
+            consumed=consumed,
+            meta=lambda: self.metas[driver],
+            format_version=lambda: self.adapter.format_version(self.plans.tables[driver]),
+            produced=produced,
+        )

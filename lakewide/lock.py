@@ -6,9 +6,9 @@ import contextlib
 import fcntl
 import os
 import time
+from contextlib import AbstractContextManager
 from pathlib import Path
 from types import TracebackType
-from typing import ContextManager
 
 from lakewide.errors import LakewideError
 from lakewide.metadata import warehouse_path
@@ -32,7 +32,7 @@ class WarehouseLock:
         self.wait_seconds = wait_seconds
         self._fd: int | None = None
 
-    def __enter__(self) -> "WarehouseLock":
+    def __enter__(self) -> WarehouseLock:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         deadline = time.monotonic() + self.wait_seconds
@@ -55,8 +55,12 @@ class WarehouseLock:
         self._fd = fd
         return self
 
-    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
-                 trace: TracebackType | None) -> None:
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
         if self._fd is not None:
             fcntl.flock(self._fd, fcntl.LOCK_UN)
             os.close(self._fd)
@@ -75,7 +79,7 @@ def lock_path(output: Output) -> Path | None:
     return None if folder is None else folder / LOCK_FILE
 
 
-def warehouse_lock(output: Output, wait_seconds: float = 30.0) -> ContextManager[object]:
+def warehouse_lock(output: Output, wait_seconds: float = 30.0) -> AbstractContextManager[object]:
     """The lock a writing command holds for ``output``'s warehouse (a no-op when it has none)."""
     path = lock_path(output)
     return contextlib.nullcontext() if path is None else WarehouseLock(path, wait_seconds)

@@ -33,19 +33,29 @@ def _files(folders: list[Path], pattern: str) -> list[Path]:
     return found
 
 
-def load_manifest(project: Project, output: Output, *, variables: dict[str, Any] | None = None,
-                  incremental: set[str] | None = None) -> Manifest:
+def load_manifest(
+    project: Project,
+    output: Output,
+    *,
+    variables: dict[str, Any] | None = None,
+    incremental: set[str] | None = None,
+) -> Manifest:
     """Render all models. ``incremental`` names the models whose ``is_incremental()`` is true."""
-    sources = load_sources(_files(project.model_paths, "*.yml")
-                           + _files(project.model_paths, "*.yaml"), output.catalog)
-    renderer = Renderer(_files(project.macro_paths, "*.sql"),
-                        {**project.vars, **(variables or {})}, sources)
+    sources = load_sources(
+        _files(project.model_paths, "*.yml") + _files(project.model_paths, "*.yaml"), output.catalog
+    )
+    renderer = Renderer(
+        _files(project.macro_paths, "*.sql"), {**project.vars, **(variables or {})}, sources
+    )
     paths: dict[str, Path] = {}
     for path in _files(project.model_paths, "*.sql"):
         name = path.stem
         if name in paths:
-            raise ConfigError(f"two models are named '{name}': {project.relative(paths[name])} and "
-                              f"{project.relative(path)}; model names must be unique", path=path)
+            raise ConfigError(
+                f"two models are named '{name}': {project.relative(paths[name])} and "
+                f"{project.relative(path)}; model names must be unique",
+                path=path,
+            )
         paths[name] = path
     texts = {name: path.read_text(encoding="utf-8") for name, path in paths.items()}
 
@@ -63,8 +73,9 @@ def load_manifest(project: Project, output: Output, *, variables: dict[str, Any]
         if config.get("materialized") == "view" and output.catalog_type == "hadoop":
             relations[name] = Relation("", "", alias)  # the hadoop catalog has no views
         else:
-            relations[name] = Relation(output.catalog,
-                                       str(config.get("schema") or output.namespace), alias)
+            relations[name] = Relation(
+                output.catalog, str(config.get("schema") or output.namespace), alias
+            )
 
     def resolve(name: str) -> Relation:
         if name not in relations:
@@ -73,23 +84,37 @@ def load_manifest(project: Project, output: Output, *, variables: dict[str, Any]
 
     models: dict[str, ModelNode] = {}
     for name, path in paths.items():
-        result = renderer.render(Path(project.relative(path)), texts[name],
-                                 resolve_ref=resolve, this=relations[name],
-                                 is_incremental=name in (incremental or set()))
+        result = renderer.render(
+            Path(project.relative(path)),
+            texts[name],
+            resolve_ref=resolve,
+            this=relations[name],
+            is_incremental=name in (incremental or set()),
+        )
         for ref_name in result.refs:
             resolve(ref_name)
-        config = parse_model_config(result.config, path=project.relative(path),
-                                    line=result.config_line, model=name)
+        config = parse_model_config(
+            result.config, path=project.relative(path), line=result.config_line, model=name
+        )
         if not config.enabled:
             continue
-        models[name] = ModelNode(name=name, path=path, raw_sql=texts[name], sql=result.sql,
-                                 config=config, relation=relations[name],
-                                 refs=list(dict.fromkeys(result.refs)),
-                                 sources=list(dict.fromkeys(result.sources)),
-                                 config_line=result.config_line)
+        models[name] = ModelNode(
+            name=name,
+            path=path,
+            raw_sql=texts[name],
+            sql=result.sql,
+            config=config,
+            relation=relations[name],
+            refs=list(dict.fromkeys(result.refs)),
+            sources=list(dict.fromkeys(result.sources)),
+            config_line=result.config_line,
+        )
     for node in models.values():
         disabled = [r for r in node.refs if r not in models]
         if disabled:
-            raise ConfigError(f"ref('{disabled[0]}') points at a disabled model",
-                              path=project.relative(node.path), model=node.name)
+            raise ConfigError(
+                f"ref('{disabled[0]}') points at a disabled model",
+                path=project.relative(node.path),
+                model=node.name,
+            )
     return Manifest(project, output, models, sources)

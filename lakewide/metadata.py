@@ -28,18 +28,22 @@ class CorruptMetadataError(ModelRunError):
     """A table's Iceberg metadata file cannot be read (exit code 1: that model fails)."""
 
 
-def corrupt_metadata(relation: Relation | str, file: Path | str | None,
-                     detail: str) -> CorruptMetadataError:
+def corrupt_metadata(
+    relation: Relation | str, file: Path | str | None, detail: str
+) -> CorruptMetadataError:
     """The error for unreadable table metadata, naming the table, the file and the way out."""
     if file is None:
-        return CorruptMetadataError(f"table {relation}: its Iceberg metadata cannot be read "
-                                    f"({detail}). Models that do not read this table still run.")
+        return CorruptMetadataError(
+            f"table {relation}: its Iceberg metadata cannot be read "
+            f"({detail}). Models that do not read this table still run."
+        )
     return CorruptMetadataError(
         f"table {relation}: its current Iceberg metadata file {file} cannot be read ({detail}). "
         "Restore that file from a backup; or, on a hadoop catalog, move it aside and write the "
         "previous version number into version-hint.text next to it: the table falls back to "
         "that version and lakewide resumes from its offsets. Models that do not read this "
-        "table still run.")
+        "table still run."
+    )
 
 
 def warehouse_path(warehouse: str | None) -> Path | None:
@@ -74,8 +78,11 @@ def current_metadata_file(warehouse: Path, relation: Relation) -> Path | None:
             candidate = None
         if candidate is not None and candidate.is_file():
             return candidate
-    versions = [(int(m.group(1)), p) for p in folder.glob("v*.metadata.json")
-                if (m := _VERSION_FILE.match(p.name))]
+    versions = [
+        (int(m.group(1)), p)
+        for p in folder.glob("v*.metadata.json")
+        if (m := _VERSION_FILE.match(p.name))
+    ]
     return max(versions)[1] if versions else None
 
 
@@ -133,14 +140,23 @@ def table_meta_of(metadata: TableMetadata) -> TableMeta:
     """lakewide's view of pyiceberg table metadata."""
     snapshots = {}
     for s in metadata.snapshots:
-        summary = {} if s.summary is None else \
-            {"operation": s.summary.operation.value, **s.summary.additional_properties}
-        snapshots[s.snapshot_id] = Snapshot(s.snapshot_id, s.parent_snapshot_id,
-                                            summary.get("operation", ""), summary,
-                                            s.timestamp_ms, s.sequence_number)
+        summary = (
+            {}
+            if s.summary is None
+            else {"operation": s.summary.operation.value, **s.summary.additional_properties}
+        )
+        snapshots[s.snapshot_id] = Snapshot(
+            s.snapshot_id,
+            s.parent_snapshot_id,
+            summary.get("operation", ""),
+            summary,
+            s.timestamp_ms,
+            s.sequence_number,
+        )
     current = metadata.current_snapshot_id
-    return TableMeta(None if current in (None, -1) else current, snapshots,
-                     int(metadata.format_version))
+    return TableMeta(
+        None if current in (None, -1) else current, snapshots, int(metadata.format_version)
+    )
 
 
 def read_table_meta(warehouse: Path, relation: Relation) -> TableMeta | None:

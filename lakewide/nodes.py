@@ -21,8 +21,9 @@ class Relation:
 
     def table(self, alias: str | None = None) -> exp.Table:
         """The relation as a sqlglot table (identifiers quoted when needed)."""
-        return exp.table_(self.name, db=self.namespace or None, catalog=self.catalog or None,
-                          alias=alias)
+        return exp.table_(
+            self.name, db=self.namespace or None, catalog=self.catalog or None, alias=alias
+        )
 
     def metadata_table(self, name: str) -> exp.Table:
         """An Iceberg metadata table of this relation, e.g. ``snapshots`` or ``history``."""

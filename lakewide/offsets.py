@@ -68,13 +68,15 @@ def table_offsets(snapshots: Mapping[str, int | None]) -> dict[str, int | None]:
     return {offset_key(WHOLE_MODEL, relation): snapshot for relation, snapshot in snapshots.items()}
 
 
-def branch_offsets(drivers: Iterable[tuple[int, str | None]],
-                   snapshots: Mapping[str, int | None]) -> dict[str, int | None]:
+def branch_offsets(
+    drivers: Iterable[tuple[int, str | None]], snapshots: Mapping[str, int | None]
+) -> dict[str, int | None]:
     """A key model's offsets vector: each ``(branch, driving relation)`` at the relation's
     snapshot in ``snapshots`` (None when it has none); branches with no driving relation have
     no entry."""
-    return {offset_key(branch, driver): snapshots.get(driver) for branch, driver in drivers
-            if driver}
+    return {
+        offset_key(branch, driver): snapshots.get(driver) for branch, driver in drivers if driver
+    }
 
 
 def last_commit(meta: TableMeta | None) -> Snapshot | None:
@@ -109,11 +111,16 @@ def appends_only(meta: TableMeta, start: int, end: int) -> bool | None:
     return None
 
 
-def commit_properties(offsets: dict[str, int | None], run_id: str, model: str,
-                      definition: str | None = None) -> dict[str, str]:
+def commit_properties(
+    offsets: dict[str, int | None], run_id: str, model: str, definition: str | None = None
+) -> dict[str, str]:
     """Snapshot summary properties of a lakewide commit (``definition``: the model's digest)."""
-    properties = {OFFSETS: json.dumps(offsets, sort_keys=True), RUN_ID: run_id,
-                  VERSION: __version__, MODEL: model}
+    properties = {
+        OFFSETS: json.dumps(offsets, sort_keys=True),
+        RUN_ID: run_id,
+        VERSION: __version__,
+        MODEL: model,
+    }
     if definition is not None:
         properties[DEFINITION] = definition
     return properties

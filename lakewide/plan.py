@@ -17,7 +17,7 @@ from __future__ import annotations
 import datetime
 import decimal
 from dataclasses import dataclass, field
-from typing import Any, Union
+from typing import Any
 
 from sqlglot import exp
 from sqlglot.errors import ParseError
@@ -140,7 +140,10 @@ class CheckTypes:
                 f"{name} cannot aggregate column '{column}', which its source gives as "
                 f"{found.upper()}; it takes {', '.join(accepted)}: cast the column in the model "
                 f"(CAST({column} AS {cast})) or choose another function",
-                path=self.path, model=self.model, key=f"aggregates.{column}")
+                path=self.path,
+                model=self.model,
+                key=f"aggregates.{column}",
+            )
 
 
 def type_admitted(found: str, accepted: tuple[str, ...]) -> bool:
@@ -154,7 +157,7 @@ def type_admitted(found: str, accepted: tuple[str, ...]) -> bool:
     return any(kind == exp.DataType.build(name, dialect="spark").this for name in accepted)
 
 
-Step = Union[Read, Run, Query, Stage, Sequence, Refuse, Commit, CheckTypes]
+Step = Read | Run | Query | Stage | Sequence | Refuse | Commit | CheckTypes
 
 
 @dataclass(frozen=True)
@@ -233,6 +236,7 @@ def bind(tree: exp.Expression, values: Params) -> exp.Expression:
 
     Raises KeyError for a parameter without a value (a plan the executor did not bind).
     """
+
     def swap(node: exp.Expression) -> exp.Expression:
         if isinstance(node, exp.Placeholder) and node.name:
             value = values[node.name]

@@ -14,9 +14,11 @@ from pydantic import BaseModel, ConfigDict, PrivateAttr, ValidationError
 from lakewide.errors import ConfigError
 
 CatalogType = Literal["hadoop", "rest", "hive", "jdbc"]
-MASTER_FORMS = ("local, local[N], local[*], local[N,F], local-cluster[N,C,M], "
-                "spark://HOST:PORT[,HOST:PORT...], yarn, k8s://[https://]HOST[:PORT], "
-                "mesos://HOST:PORT")
+MASTER_FORMS = (
+    "local, local[N], local[*], local[N,F], local-cluster[N,C,M], "
+    "spark://HOST:PORT[,HOST:PORT...], yarn, k8s://[https://]HOST[:PORT], "
+    "mesos://HOST:PORT"
+)
 _MASTER_PATTERNS = (
     r"local",
     r"local\[(?:[1-9][0-9]*|\*)\]",
@@ -69,8 +71,10 @@ def env_var(name: str, default: str | None = None) -> str:
     """``{{ env_var('NAME', 'default') }}``: an environment variable, or fail clearly."""
     value = os.environ.get(name, default)
     if value is None:
-        raise ConfigError(f"environment variable {name} is not set and has no default; "
-                          f"set it or write env_var('{name}', '<default>')")
+        raise ConfigError(
+            f"environment variable {name} is not set and has no default; "
+            f"set it or write env_var('{name}', '<default>')"
+        )
     return value
 
 
@@ -83,8 +87,10 @@ def find_profiles_file(project_root: Path, profiles_dir: Path | None = None) -> 
     for folder in candidates:
         if (folder / "profiles.yml").is_file():
             return folder / "profiles.yml"
-    raise ConfigError("no profiles.yml found (looked in --profiles-dir, $LAKEWIDE_PROFILES_DIR, "
-                      f"{project_root} and ~/.lakewide)")
+    raise ConfigError(
+        "no profiles.yml found (looked in --profiles-dir, $LAKEWIDE_PROFILES_DIR, "
+        f"{project_root} and ~/.lakewide)"
+    )
 
 
 # Every ``{{ ... }}`` of profiles.yml is rendered as a placeholder and put back after YAML
@@ -101,8 +107,9 @@ def _render_profiles(path: Path) -> tuple[str, list[str]]:
         values.append("" if value is None else str(value))
         return _PLACEHOLDER.format(len(values) - 1)
 
-    environment = Environment(undefined=StrictUndefined, finalize=finalize,
-                              keep_trailing_newline=True)
+    environment = Environment(
+        undefined=StrictUndefined, finalize=finalize, keep_trailing_newline=True
+    )
     text = environment.from_string(path.read_text(encoding="utf-8")).render(env_var=env_var)
     return text, values
 
@@ -127,8 +134,9 @@ def _yaml_error(err: yaml.YAMLError, path: Path) -> ConfigError:
     problem = getattr(err, "problem", None) or type(err).__name__
     if mark is None:
         return ConfigError(f"not valid YAML ({problem})", path=path)
-    return ConfigError(f"not valid YAML (column {mark.column + 1}): {problem}", path=path,
-                       line=mark.line + 1)
+    return ConfigError(
+        f"not valid YAML (column {mark.column + 1}): {problem}", path=path, line=mark.line + 1
+    )
 
 
 def read_profiles(path: Path) -> dict[str, Any]:
@@ -140,26 +148,32 @@ def read_profiles(path: Path) -> dict[str, Any]:
         err.path = path
         raise
     except TemplateSyntaxError as err:
-        raise ConfigError(f"template does not parse: {err.message}", path=path,
-                          line=err.lineno) from None
+        raise ConfigError(
+            f"template does not parse: {err.message}", path=path, line=err.lineno
+        ) from None
     except TemplateError as err:
         raise ConfigError(f"template failed to render: {err.message}", path=path) from None
     except yaml.YAMLError as err:
         raise _yaml_error(err, path) from None
     except UnicodeDecodeError as err:
-        raise ConfigError(f"not UTF-8 text (byte {err.start}); save the file as UTF-8",
-                          path=path) from None
+        raise ConfigError(
+            f"not UTF-8 text (byte {err.start}); save the file as UTF-8", path=path
+        ) from None
     if data is None:
         return {}
     if not isinstance(data, dict):
-        raise ConfigError(f"expected a mapping of profile name -> {{target, outputs}}, found "
-                          f"{_kind(data)}; see `lakewide init` for an example", path=path)
+        raise ConfigError(
+            f"expected a mapping of profile name -> {{target, outputs}}, found "
+            f"{_kind(data)}; see `lakewide init` for an example",
+            path=path,
+        )
     return _restore(data, values)
 
 
 def _kind(value: Any) -> str:
-    return {list: "a list", str: "a string", dict: "a mapping"}.get(type(value),
-                                                                   type(value).__name__)
+    return {list: "a list", str: "a string", dict: "a mapping"}.get(
+        type(value), type(value).__name__
+    )
 
 
 def _mapping(value: Any, path: Path, key: str, what: str) -> dict[str, Any]:
@@ -170,38 +184,61 @@ def _mapping(value: Any, path: Path, key: str, what: str) -> dict[str, Any]:
     return value
 
 
-def _output_settings(path: Path, data: dict[str, Any], profile: str,
-                     target: str | None) -> tuple[str, dict[str, Any]]:
+def _output_settings(
+    path: Path, data: dict[str, Any], profile: str, target: str | None
+) -> tuple[str, dict[str, Any]]:
     """The chosen target's name and its settings, each level checked for shape."""
     if profile not in data:
-        raise ConfigError(f"profile '{profile}' not found; profiles here: "
-                          f"{', '.join(sorted(map(str, data))) or 'none'}; add it or set "
-                          "[tool.lakewide] profile in pyproject.toml", path=path, key=profile)
+        raise ConfigError(
+            f"profile '{profile}' not found; profiles here: "
+            f"{', '.join(sorted(map(str, data))) or 'none'}; add it or set "
+            "[tool.lakewide] profile in pyproject.toml",
+            path=path,
+            key=profile,
+        )
     entry = _mapping(data[profile], path, profile, "a mapping with 'target' and 'outputs'")
     if "outputs" not in entry:
-        raise ConfigError(f"profile '{profile}' has no 'outputs'; add outputs: {{dev: {{...}}}} "
-                          "with one mapping of settings per target", path=path,
-                          key=f"{profile}.outputs")
-    outputs = _mapping(entry["outputs"], path, f"{profile}.outputs",
-                       "a mapping of target name -> settings")
+        raise ConfigError(
+            f"profile '{profile}' has no 'outputs'; add outputs: {{dev: {{...}}}} "
+            "with one mapping of settings per target",
+            path=path,
+            key=f"{profile}.outputs",
+        )
+    outputs = _mapping(
+        entry["outputs"], path, f"{profile}.outputs", "a mapping of target name -> settings"
+    )
     chosen = target or entry.get("target") or "dev"
     if not isinstance(chosen, str):
-        raise ConfigError(f"expected a target name, found {_kind(chosen)}; targets: "
-                          f"{', '.join(sorted(map(str, outputs))) or 'none'}", path=path,
-                          key=f"{profile}.target")
+        raise ConfigError(
+            f"expected a target name, found {_kind(chosen)}; targets: "
+            f"{', '.join(sorted(map(str, outputs))) or 'none'}",
+            path=path,
+            key=f"{profile}.target",
+        )
     if chosen not in outputs:
-        how = "" if target or entry.get("target") else \
-            " (the profile has no 'target', so 'dev' was tried; add target: <name>)"
-        raise ConfigError(f"target '{chosen}' not found in profile '{profile}'{how}; targets: "
-                          f"{', '.join(sorted(map(str, outputs))) or 'none'}", path=path,
-                          key=f"{profile}.outputs")
-    settings = _mapping(outputs[chosen], path, f"{profile}.outputs.{chosen}",
-                        f"a mapping of settings (accepted keys: {', '.join(Output.model_fields)})")
+        how = (
+            ""
+            if target or entry.get("target")
+            else " (the profile has no 'target', so 'dev' was tried; add target: <name>)"
+        )
+        raise ConfigError(
+            f"target '{chosen}' not found in profile '{profile}'{how}; targets: "
+            f"{', '.join(sorted(map(str, outputs))) or 'none'}",
+            path=path,
+            key=f"{profile}.outputs",
+        )
+    settings = _mapping(
+        outputs[chosen],
+        path,
+        f"{profile}.outputs.{chosen}",
+        f"a mapping of settings (accepted keys: {', '.join(Output.model_fields)})",
+    )
     return chosen, settings
 
 
-def load_output(path: Path, profile: str, target: str | None = None,
-                project_root: Path | None = None) -> Output:
+def load_output(
+    path: Path, profile: str, target: str | None = None, project_root: Path | None = None
+) -> Output:
     """Read one target of one profile; a relative hadoop warehouse resolves against the project."""
     data = read_profiles(path)
     target, settings = _output_settings(path, data, profile, target)
@@ -210,8 +247,11 @@ def load_output(path: Path, profile: str, target: str | None = None,
     except ValidationError as err:
         first = err.errors()[0]
         key = ".".join(str(p) for p in first["loc"])
-        raise ConfigError(f"{first['msg']} (accepted keys: {', '.join(Output.model_fields)})",
-                          path=path, key=f"{profile}.outputs.{target}.{key}") from None
+        raise ConfigError(
+            f"{first['msg']} (accepted keys: {', '.join(Output.model_fields)})",
+            path=path,
+            key=f"{profile}.outputs.{target}.{key}",
+        ) from None
     output._origin = (str(path), f"{profile}.outputs.{target}")
     check_master(output)
     if output.catalog_type == "hadoop":
@@ -227,8 +267,10 @@ def check_master(output: Output) -> None:
     if any(re.fullmatch(pattern, output.master) for pattern in _MASTER_PATTERNS):
         return
     # The value is not echoed: it may come from env_var() (error messages never show those).
-    raise output.config_error(f"not a Spark master URL; accepted: {MASTER_FORMS} "
-                              "(N threads >= 1, F max failures)", "master")
+    raise output.config_error(
+        f"not a Spark master URL; accepted: {MASTER_FORMS} (N threads >= 1, F max failures)",
+        "master",
+    )
 
 
 def check_warehouse_writable(output: Output) -> None:
@@ -244,9 +286,12 @@ def check_warehouse_writable(output: Output) -> None:
         return
     problem = _unwritable(folder)
     if problem:
-        raise output.config_error(f"warehouse {folder} cannot be written: {problem}; set "
-                                  "`warehouse` to a folder you can write (a path relative to "
-                                  "the project is fine)", "warehouse")
+        raise output.config_error(
+            f"warehouse {folder} cannot be written: {problem}; set "
+            "`warehouse` to a folder you can write (a path relative to "
+            "the project is fine)",
+            "warehouse",
+        )
 
 
 def _unwritable(folder: Path) -> str | None:

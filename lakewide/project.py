@@ -59,11 +59,14 @@ class Settings(Strict):
 
     profile: str | None = None
     model_paths: Annotated[list[str], BeforeValidator(_folders)] = Field(
-        ["models"], alias="model-paths")
+        ["models"], alias="model-paths"
+    )
     macro_paths: Annotated[list[str], BeforeValidator(_folders)] = Field(
-        ["macros"], alias="macro-paths")
+        ["macros"], alias="macro-paths"
+    )
     seed_paths: Annotated[list[str], BeforeValidator(_folders)] = Field(
-        ["seeds"], alias="seed-paths")
+        ["seeds"], alias="seed-paths"
+    )
     target_path: str = Field("target", alias="target-path")
     seed_schema: str | None = Field(None, alias="seed-schema")
     vars: dict[str, Any] = {}
@@ -74,8 +77,11 @@ def load_project(root: Path | str = ".") -> Project:
     root = Path(root).resolve()
     pyproject = root / "pyproject.toml"
     if not pyproject.is_file():
-        raise ConfigError(f"no pyproject.toml in {root}; run `lakewide init DIR` to start a "
-                          "project or pass --project-dir", path=pyproject)
+        raise ConfigError(
+            f"no pyproject.toml in {root}; run `lakewide init DIR` to start a "
+            "project or pass --project-dir",
+            path=pyproject,
+        )
     try:
         data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as err:
@@ -84,8 +90,11 @@ def load_project(root: Path | str = ".") -> Project:
     unknown = sorted(set(settings) - set(SETTINGS))
     if unknown:
         accepted = "; ".join(f"{k}: {v}" for k, v in SETTINGS.items())
-        raise ConfigError(f"unknown setting '{unknown[0]}'. Accepted: {accepted}",
-                          path=pyproject, key=f"tool.lakewide.{unknown[0]}")
+        raise ConfigError(
+            f"unknown setting '{unknown[0]}'. Accepted: {accepted}",
+            path=pyproject,
+            key=f"tool.lakewide.{unknown[0]}",
+        )
     name = str(data.get("project", {}).get("name", root.name))
     checked_settings = checked(Settings, settings, key="tool.lakewide", path=pyproject)
     return Project(

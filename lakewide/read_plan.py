@@ -15,16 +15,18 @@ Modes (``SourceRange.mode`` in ``target/run_results.json``):
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from lakewide.errors import ModelRunError
 from lakewide.offsets import TableMeta, appends_only
 from lakewide.plan import BranchPlan
 
-COPY_ON_WRITE = ("set write_mode='copy-on-write' on it (TBLPROPERTIES 'write.delete.mode', "
-                 "'write.update.mode', 'write.merge.mode' = 'copy-on-write') so its changes can "
-                 "be read through Iceberg's changelog")
+COPY_ON_WRITE = (
+    "set write_mode='copy-on-write' on it (TBLPROPERTIES 'write.delete.mode', "
+    "'write.update.mode', 'write.merge.mode' = 'copy-on-write') so its changes can "
+    "be read through Iceberg's changelog"
+)
 
 
 @dataclass(frozen=True)
@@ -50,26 +52,36 @@ def delete_files_after(meta: TableMeta, start: int, end: int) -> bool:
     for snapshot in meta.ancestors(end):
         if snapshot.id == start:
             return False
-        if snapshot.operation != "replace" and \
-                int(snapshot.summary.get("total-delete-files", "0") or 0) > 0:
+        if (
+            snapshot.operation != "replace"
+            and int(snapshot.summary.get("total-delete-files", "0") or 0) > 0
+        ):
             return True
     return False
 
 
 def _fallback(branch: BranchPlan, engine: str, driver: str, why: str, fix: str) -> ReadPlan:
     if branch.reread_safe:
-        return ReadPlan("full", f"{why}: re-read in full (harmless for merge_engine="
-                                f"'{engine}')")
+        return ReadPlan("full", f"{why}: re-read in full (harmless for merge_engine='{engine}')")
     raise ModelRunError(
         f"source {driver} {why}; re-reading all its rows would double-count in "
         f"merge_engine='{engine}'. {fix}, or run with --full-refresh to rebuild from "
-        "scratch")
+        "scratch"
+    )
 
 
-def choose_read(branch: BranchPlan, engine: str, driver: str, start: int | None,
-                end: int | None, *, consumed: bool, meta: Callable[[], TableMeta | None],
-                format_version: Callable[[], int],
-                produced: Callable[[int, int], bool] | None = None) -> ReadPlan:
+def choose_read(
+    branch: BranchPlan,
+    engine: str,
+    driver: str,
+    start: int | None,
+    end: int | None,
+    *,
+    consumed: bool,
+    meta: Callable[[], TableMeta | None],
+    format_version: Callable[[], int],
+    produced: Callable[[int, int], bool] | None = None,
+) -> ReadPlan:
     """The read mode of ``branch`` over its upstream ``driver`` from ``start`` to ``end``.
 
     ``consumed``: the last commit's offsets name this branch (``start`` None then means the
@@ -83,31 +95,59 @@ def choose_read(branch: BranchPlan, engine: str, driver: str, start: int | None,
     if consumed and start == end:
         return ReadPlan("none", "no new snapshot")
     if consumed and start is None:
-        return ReadPlan("full", "nothing consumed yet (the upstream was empty): its whole "
-                                "history is new")
+        return ReadPlan(
+            "full", "nothing consumed yet (the upstream was empty): its whole history is new"
+        )
     if start is None:
-        return _fallback(branch, engine, driver, "has no consumed offset for it (a branch added since "
-                                        "the last run)", "Keep the model's branches as they were")
+        return _fallback(
+            branch,
+            engine,
+            driver,
+            "has no consumed offset for it (a branch added since the last run)",
+            "Keep the model's branches as they were",
+        )
     upstream = meta()
     if upstream is None or all(s.id != start for s in upstream.ancestors(end)):
-        return _fallback(branch, engine, driver, f"no longer descends from snapshot {start} (replaced, "
-                                        "rolled back or expired)", "Keep that source's history")
+        return _fallback(
+            branch,
+            engine,
+            driver,
+            f"no longer descends from snapshot {start} (replaced, rolled back or expired)",
+            "Keep that source's history",
+        )
     if appends_only(upstream, start, end):
         return ReadPlan("incremental", "appends only")
     if branch.change_log:
-        return _fallback(branch, engine, driver, "changed by more than appends (overwrite, delete or "
-                                        "replace) and is itself a change log (row_kind_column)",
-                         "Keep that source append-only")
+        return _fallback(
+            branch,
+            engine,
+            driver,
+            "changed by more than appends (overwrite, delete or "
+            "replace) and is itself a change log (row_kind_column)",
+            "Keep that source append-only",
+        )
     if produced is not None and produced(start, end):
-        return ReadPlan("changelog", "the upstream model's own changelog table "
-                                     "(changelog_producer)", produced=True)
+        return ReadPlan(
+            "changelog",
+            "the upstream model's own changelog table (changelog_producer)",
+            produced=True,
+        )
     if not delete_files_after(upstream, start, end):
-        return ReadPlan("changelog", "overwrite/delete snapshots without delete files: "
-                                     "Iceberg changelog")
+        return ReadPlan(
+            "changelog", "overwrite/delete snapshots without delete files: Iceberg changelog"
+        )
     if format_version() >= 3 and branch.reread_safe:
-        return ReadPlan("lineage", "delete files (merge-on-read), format v3: rows with a newer "
-                                   "_last_updated_sequence_number (deletes are not seen)")
-    return _fallback(branch, engine, driver, "has delete files (merge-on-read) after the consumed "
-                                    "snapshot, which Iceberg changelog scans cannot read",
-                     f"If {driver} is a lakewide model, set changelog_producer='lookup' on it "
-                     f"(its own changelog); else on {driver}, {COPY_ON_WRITE}")
+        return ReadPlan(
+            "lineage",
+            "delete files (merge-on-read), format v3: rows with a newer "
+            "_last_updated_sequence_number (deletes are not seen)",
+        )
+    return _fallback(
+        branch,
+        engine,
+        driver,
+        "has delete files (merge-on-read) after the consumed "
+        "snapshot, which Iceberg changelog scans cannot read",
+        f"If {driver} is a lakewide model, set changelog_producer='lookup' on it "
+        f"(its own changelog); else on {driver}, {COPY_ON_WRITE}",
+    )

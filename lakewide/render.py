@@ -1,11 +1,15 @@
-"""Jinja rendering of models: config(), ref(), source(), var(), env_var(), is_incremental(), this."""
+"""Jinja rendering of models.
+
+The context: config(), ref(), source(), var(), env_var(), is_incremental(), this.
+"""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from jinja2 import Environment, StrictUndefined, Template, TemplateError, TemplateSyntaxError
 
@@ -31,8 +35,12 @@ class RenderResult:
 class Renderer:
     """Renders model files with the project's macros (compiled once) and jinja helpers."""
 
-    def __init__(self, macro_files: list[Path], variables: dict[str, Any],
-                 sources: dict[tuple[str, str], Source]) -> None:
+    def __init__(
+        self,
+        macro_files: list[Path],
+        variables: dict[str, Any],
+        sources: dict[tuple[str, str], Source],
+    ) -> None:
         self.env = Environment(undefined=StrictUndefined, keep_trailing_newline=True)
         self.variables = variables
         self.sources = sources
@@ -42,8 +50,9 @@ class Renderer:
             try:
                 self.macros.append((path, self.env.from_string(path.read_text(encoding="utf-8"))))
             except TemplateSyntaxError as err:
-                raise ConfigError(f"macro file does not parse: {err.message}", path=path,
-                                  line=err.lineno) from None
+                raise ConfigError(
+                    f"macro file does not parse: {err.message}", path=path, line=err.lineno
+                ) from None
             except SyntaxError as err:
                 raise _python_syntax_error(err, path, path.read_text(encoding="utf-8")) from None
 
@@ -51,8 +60,10 @@ class Renderer:
         if name in self.variables:
             return self.variables[name]
         if default is None:
-            raise ConfigError(f"var('{name}') is not defined; set it in [tool.lakewide.vars] "
-                              "or with --vars, or give a default")
+            raise ConfigError(
+                f"var('{name}') is not defined; set it in [tool.lakewide.vars] "
+                "or with --vars, or give a default"
+            )
         return default
 
     def template(self, text: str) -> Template:
@@ -61,8 +72,15 @@ class Renderer:
             self.templates[text] = self.env.from_string(text)
         return self.templates[text]
 
-    def render(self, path: Path, text: str, *, resolve_ref: Callable[[str], Relation | str],
-               this: Relation, is_incremental: bool = False) -> RenderResult:
+    def render(
+        self,
+        path: Path,
+        text: str,
+        *,
+        resolve_ref: Callable[[str], Relation | str],
+        this: Relation,
+        is_incremental: bool = False,
+    ) -> RenderResult:
         """Render one model; ``resolve_ref`` turns a model name into its relation."""
         result = RenderResult(sql="")
 
@@ -78,23 +96,31 @@ class Renderer:
             key = (source_name, table_name)
             if key not in self.sources:
                 known = ", ".join(f"{s}.{t}" for s, t in sorted(self.sources)) or "none declared"
-                raise ConfigError(f"source('{source_name}', '{table_name}') is not declared in "
-                                  f"any models/*.yml; declared: {known}")
+                raise ConfigError(
+                    f"source('{source_name}', '{table_name}') is not declared in "
+                    f"any models/*.yml; declared: {known}"
+                )
             result.sources.append(key)
             return str(self.sources[key].relation)
 
         context: dict[str, Any] = {
-            "config": config, "ref": ref, "source": source, "var": self.var,
-            "env_var": env_var, "is_incremental": lambda: is_incremental, "this": str(this),
+            "config": config,
+            "ref": ref,
+            "source": source,
+            "var": self.var,
+            "env_var": env_var,
+            "is_incremental": lambda: is_incremental,
+            "this": str(this),
         }
-        for macro_path, template in self.macros:
+        for _path, template in self.macros:
             module = template.make_module(vars=context)
             context.update({k: v for k, v in vars(module).items() if not k.startswith("_")})
         try:
             result.sql = self.template(text).render(context)
         except TemplateSyntaxError as err:
-            raise ConfigError(f"template does not parse: {err.message}", path=path,
-                              line=err.lineno) from None
+            raise ConfigError(
+                f"template does not parse: {err.message}", path=path, line=err.lineno
+            ) from None
         except SyntaxError as err:  # jinja compiles to Python: e.g. a repeated keyword
             raise _python_syntax_error(err, path, text) from None
         except LakewideError as err:
@@ -123,5 +149,9 @@ def _python_syntax_error(err: SyntaxError, path: Path, text: str) -> ConfigError
     name = repeated.group(1)
     uses = list(re.finditer(rf"\b{name}\s*=(?!=)", text))
     line = text.count("\n", 0, uses[1].start()) + 1 if len(uses) > 1 else None
-    return ConfigError(f"keyword '{name}' is given twice in one call (e.g. config(...)); "
-                       "give each keyword once", path=path, line=line, key=name)
+    return ConfigError(
+        f"keyword '{name}' is given twice in one call (e.g. config(...)); give each keyword once",
+        path=path,
+        line=line,
+        key=name,
+    )

@@ -13,8 +13,9 @@ from lakewide import __version__
 from lakewide.project import Project
 
 
-def write_run_results(project: Project, results: list[Any], started: float, *,
-                      spark_started: bool) -> Path:
+def write_run_results(
+    project: Project, results: list[Any], started: float, *, spark_started: bool
+) -> Path:
     """Write the run's results (plan, source ranges, rows, commits, seconds, status)."""
     path = project.target_path / "run_results.json"
     path.parent.mkdir(parents=True, exist_ok=True)

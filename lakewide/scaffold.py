@@ -75,8 +75,10 @@ def init_project(directory: Path) -> InitResult:
     starter's missing lines appended), and reported so the user can merge them by hand.
     """
     if (directory / "pyproject.toml").exists():
-        raise ConfigError(f"{directory} already has a pyproject.toml; choose an empty folder",
-                          path=directory / "pyproject.toml")
+        raise ConfigError(
+            f"{directory} already has a pyproject.toml; choose an empty folder",
+            path=directory / "pyproject.toml",
+        )
     name = directory.resolve().name.replace("-", "_") or "lakewide_project"
     result = InitResult()
     for relative, text in FILES.items():

@@ -6,9 +6,10 @@ from __future__ import annotations
 import csv
 import io
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 import yaml
 from sqlglot import exp
@@ -59,17 +60,23 @@ def find_seeds(project: Project, output: Output) -> list[Seed]:
     for name, column_types in types.items():
         yml, key = where[name]
         if name not in headers:
-            raise ConfigError(f"seed '{name}' has no CSV file; seeds: "
-                              f"{', '.join(sorted(headers)) or 'none'}", path=_shown(yml, project),
-                              key=key.rsplit(".", 1)[0] + ".name")
+            raise ConfigError(
+                f"seed '{name}' has no CSV file; seeds: {', '.join(sorted(headers)) or 'none'}",
+                path=_shown(yml, project),
+                key=key.rsplit(".", 1)[0] + ".name",
+            )
         missing = [c for c in column_types if c not in headers[name]]
         if missing:
-            raise ConfigError(f"column '{missing[0]}' is not in the header of {name}.csv "
-                              f"(columns: {', '.join(headers[name])})",
-                              path=_shown(yml, project), key=f"{key}.{missing[0]}")
+            raise ConfigError(
+                f"column '{missing[0]}' is not in the header of {name}.csv "
+                f"(columns: {', '.join(headers[name])})",
+                path=_shown(yml, project),
+                key=f"{key}.{missing[0]}",
+            )
     namespace = project.seed_schema or output.namespace
-    return [Seed(p, Relation(output.catalog, namespace, p.stem), types.get(p.stem, {}))
-            for p in csvs]
+    return [
+        Seed(p, Relation(output.catalog, namespace, p.stem), types.get(p.stem, {})) for p in csvs
+    ]
 
 
 @dataclass
@@ -82,16 +89,16 @@ class SeedResult:
     seconds: float
 
 
-def load_seeds(manifest: Manifest, adapter: SeedLoading,
-               on_result: Callable[[SeedResult], None] | None = None) -> list[SeedResult]:
+def load_seeds(
+    manifest: Manifest, adapter: SeedLoading, on_result: Callable[[SeedResult], None] | None = None
+) -> list[SeedResult]:
     """Replace every seed table with its CSV's rows (a table already holding its file is left
     as it is)."""
     results = []
     for seed in find_seeds(manifest.project, manifest.output):
         started = time.perf_counter()
         rows = adapter.load_csv(seed.path, seed.relation, seed.column_types)
-        result = SeedResult(seed.path.stem, str(seed.relation), rows,
-                            time.perf_counter() - started)
+        result = SeedResult(seed.path.stem, str(seed.relation), rows, time.perf_counter() - started)
         results.append(result)
         if on_result:
             on_result(result)
@@ -108,31 +115,43 @@ def _types_file(yml: Path, project: Project) -> list[tuple[str, dict[str, str]]]
     try:
         data: Any = yaml.safe_load(yml.read_text(encoding="utf-8")) or {}
     except UnicodeDecodeError as err:
-        raise ConfigError(f"not UTF-8 text (byte {err.start}); save the file as UTF-8",
-                          path=shown) from None
+        raise ConfigError(
+            f"not UTF-8 text (byte {err.start}); save the file as UTF-8", path=shown
+        ) from None
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
-        raise ConfigError(f"invalid YAML: {getattr(err, 'problem', None) or err}", path=shown,
-                          line=mark.line + 1 if mark is not None else None) from None
+        raise ConfigError(
+            f"invalid YAML: {getattr(err, 'problem', None) or err}",
+            path=shown,
+            line=mark.line + 1 if mark is not None else None,
+        ) from None
     if not isinstance(data, dict) or not isinstance(data.get("seeds") or [], list):
-        raise ConfigError("expected `seeds:` followed by a list of {name, column_types} "
-                          "entries, e.g. seeds: [{name: orders, column_types: {id: bigint}}]",
-                          path=shown, key="seeds")
+        raise ConfigError(
+            "expected `seeds:` followed by a list of {name, column_types} "
+            "entries, e.g. seeds: [{name: orders, column_types: {id: bigint}}]",
+            path=shown,
+            key="seeds",
+        )
     return [_entry(entry, shown, f"seeds[{i}]") for i, entry in enumerate(data.get("seeds") or [])]
 
 
 def _entry(entry: Any, shown: str, key: str) -> tuple[str, dict[str, str]]:
     if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
-        raise ConfigError("each seeds entry is a mapping with a 'name' (the CSV file's stem)",
-                          path=shown, key=key)
+        raise ConfigError(
+            "each seeds entry is a mapping with a 'name' (the CSV file's stem)", path=shown, key=key
+        )
     unknown = [k for k in entry if k not in ENTRY_KEYS]
     if unknown:
-        raise ConfigError(unknown_key(str(unknown[0]), ENTRY_KEYS), path=shown,
-                          key=f"{key}.{unknown[0]}")
+        raise ConfigError(
+            unknown_key(str(unknown[0]), ENTRY_KEYS), path=shown, key=f"{key}.{unknown[0]}"
+        )
     column_types = entry.get("column_types") or {}
     if not isinstance(column_types, dict):
-        raise ConfigError("expected a mapping of column -> type, e.g. {id: bigint}",
-                          path=shown, key=f"{key}.column_types")
+        raise ConfigError(
+            "expected a mapping of column -> type, e.g. {id: bigint}",
+            path=shown,
+            key=f"{key}.column_types",
+        )
     for column, type_name in column_types.items():
         _check_type(type_name, shown, f"{key}.column_types.{column}")
     return entry["name"], {str(k): str(v) for k, v in column_types.items()}
@@ -144,8 +163,11 @@ def _check_type(type_name: Any, shown: str, key: str) -> None:
             raise ParseError("not a string")
         exp.DataType.build(type_name, dialect="spark")
     except ParseError:
-        raise ConfigError(f"'{type_name}' is not a Spark SQL type; expected one like "
-                          f"{TYPE_EXAMPLES}", path=shown, key=key) from None
+        raise ConfigError(
+            f"'{type_name}' is not a Spark SQL type; expected one like {TYPE_EXAMPLES}",
+            path=shown,
+            key=key,
+        ) from None
 
 
 def _csv_header(path: Path, project: Project) -> list[str]:
@@ -155,13 +177,17 @@ def _csv_header(path: Path, project: Project) -> list[str]:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as err:
         line = data.count(b"\n", 0, err.start) + 1
-        raise ConfigError(f"byte 0x{data[err.start]:02x} is not UTF-8; save the file as UTF-8 "
-                          "(e.g. `iconv -f latin1 -t utf-8`)", path=_shown(path, project),
-                          line=line) from None
+        raise ConfigError(
+            f"byte 0x{data[err.start]:02x} is not UTF-8; save the file as UTF-8 "
+            "(e.g. `iconv -f latin1 -t utf-8`)",
+            path=_shown(path, project),
+            line=line,
+        ) from None
     header = next(csv.reader(io.StringIO(text)), None)
     if not header or not any(h.strip() for h in header):
-        raise ConfigError("the first line must be a header of column names",
-                          path=_shown(path, project), line=1)
+        raise ConfigError(
+            "the first line must be a header of column names", path=_shown(path, project), line=1
+        )
     return header
 
 

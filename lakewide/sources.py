@@ -51,8 +51,9 @@ def _entries(value: Any, what: str, path: Path) -> list[dict[str, Any]]:
     if value is None:
         return []
     if not isinstance(value, list) or not all(isinstance(v, dict) and "name" in v for v in value):
-        raise ConfigError(f"'{what}' must be a list of mappings each with a 'name'", path=path,
-                          key=what)
+        raise ConfigError(
+            f"'{what}' must be a list of mappings each with a 'name'", path=path, key=what
+        )
     return value
 
 
@@ -65,11 +66,21 @@ def load_sources(yml_files: list[Path], catalog: str) -> dict[tuple[str, str], S
         except yaml.YAMLError as err:
             raise ConfigError(f"invalid YAML: {err}", path=path) from None
         for index, raw in enumerate(_entries(data.get("sources"), "sources", path)):
-            entry = checked(SourceEntry, {**raw, "tables": raw.get("tables") or []},
-                            key=f"sources[{index}]", path=path)
+            entry = checked(
+                SourceEntry,
+                {**raw, "tables": raw.get("tables") or []},
+                key=f"sources[{index}]",
+                path=path,
+            )
             for table in entry.tables:
                 found[(entry.name, table.name)] = Source(
-                    entry.name, table.name,
-                    Relation(entry.catalog or catalog, entry.schema_ or entry.name,
-                             table.identifier or table.name), path)
+                    entry.name,
+                    table.name,
+                    Relation(
+                        entry.catalog or catalog,
+                        entry.schema_ or entry.name,
+                        table.identifier or table.name,
+                    ),
+                    path,
+                )
     return found

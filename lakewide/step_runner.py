@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from sqlglot import exp
 
@@ -20,8 +20,13 @@ Committer = Callable[[p.Commit, exp.Expression, p.Params], "int | None"]
 class StepRunner:
     """Runs the steps of one model's plans; ``metas``: upstream snapshots already read."""
 
-    def __init__(self, adapter: SparkAdapter, plans: p.ModelPlans,
-                 metas: dict[str, TableMeta | None], commit: Committer) -> None:
+    def __init__(
+        self,
+        adapter: SparkAdapter,
+        plans: p.ModelPlans,
+        metas: dict[str, TableMeta | None],
+        commit: Committer,
+    ) -> None:
         self.adapter, self.tables, self.metas = adapter, plans.tables, metas
         self._commit = commit
 
@@ -38,8 +43,7 @@ class StepRunner:
         if isinstance(step, p.Read):
             self._read(step, params)
         elif isinstance(step, p.Sequence):
-            params[step.into] = adapter.sequence_number(self.tables[step.table],
-                                                        params[step.of])
+            params[step.into] = adapter.sequence_number(self.tables[step.table], params[step.of])
         elif isinstance(step, p.Query):
             _, rows = adapter.rows(p.bind(step.query, params))
             params.update(zip(step.into, rows[0]))
@@ -66,15 +70,21 @@ class StepRunner:
         if step.kind == "changes":
             self.adapter.register_changelog(step.view, relation, params[step.after], at)
         elif step.kind == "lineage":
-            self.adapter.register_read(step.view, relation, at,
-                                       newer_than_sequence=params[step.newer_than])
+            self.adapter.register_read(
+                step.view, relation, at, newer_than_sequence=params[step.newer_than]
+            )
         elif step.kind == "version":  # one plain read: row order does not matter
             self.adapter.register_read(step.view, relation, at, meta=TableMeta(None, {}))
         else:
             after = params[step.after] if step.kind == "appends" else None
-            self.adapter.register_read(step.view, relation, at, after,
-                                       meta=self.metas.get(step.table),
-                                       empty=step.kind == "empty")
+            self.adapter.register_read(
+                step.view,
+                relation,
+                at,
+                after,
+                meta=self.metas.get(step.table),
+                empty=step.kind == "empty",
+            )
 
     def _commit_step(self, step: p.Commit, params: p.Params) -> None:
         statement = step.statement

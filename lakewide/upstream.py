@@ -24,8 +24,11 @@ def produces_changelog(manifest: Manifest, node: ModelNode) -> bool:
 
 def plan_context(manifest: Manifest, node: ModelNode) -> PlanContext:
     upstream = upstream_relations(manifest, node)
-    producing = frozenset(relation_key(manifest.models[r].relation) for r in node.refs
-                          if produces_changelog(manifest, manifest.models[r]))
+    producing = frozenset(
+        relation_key(manifest.models[r].relation)
+        for r in node.refs
+        if produces_changelog(manifest, manifest.models[r])
+    )
     return PlanContext(upstream, producing & set(upstream), produces_changelog(manifest, node))
 
 

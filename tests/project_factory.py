@@ -44,8 +44,11 @@ def make_project(tmp_path: Path, files: dict[str, str | None]) -> Path:
     ``pyproject.toml`` and ``profiles.yml`` get defaults (project and profile ``demo``, a hadoop
     catalog ``lw`` with namespace ``analytics``) unless given; map one to ``None`` to leave it out.
     """
-    everything: dict[str, str | None] = {"pyproject.toml": DEFAULT_PYPROJECT,
-                                         "profiles.yml": DEFAULT_PROFILES, **files}
+    everything: dict[str, str | None] = {
+        "pyproject.toml": DEFAULT_PYPROJECT,
+        "profiles.yml": DEFAULT_PROFILES,
+        **files,
+    }
     for relative, text in everything.items():
         if text is None:
             continue
@@ -55,12 +58,18 @@ def make_project(tmp_path: Path, files: dict[str, str | None]) -> Path:
     return tmp_path
 
 
-def manifest_of(root: Path, *, target: str | None = None, variables: dict[str, Any] | None = None,
-                incremental: set[str] | None = None) -> Manifest:
+def manifest_of(
+    root: Path,
+    *,
+    target: str | None = None,
+    variables: dict[str, Any] | None = None,
+    incremental: set[str] | None = None,
+) -> Manifest:
     """Load a project's manifest the way the CLI does (profiles.yml from the project folder)."""
     project = load_project(root)
-    output = load_output(find_profiles_file(project.root, root), project.profile, target,
-                         project.root)
+    output = load_output(
+        find_profiles_file(project.root, root), project.profile, target, project.root
+    )
     return load_manifest(project, output, variables=variables, incremental=incremental)
 
 
@@ -76,8 +85,9 @@ def copy_example_project(dest: Path) -> Path:
     return dest
 
 
-def run_main(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
-             *args: str) -> tuple[int, str]:
+def run_main(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *args: str
+) -> tuple[int, str]:
     """``lakewide ARGS`` through the console entry point: (exit code, stdout + stderr)."""
     monkeypatch.setattr(sys, "argv", ["lakewide", *args])
     try:

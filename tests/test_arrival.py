@@ -8,8 +8,9 @@ from lakewide.offsets import Snapshot, TableMeta
 
 def history(*operations: str) -> TableMeta:
     """Snapshots 1..n, each the parent of the next, with the given operations."""
-    snapshots = {i: Snapshot(i, i - 1 if i > 1 else None, op)
-                 for i, op in enumerate(operations, start=1)}
+    snapshots = {
+        i: Snapshot(i, i - 1 if i > 1 else None, op) for i, op in enumerate(operations, start=1)
+    }
     return TableMeta(len(operations), snapshots)
 
 

@@ -36,14 +36,22 @@ def assert_clean_failure(code: int, output: str, *expected: str, exit_code: int 
 # ---------------------------------------------------------------- 1. init keeps user files
 
 
-@pytest.mark.parametrize(("relative", "mine"), [
-    ("profiles.yml", "mine:\n  target: dev\n  outputs:\n    dev: {}\n"),
-    ("models/sources.yml", "sources:\n  - name: mine\n"),
-    ("seeds/orders.csv", "id\n42\n"),
-], ids=["profiles", "sources", "seed"])
-def test_init_keeps_existing_files(monkeypatch: pytest.MonkeyPatch,
-                                   capsys: pytest.CaptureFixture[str], tmp_path: Path,
-                                   relative: str, mine: str) -> None:
+@pytest.mark.parametrize(
+    ("relative", "mine"),
+    [
+        ("profiles.yml", "mine:\n  target: dev\n  outputs:\n    dev: {}\n"),
+        ("models/sources.yml", "sources:\n  - name: mine\n"),
+        ("seeds/orders.csv", "id\n42\n"),
+    ],
+    ids=["profiles", "sources", "seed"],
+)
+def test_init_keeps_existing_files(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    relative: str,
+    mine: str,
+) -> None:
     path = tmp_path / "shop" / relative
     path.parent.mkdir(parents=True)
     path.write_text(mine)
@@ -54,9 +62,9 @@ def test_init_keeps_existing_files(monkeypatch: pytest.MonkeyPatch,
     assert (tmp_path / "shop" / "pyproject.toml").is_file()
 
 
-def test_init_appends_to_an_existing_gitignore(monkeypatch: pytest.MonkeyPatch,
-                                               capsys: pytest.CaptureFixture[str],
-                                               tmp_path: Path) -> None:
+def test_init_appends_to_an_existing_gitignore(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     gitignore = tmp_path / "shop" / ".gitignore"
     gitignore.parent.mkdir()
     gitignore.write_text("*.pyc\ntarget/")
@@ -70,9 +78,13 @@ def test_init_appends_to_an_existing_gitignore(monkeypatch: pytest.MonkeyPatch,
 
 @pytest.mark.parametrize("value", ["{a: [", "a: b: c", "{day: 2024-05-01", "[1, 2]", "42"])
 @pytest.mark.parametrize("where", ["before", "after"])
-def test_malformed_vars_exit_2(monkeypatch: pytest.MonkeyPatch,
-                               capsys: pytest.CaptureFixture[str], tmp_path: Path,
-                               value: str, where: str) -> None:
+def test_malformed_vars_exit_2(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    value: str,
+    where: str,
+) -> None:
     root = make_project(tmp_path, {"models/m.sql": MODEL})
     command = ["--vars", value, "compile"] if where == "before" else ["compile", "--vars", value]
     code, output = run_main(monkeypatch, capsys, "--project-dir", str(root), *command)
@@ -83,45 +95,88 @@ def test_malformed_vars_exit_2(monkeypatch: pytest.MonkeyPatch,
 # ---------------------------------------------------------------- 3. repeated config keyword
 
 
-@pytest.mark.parametrize(("model", "line"), [
-    ("{{ config(materialized='table', materialized='view') }}\nSELECT 1 AS a\n", 1),
-    ("-- m\n{{ config(primary_key='a',\n   merge_engine='deduplicate', primary_key='b') }}\n"
-     "SELECT 1 AS a\n", 3),
-], ids=["one-line", "second-line"])
-def test_repeated_config_keyword(monkeypatch: pytest.MonkeyPatch,
-                                 capsys: pytest.CaptureFixture[str], tmp_path: Path,
-                                 model: str, line: int) -> None:
+@pytest.mark.parametrize(
+    ("model", "line"),
+    [
+        ("{{ config(materialized='table', materialized='view') }}\nSELECT 1 AS a\n", 1),
+        (
+            "-- m\n{{ config(primary_key='a',\n   merge_engine='deduplicate', primary_key='b') }}\n"
+            "SELECT 1 AS a\n",
+            3,
+        ),
+    ],
+    ids=["one-line", "second-line"],
+)
+def test_repeated_config_keyword(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    model: str,
+    line: int,
+) -> None:
     root = make_project(tmp_path, {"models/m.sql": model})
     code, output = run_main(monkeypatch, capsys, "--project-dir", str(root), "compile")
-    assert_clean_failure(code, output, f"models/m.sql:{line}", "given twice",
-                         "give each keyword once")
+    assert_clean_failure(
+        code, output, f"models/m.sql:{line}", "given twice", "give each keyword once"
+    )
     assert not (root / "target").exists()
 
 
 # ---------------------------------------------------------------- 4. profiles.yml shapes
 
 
-@pytest.mark.parametrize(("profiles", "expected"), [
-    ("- demo\n- dev\n", "expected a mapping of profile name -> {target, outputs}, found a list"),
-    ("just a string\n", "found a string"),
-    ("demo: hello\n", "[demo] expected a mapping with 'target' and 'outputs', found a string"),
-    ("demo:\n  target: dev\n", "[demo.outputs] profile 'demo' has no 'outputs'"),
-    ("demo:\n  target: dev\n  outputs: [dev]\n", "[demo.outputs] expected a mapping of target"),
-    ("demo:\n  target: prod\n  outputs:\n    dev: {}\n", "target 'prod' not found"),
-    ("demo:\n  outputs:\n    prod: {}\n", "the profile has no 'target'"),
-    ("demo:\n  target: [dev]\n  outputs:\n    dev: {}\n", "[demo.target] expected a target name"),
-    ("demo:\n  target: dev\n  outputs:\n    dev: local\n",
-     "[demo.outputs.dev] expected a mapping of settings (accepted keys: master"),
-    ("demo:\n  target: dev\n  outputs:\n    dev:\n      catalog_type: glue\n",
-     "[demo.outputs.dev.catalog_type]"),
-    ("other:\n  target: dev\n", "profile 'demo' not found; profiles here: other"),
-    ("demo:\n  target: dev\n  outputs: {dev: {}\n", "profiles.yml:4: not valid YAML"),
-    ("demo: {{ nope }}\n", "template failed to render"),
-], ids=["list", "string", "profile-string", "no-outputs", "outputs-list", "missing-target",
-        "no-target-no-dev", "target-list", "output-string", "bad-value", "missing-profile",
-        "yaml-error", "undefined"])
-def test_profiles_shapes(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
-                         tmp_path: Path, profiles: str, expected: str) -> None:
+@pytest.mark.parametrize(
+    ("profiles", "expected"),
+    [
+        (
+            "- demo\n- dev\n",
+            "expected a mapping of profile name -> {target, outputs}, found a list",
+        ),
+        ("just a string\n", "found a string"),
+        ("demo: hello\n", "[demo] expected a mapping with 'target' and 'outputs', found a string"),
+        ("demo:\n  target: dev\n", "[demo.outputs] profile 'demo' has no 'outputs'"),
+        ("demo:\n  target: dev\n  outputs: [dev]\n", "[demo.outputs] expected a mapping of target"),
+        ("demo:\n  target: prod\n  outputs:\n    dev: {}\n", "target 'prod' not found"),
+        ("demo:\n  outputs:\n    prod: {}\n", "the profile has no 'target'"),
+        (
+            "demo:\n  target: [dev]\n  outputs:\n    dev: {}\n",
+            "[demo.target] expected a target name",
+        ),
+        (
+            "demo:\n  target: dev\n  outputs:\n    dev: local\n",
+            "[demo.outputs.dev] expected a mapping of settings (accepted keys: master",
+        ),
+        (
+            "demo:\n  target: dev\n  outputs:\n    dev:\n      catalog_type: glue\n",
+            "[demo.outputs.dev.catalog_type]",
+        ),
+        ("other:\n  target: dev\n", "profile 'demo' not found; profiles here: other"),
+        ("demo:\n  target: dev\n  outputs: {dev: {}\n", "profiles.yml:4: not valid YAML"),
+        ("demo: {{ nope }}\n", "template failed to render"),
+    ],
+    ids=[
+        "list",
+        "string",
+        "profile-string",
+        "no-outputs",
+        "outputs-list",
+        "missing-target",
+        "no-target-no-dev",
+        "target-list",
+        "output-string",
+        "bad-value",
+        "missing-profile",
+        "yaml-error",
+        "undefined",
+    ],
+)
+def test_profiles_shapes(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    profiles: str,
+    expected: str,
+) -> None:
     root = make_project(tmp_path, {"models/m.sql": MODEL, "profiles.yml": profiles})
     code, output = run_main(monkeypatch, capsys, "--project-dir", str(root), "compile")
     assert_clean_failure(code, output, "profiles.yml", expected)
@@ -131,8 +186,16 @@ def test_profiles_shapes(monkeypatch: pytest.MonkeyPatch, capsys: pytest.Capture
 # ---------------------------------------------------------------- 5. env_var() secrets
 
 
-SECRETS = ['pa"ss', "back\\slash", "key: value", "it's # no comment", "{x: [1", "- item",
-           "  spaced  ", "multi\nline"]
+SECRETS = [
+    'pa"ss',
+    "back\\slash",
+    "key: value",
+    "it's # no comment",
+    "{x: [1",
+    "- item",
+    "  spaced  ",
+    "multi\nline",
+]
 
 SECRET_PROFILES = """\
 demo:
@@ -148,27 +211,38 @@ demo:
 
 
 @pytest.mark.parametrize("secret", SECRETS)
-def test_env_var_values_cannot_break_yaml(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
-                                          secret: str) -> None:
+def test_env_var_values_cannot_break_yaml(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, secret: str
+) -> None:
     monkeypatch.setenv("LW_SECRET", secret)
     root = make_project(tmp_path, {"profiles.yml": SECRET_PROFILES})
     output = load_output(root / "profiles.yml", "demo", project_root=root)
-    assert output.catalog_properties == {"bare": secret, "quoted": secret, "single": secret,
-                                         "inside": f"jdbc://u:{secret}@host"}
+    assert output.catalog_properties == {
+        "bare": secret,
+        "quoted": secret,
+        "single": secret,
+        "inside": f"jdbc://u:{secret}@host",
+    }
 
 
-@pytest.mark.parametrize("broken", [
-    "      bad: [\n",                # YAML syntax error after the secret
-    "      catalog_type: {{ env_var('LW_SECRET') }}\n",  # a validation error on the secret
-    "      master: [{{ env_var('LW_SECRET') }}\n",
-], ids=["yaml", "validation", "yaml-around-secret"])
-def test_errors_never_echo_the_secret(monkeypatch: pytest.MonkeyPatch,
-                                      capsys: pytest.CaptureFixture[str], tmp_path: Path,
-                                      broken: str) -> None:
+@pytest.mark.parametrize(
+    "broken",
+    [
+        "      bad: [\n",  # YAML syntax error after the secret
+        "      catalog_type: {{ env_var('LW_SECRET') }}\n",  # a validation error on the secret
+        "      master: [{{ env_var('LW_SECRET') }}\n",
+    ],
+    ids=["yaml", "validation", "yaml-around-secret"],
+)
+def test_errors_never_echo_the_secret(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path, broken: str
+) -> None:
     secret = 'S3cr3t"\\: value'
     monkeypatch.setenv("LW_SECRET", secret)
-    profiles = ("demo:\n  target: dev\n  outputs:\n    dev:\n"
-                "      uri: {{ env_var('LW_SECRET') }}\n" + broken)
+    profiles = (
+        "demo:\n  target: dev\n  outputs:\n    dev:\n"
+        "      uri: {{ env_var('LW_SECRET') }}\n" + broken
+    )
     root = make_project(tmp_path, {"models/m.sql": MODEL, "profiles.yml": profiles})
     code, output = run_main(monkeypatch, capsys, "--project-dir", str(root), "compile")
     assert_clean_failure(code, output, "profiles.yml")
@@ -176,7 +250,8 @@ def test_errors_never_echo_the_secret(monkeypatch: pytest.MonkeyPatch,
 
 
 def test_error_in_load_output_keeps_the_secret_out_of_the_exception(
-        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     monkeypatch.setenv("LW_SECRET", "S3cr3t")
     root = make_project(tmp_path, {"profiles.yml": "demo: {{ env_var('LW_SECRET') }}: [\n"})
     with pytest.raises(ConfigError) as caught:
@@ -187,28 +262,41 @@ def test_error_in_load_output_keeps_the_secret_out_of_the_exception(
 # ---------------------------------------------------------------- 6. --target/--vars after
 
 
-@pytest.mark.parametrize("command", [["compile"], ["ls"], ["run"], ["build"], ["seed"],
-                                     ["debug"], ["show", "m"], ["lineage", "m"]],
-                         ids=lambda c: c[0])
-def test_target_after_the_subcommand(monkeypatch: pytest.MonkeyPatch,
-                                     capsys: pytest.CaptureFixture[str], tmp_path: Path,
-                                     command: list[str]) -> None:
+@pytest.mark.parametrize(
+    "command",
+    [["compile"], ["ls"], ["run"], ["build"], ["seed"], ["debug"], ["show", "m"], ["lineage", "m"]],
+    ids=lambda c: c[0],
+)
+def test_target_after_the_subcommand(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    command: list[str],
+) -> None:
     """The profile is read before Spark starts: an unknown target proves the option is used."""
     root = make_project(tmp_path, {"models/m.sql": MODEL})
-    code, output = run_main(monkeypatch, capsys, "--project-dir", str(root), *command,
-                            "--target", "prod")
+    code, output = run_main(
+        monkeypatch, capsys, "--project-dir", str(root), *command, "--target", "prod"
+    )
     assert_clean_failure(code, output, "target 'prod' not found in profile 'demo'; targets: dev")
 
 
-@pytest.mark.parametrize("args", [
-    ["compile", "--vars", "{n: 42}"],
-    ["compile", "--target", "dev", "--vars", "{n: 42}"],
-    ["--vars", "{n: 7}", "compile", "--vars", "{n: 42}"],  # after the command wins
-    ["--target", "nope", "compile", "-t", "dev", "--vars", "{n: 42}"],
-], ids=["vars", "target-and-vars", "after-wins", "target-after-wins"])
-def test_target_and_vars_after_the_subcommand_are_used(monkeypatch: pytest.MonkeyPatch,
-                                                       capsys: pytest.CaptureFixture[str],
-                                                       tmp_path: Path, args: list[str]) -> None:
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["compile", "--vars", "{n: 42}"],
+        ["compile", "--target", "dev", "--vars", "{n: 42}"],
+        ["--vars", "{n: 7}", "compile", "--vars", "{n: 42}"],  # after the command wins
+        ["--target", "nope", "compile", "-t", "dev", "--vars", "{n: 42}"],
+    ],
+    ids=["vars", "target-and-vars", "after-wins", "target-after-wins"],
+)
+def test_target_and_vars_after_the_subcommand_are_used(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    args: list[str],
+) -> None:
     root = make_project(tmp_path, {"models/m.sql": MODEL})
     code, output = run_main(monkeypatch, capsys, "--project-dir", str(root), *args)
     assert code == 0, output
@@ -218,19 +306,29 @@ def test_target_and_vars_after_the_subcommand_are_used(monkeypatch: pytest.Monke
 # ---------------------------------------------------------------- 7. a selector choosing nothing
 
 
-@pytest.mark.parametrize(("selector", "hint"), [
-    ("tag:nope", "tags in this project: daily"),
-    ("path:models/nope", "give a folder or file under the project"),
-])
+@pytest.mark.parametrize(
+    ("selector", "hint"),
+    [
+        ("tag:nope", "tags in this project: daily"),
+        ("path:models/nope", "give a folder or file under the project"),
+    ],
+)
 @pytest.mark.parametrize("command", ["compile", "ls", "run"])
-def test_selector_matching_nothing_exits_2(monkeypatch: pytest.MonkeyPatch,
-                                           capsys: pytest.CaptureFixture[str], tmp_path: Path,
-                                           selector: str, hint: str, command: str) -> None:
+def test_selector_matching_nothing_exits_2(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    selector: str,
+    hint: str,
+    command: str,
+) -> None:
     root = make_project(tmp_path, {"models/m.sql": MODEL})
-    code, output = run_main(monkeypatch, capsys, "--project-dir", str(root), command,
-                            "-s", selector)
-    assert_clean_failure(code, output, f"selector '{selector}' matches no model", hint,
-                         "exit code 2")
+    code, output = run_main(
+        monkeypatch, capsys, "--project-dir", str(root), command, "-s", selector
+    )
+    assert_clean_failure(
+        code, output, f"selector '{selector}' matches no model", hint, "exit code 2"
+    )
     assert not (root / "target").exists()
 
 
@@ -240,35 +338,72 @@ def test_selector_matching_nothing_exits_2(monkeypatch: pytest.MonkeyPatch,
 ORDERS_CSV = "id,name\n1,Ada\n2,Grace\n"
 
 
-@pytest.mark.parametrize(("files", "expected"), [
-    ({"seeds/types.yml": "- name: orders\n"}, "seeds/types.yml: [seeds] expected `seeds:`"),
-    ({"seeds/types.yml": "seeds:\n  orders: {id: int}\n"}, "[seeds] expected `seeds:`"),
-    ({"seeds/types.yml": "seeds:\n  - column_types: {id: int}\n"},
-     "[seeds[0]] each seeds entry is a mapping with a 'name'"),
-    ({"seeds/types.yml": "seeds:\n  - name: orders\n    column_types: [id]\n"},
-     "[seeds[0].column_types] expected a mapping of column -> type"),
-    ({"seeds/types.yml": "seeds:\n  - name: orders\n    column_types: {id: integr}\n"},
-     "[seeds[0].column_types.id] 'integr' is not a Spark SQL type; expected one like int"),
-    ({"seeds/types.yml": "seeds:\n  - name: orders\n    column_types: {idd: int}\n"},
-     "[seeds[0].column_types.idd] column 'idd' is not in the header of orders.csv "
-     "(columns: id, name)"),
-    ({"seeds/types.yml": "seeds:\n  - name: orders\n    column_type: {id: int}\n"},
-     "[seeds[0].column_type] unknown key 'column_type'. Did you mean 'column_types'? "
-     "Accepted: name, column_types"),
-    ({"seeds/types.yml": "seeds:\n  - name: ordres\n"},
-     "[seeds[0].name] seed 'ordres' has no CSV file; seeds: orders"),
-    ({"seeds/types.yml": "seeds:\n  - name: orders\n   column_types: {}\n"},
-     "seeds/types.yml:3: invalid YAML"),
-    ({"seeds/types.yml": b"seeds: [{name: \xff}]\n"}, "seeds/types.yml: not UTF-8 text"),
-    ({"seeds/orders.csv": b"id,name\n1,Ada\n2,Gr\xe2ce\n"},
-     "seeds/orders.csv:3: byte 0xe2 is not UTF-8; save the file as UTF-8"),
-    ({"seeds/orders.csv": ""}, "seeds/orders.csv:1: the first line must be a header"),
-], ids=["list", "mapping", "no-name", "types-list", "unknown-type", "unknown-column",
-        "unknown-key", "no-csv", "yaml", "yml-not-utf8", "csv-not-utf8", "empty-csv"])
+@pytest.mark.parametrize(
+    ("files", "expected"),
+    [
+        ({"seeds/types.yml": "- name: orders\n"}, "seeds/types.yml: [seeds] expected `seeds:`"),
+        ({"seeds/types.yml": "seeds:\n  orders: {id: int}\n"}, "[seeds] expected `seeds:`"),
+        (
+            {"seeds/types.yml": "seeds:\n  - column_types: {id: int}\n"},
+            "[seeds[0]] each seeds entry is a mapping with a 'name'",
+        ),
+        (
+            {"seeds/types.yml": "seeds:\n  - name: orders\n    column_types: [id]\n"},
+            "[seeds[0].column_types] expected a mapping of column -> type",
+        ),
+        (
+            {"seeds/types.yml": "seeds:\n  - name: orders\n    column_types: {id: integr}\n"},
+            "[seeds[0].column_types.id] 'integr' is not a Spark SQL type; expected one like int",
+        ),
+        (
+            {"seeds/types.yml": "seeds:\n  - name: orders\n    column_types: {idd: int}\n"},
+            "[seeds[0].column_types.idd] column 'idd' is not in the header of orders.csv "
+            "(columns: id, name)",
+        ),
+        (
+            {"seeds/types.yml": "seeds:\n  - name: orders\n    column_type: {id: int}\n"},
+            "[seeds[0].column_type] unknown key 'column_type'. Did you mean 'column_types'? "
+            "Accepted: name, column_types",
+        ),
+        (
+            {"seeds/types.yml": "seeds:\n  - name: ordres\n"},
+            "[seeds[0].name] seed 'ordres' has no CSV file; seeds: orders",
+        ),
+        (
+            {"seeds/types.yml": "seeds:\n  - name: orders\n   column_types: {}\n"},
+            "seeds/types.yml:3: invalid YAML",
+        ),
+        ({"seeds/types.yml": b"seeds: [{name: \xff}]\n"}, "seeds/types.yml: not UTF-8 text"),
+        (
+            {"seeds/orders.csv": b"id,name\n1,Ada\n2,Gr\xe2ce\n"},
+            "seeds/orders.csv:3: byte 0xe2 is not UTF-8; save the file as UTF-8",
+        ),
+        ({"seeds/orders.csv": ""}, "seeds/orders.csv:1: the first line must be a header"),
+    ],
+    ids=[
+        "list",
+        "mapping",
+        "no-name",
+        "types-list",
+        "unknown-type",
+        "unknown-column",
+        "unknown-key",
+        "no-csv",
+        "yaml",
+        "yml-not-utf8",
+        "csv-not-utf8",
+        "empty-csv",
+    ],
+)
 @pytest.mark.parametrize("command", ["seed", "build"])
-def test_bad_seed_files(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
-                        tmp_path: Path, files: dict[str, str | bytes], expected: str,
-                        command: str) -> None:
+def test_bad_seed_files(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    files: dict[str, str | bytes],
+    expected: str,
+    command: str,
+) -> None:
     """Seed files are checked before the warehouse is locked or Spark starts (no JVM here)."""
     root = make_project(tmp_path, {"seeds/orders.csv": ORDERS_CSV})
     for relative, content in files.items():
@@ -286,9 +421,13 @@ def test_seed_with_a_bom_and_types_passes_the_checks(tmp_path: Path) -> None:
     from lakewide.seeds import find_seeds
     from tests.project_factory import manifest_of
 
-    root = make_project(tmp_path, {
-        "seeds/orders.csv": "\ufeffid,name\n1,Ada\n",
-        "seeds/types.yml": "seeds:\n  - name: orders\n    column_types: {id: 'decimal(10,2)'}\n"})
+    root = make_project(
+        tmp_path,
+        {
+            "seeds/orders.csv": "\ufeffid,name\n1,Ada\n",
+            "seeds/types.yml": "seeds:\n  - name: orders\n    column_types: {id: 'decimal(10,2)'}\n",
+        },
+    )
     manifest = manifest_of(root)
     [seed] = find_seeds(manifest.project, manifest.output)
     assert seed.column_types == {"id": "decimal(10,2)"}
@@ -297,9 +436,9 @@ def test_seed_with_a_bom_and_types_passes_the_checks(tmp_path: Path) -> None:
 # ---------------------------------------------------------------- 10. show and debug
 
 
-def test_show_unknown_model_exits_2_before_spark(monkeypatch: pytest.MonkeyPatch,
-                                                 capsys: pytest.CaptureFixture[str],
-                                                 tmp_path: Path) -> None:
+def test_show_unknown_model_exits_2_before_spark(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     root = make_project(tmp_path, {"models/m.sql": MODEL})
     code, output = run_main(monkeypatch, capsys, "--project-dir", str(root), "show", "nope")
     assert_clean_failure(code, output, "no model named 'nope'; models: m")
@@ -319,24 +458,43 @@ def session_adapter(monkeypatch: pytest.MonkeyPatch, spark: Any) -> None:
     from lakewide.spark import adapter as module
 
     real = module.SparkAdapter
-    monkeypatch.setattr(module, "SparkAdapter",
-                        lambda output, app_name="lakewide": real(output, app_name, spark=spark))
+    monkeypatch.setattr(
+        module,
+        "SparkAdapter",
+        lambda output, app_name="lakewide": real(output, app_name, spark=spark),
+    )
 
 
 @pytest.mark.spark
-@pytest.mark.parametrize(("model", "code", "expected"), [
-    ("t", 2, "model t: lw.bad_inputs_show.t does not exist yet (never built); run "
-             "`lakewide run -s t`"),
-    ("over_t", 2, "TABLE_OR_VIEW_NOT_FOUND"),
-    ("plain", 0, "one"),
-    ("broken", 1, "model broken: [UNRESOLVED_COLUMN"),
-], ids=["unbuilt-table", "view-over-unbuilt", "session-view", "view-that-fails"])
-def test_show_views_and_unbuilt_models(monkeypatch: pytest.MonkeyPatch,
-                                       capsys: pytest.CaptureFixture[str], tmp_path: Path,
-                                       warehouse: Path, session_adapter: None, model: str,
-                                       code: int, expected: str) -> None:
-    profiles = ("demo:\n  target: dev\n  outputs:\n    dev:\n      catalog: lw\n"
-                f"      warehouse: {warehouse}\n      namespace: bad_inputs_show\n")
+@pytest.mark.parametrize(
+    ("model", "code", "expected"),
+    [
+        (
+            "t",
+            2,
+            "model t: lw.bad_inputs_show.t does not exist yet (never built); run "
+            "`lakewide run -s t`",
+        ),
+        ("over_t", 2, "TABLE_OR_VIEW_NOT_FOUND"),
+        ("plain", 0, "one"),
+        ("broken", 1, "model broken: [UNRESOLVED_COLUMN"),
+    ],
+    ids=["unbuilt-table", "view-over-unbuilt", "session-view", "view-that-fails"],
+)
+def test_show_views_and_unbuilt_models(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    warehouse: Path,
+    session_adapter: None,
+    model: str,
+    code: int,
+    expected: str,
+) -> None:
+    profiles = (
+        "demo:\n  target: dev\n  outputs:\n    dev:\n      catalog: lw\n"
+        f"      warehouse: {warehouse}\n      namespace: bad_inputs_show\n"
+    )
     root = make_project(tmp_path, {**SHOW_MODELS, "profiles.yml": profiles})
     got, output = run_main(monkeypatch, capsys, "--project-dir", str(root), "show", model)
     assert_clean_failure(got, output, expected, exit_code=code)
@@ -349,16 +507,27 @@ def test_debug_right_after_init(tmp_path: Path) -> None:
     """A fresh project has no warehouse yet: debug says so and passes (its own JVM)."""
     env = {k: v for k, v in os.environ.items() if k != "LAKEWIDE_PROFILES_DIR"}
     command = [sys.executable, "-m", "lakewide"]
-    done = subprocess.run([*command, "init", "shop"], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [*command, "init", "shop"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
-    done = subprocess.run([*command, "debug"], cwd=tmp_path / "shop", env=env,
-                          capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [*command, "debug"],
+        cwd=tmp_path / "shop",
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     output = done.stdout + done.stderr
     assert done.returncode == 0, output
     assert "Traceback" not in output
-    assert "does not exist yet (the first `lakewide seed` or `lakewide build` creates it)" \
-        in output
+    assert "does not exist yet (the first `lakewide seed` or `lakewide build` creates it)" in output
     assert "all checks passed" in output
     assert not (tmp_path / "shop" / "warehouse").exists()
 
@@ -370,26 +539,50 @@ WIDE_CONFIG = "{{ config(merge_engine='partial_update', primary_key='k') }}\n"
 WIDE_SOURCES = "sources:\n  - name: raw\n    tables:\n      - name: a\n      - name: b\n"
 
 
-@pytest.mark.parametrize(("sql", "expected"), [
-    ("SELECT k, x FROM {{ source('raw', 'a') }} UNION ALL SELECT k, y FROM {{ source('raw', 'b') }}"
-     " ORDER BY k", "ORDER BY on the UNION ALL is not supported"),
-    ("SELECT k, x FROM {{ source('raw', 'a') }} UNION ALL SELECT k, y FROM {{ source('raw', 'b') }}"
-     " LIMIT 10", "LIMIT on the UNION ALL is not supported"),
-    ("SELECT k, x FROM {{ source('raw', 'a') }} UNION ALL (SELECT k, y FROM "
-     "{{ source('raw', 'b') }} LIMIT 10)", "LIMIT on UNION ALL branch 2 is not supported"),
-    ("SELECT k, x FROM {{ source('raw', 'a') }} ORDER BY k LIMIT 5",
-     "ORDER BY on UNION ALL branch 1 is not supported"),
-    ("WITH RECURSIVE r AS (SELECT k, x FROM {{ source('raw', 'a') }}) SELECT k, x FROM r",
-     "WITH RECURSIVE cannot be split into sources"),
-    ("WITH w AS (SELECT k, x FROM {{ source('raw', 'a') }}) SELECT k, x FROM w UNION ALL "
-     "SELECT k, y FROM (WITH w AS (SELECT k, y FROM {{ source('raw', 'b') }}) SELECT * FROM w) s",
-     "CTE 'w' is defined twice"),
-], ids=["order-by", "limit", "branch-limit", "single-order-by", "recursive", "shadowed"])
-def test_union_clauses_refused(monkeypatch: pytest.MonkeyPatch,
-                               capsys: pytest.CaptureFixture[str], tmp_path: Path,
-                               sql: str, expected: str) -> None:
-    root = make_project(tmp_path, {"models/w.sql": WIDE_CONFIG + sql + "\n",
-                                   "models/sources.yml": WIDE_SOURCES})
+@pytest.mark.parametrize(
+    ("sql", "expected"),
+    [
+        (
+            "SELECT k, x FROM {{ source('raw', 'a') }} UNION ALL SELECT k, y FROM {{ source('raw', 'b') }}"
+            " ORDER BY k",
+            "ORDER BY on the UNION ALL is not supported",
+        ),
+        (
+            "SELECT k, x FROM {{ source('raw', 'a') }} UNION ALL SELECT k, y FROM {{ source('raw', 'b') }}"
+            " LIMIT 10",
+            "LIMIT on the UNION ALL is not supported",
+        ),
+        (
+            "SELECT k, x FROM {{ source('raw', 'a') }} UNION ALL (SELECT k, y FROM "
+            "{{ source('raw', 'b') }} LIMIT 10)",
+            "LIMIT on UNION ALL branch 2 is not supported",
+        ),
+        (
+            "SELECT k, x FROM {{ source('raw', 'a') }} ORDER BY k LIMIT 5",
+            "ORDER BY on UNION ALL branch 1 is not supported",
+        ),
+        (
+            "WITH RECURSIVE r AS (SELECT k, x FROM {{ source('raw', 'a') }}) SELECT k, x FROM r",
+            "WITH RECURSIVE cannot be split into sources",
+        ),
+        (
+            "WITH w AS (SELECT k, x FROM {{ source('raw', 'a') }}) SELECT k, x FROM w UNION ALL "
+            "SELECT k, y FROM (WITH w AS (SELECT k, y FROM {{ source('raw', 'b') }}) SELECT * FROM w) s",
+            "CTE 'w' is defined twice",
+        ),
+    ],
+    ids=["order-by", "limit", "branch-limit", "single-order-by", "recursive", "shadowed"],
+)
+def test_union_clauses_refused(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    sql: str,
+    expected: str,
+) -> None:
+    root = make_project(
+        tmp_path, {"models/w.sql": WIDE_CONFIG + sql + "\n", "models/sources.yml": WIDE_SOURCES}
+    )
     code, output = run_main(monkeypatch, capsys, "--project-dir", str(root), "compile")
     assert_clean_failure(code, output, "models/w.sql", expected)
     assert not (root / "target").exists()
@@ -401,13 +594,19 @@ def test_top_level_with_compiles_to_standalone_branches(tmp_path: Path) -> None:
     from lakewide.compiler import compile_model, to_sql
     from tests.project_factory import manifest_of
 
-    root = make_project(tmp_path, {"models/sources.yml": WIDE_SOURCES, "models/w.sql": (
-        WIDE_CONFIG
-        + "WITH a1 AS (SELECT k, x FROM {{ source('raw', 'a') }}),\n"
-        "     b1 AS (SELECT k, y FROM {{ source('raw', 'b') }} WHERE y > 0)\n"
-        "SELECT k, x, CAST(NULL AS INT) AS y FROM a1\n"
-        "UNION ALL\n"
-        "SELECT k, CAST(NULL AS INT), y FROM b1\n")})
+    root = make_project(
+        tmp_path,
+        {
+            "models/sources.yml": WIDE_SOURCES,
+            "models/w.sql": (
+                WIDE_CONFIG + "WITH a1 AS (SELECT k, x FROM {{ source('raw', 'a') }}),\n"
+                "     b1 AS (SELECT k, y FROM {{ source('raw', 'b') }} WHERE y > 0)\n"
+                "SELECT k, x, CAST(NULL AS INT) AS y FROM a1\n"
+                "UNION ALL\n"
+                "SELECT k, CAST(NULL AS INT), y FROM b1\n"
+            ),
+        },
+    )
     compiled = compile_model(manifest_of(root).models["w"])
     bootstrap = to_sql(compiled.bootstrap, pretty=False)
     assert "WITH" not in bootstrap
@@ -420,35 +619,59 @@ def test_top_level_with_compiles_to_standalone_branches(tmp_path: Path) -> None:
 
 
 @pytest.mark.spark
-def test_debug_catalog_that_does_not_answer(monkeypatch: pytest.MonkeyPatch,
-                                            capsys: pytest.CaptureFixture[str], tmp_path: Path,
-                                            session_adapter: None) -> None:
-    profiles = ("demo:\n  target: dev\n  outputs:\n    dev:\n      catalog: not_configured\n"
-                "      catalog_type: jdbc\n      uri: jdbc:postgresql://127.0.0.1:9/x\n")
+def test_debug_catalog_that_does_not_answer(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    session_adapter: None,
+) -> None:
+    profiles = (
+        "demo:\n  target: dev\n  outputs:\n    dev:\n      catalog: not_configured\n"
+        "      catalog_type: jdbc\n      uri: jdbc:postgresql://127.0.0.1:9/x\n"
+    )
     root = make_project(tmp_path, {"profiles.yml": profiles})
     code, output = run_main(monkeypatch, capsys, "--project-dir", str(root), "debug")
-    assert_clean_failure(code, output, "catalog not_configured (jdbc, jdbc:postgresql://127.0.0.1:9/x) did "
-                         "not answer", "check the profile's catalog_type, uri and warehouse")
+    assert_clean_failure(
+        code,
+        output,
+        "catalog not_configured (jdbc, jdbc:postgresql://127.0.0.1:9/x) did not answer",
+        "check the profile's catalog_type, uri and warehouse",
+    )
 
 
 @pytest.mark.spark
 def test_top_level_with_runs_bootstrap_then_incremental(
-        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path,
-        warehouse: Path, spark: Any, session_adapter: None) -> None:
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    warehouse: Path,
+    spark: Any,
+    session_adapter: None,
+) -> None:
     """The inlined CTEs run on Spark: the bootstrap union, then one source's MERGE."""
     raw, out = "bad_inputs_cte_raw", "bad_inputs_cte"
-    profiles = ("demo:\n  target: dev\n  outputs:\n    dev:\n      catalog: lw\n"
-                f"      warehouse: {warehouse}\n      namespace: {out}\n")
-    sources = (f"sources:\n  - name: raw\n    schema: {raw}\n    tables:\n"
-               "      - name: a\n      - name: b\n")
-    root = make_project(tmp_path, {"profiles.yml": profiles, "models/sources.yml": sources,
-                                   "models/w.sql": (
-        WIDE_CONFIG
-        + "WITH a1 AS (SELECT k, x FROM {{ source('raw', 'a') }}),\n"
-        "     b1 AS (SELECT k, y FROM {{ source('raw', 'b') }} WHERE y > 0)\n"
-        "SELECT k, x, CAST(NULL AS INT) AS y FROM a1\n"
-        "UNION ALL\n"
-        "SELECT b1.k, CAST(NULL AS STRING), b1.y FROM b1 JOIN a1 ON a1.k = b1.k\n")})
+    profiles = (
+        "demo:\n  target: dev\n  outputs:\n    dev:\n      catalog: lw\n"
+        f"      warehouse: {warehouse}\n      namespace: {out}\n"
+    )
+    sources = (
+        f"sources:\n  - name: raw\n    schema: {raw}\n    tables:\n"
+        "      - name: a\n      - name: b\n"
+    )
+    root = make_project(
+        tmp_path,
+        {
+            "profiles.yml": profiles,
+            "models/sources.yml": sources,
+            "models/w.sql": (
+                WIDE_CONFIG + "WITH a1 AS (SELECT k, x FROM {{ source('raw', 'a') }}),\n"
+                "     b1 AS (SELECT k, y FROM {{ source('raw', 'b') }} WHERE y > 0)\n"
+                "SELECT k, x, CAST(NULL AS INT) AS y FROM a1\n"
+                "UNION ALL\n"
+                "SELECT b1.k, CAST(NULL AS STRING), b1.y FROM b1 JOIN a1 ON a1.k = b1.k\n"
+            ),
+        },
+    )
     spark.sql(f"CREATE NAMESPACE IF NOT EXISTS lw.{raw}")
     spark.sql(f"CREATE TABLE lw.{raw}.a (k INT, x STRING) USING iceberg")
     spark.sql(f"CREATE TABLE lw.{raw}.b (k INT, y INT) USING iceberg")

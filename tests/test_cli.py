@@ -15,11 +15,22 @@ from lakewide.cli import cli
 from tests.project_factory import REPO_ROOT, copy_example_project, run_main
 
 PK_MODELS = {
-    "order_detail": {"bootstrap.sql", "merge_01_order_info.sql", "merge_02_order_address.sql",
-                     "merge_all.sql", "plans"},
+    "order_detail": {
+        "bootstrap.sql",
+        "merge_01_order_info.sql",
+        "merge_02_order_address.sql",
+        "merge_all.sql",
+        "plans",
+    },
     "user_activity": {"bootstrap.sql", "merge_01_user_events.sql", "plans"},
-    "user_rec_wide": {"bootstrap.sql", "merge_01_recommendations.sql",
-                      "merge_02_impressions.sql", "merge_03_clicks.sql", "merge_all.sql", "plans"},
+    "user_rec_wide": {
+        "bootstrap.sql",
+        "merge_01_recommendations.sql",
+        "merge_02_impressions.sql",
+        "merge_03_clicks.sql",
+        "merge_all.sql",
+        "plans",
+    },
 }
 
 
@@ -52,24 +63,36 @@ def test_init_creates_a_project_that_compiles(tmp_path: Path) -> None:
     project = tmp_path / "my-shop"
     result = invoke("init", str(project))
     assert result.exit_code == 0, result.output
-    for relative in ("pyproject.toml", "profiles.yml", "models/sources.yml",
-                     "models/customer_wide.sql", "seeds/profiles.csv", "seeds/orders.csv"):
+    for relative in (
+        "pyproject.toml",
+        "profiles.yml",
+        "models/sources.yml",
+        "models/customer_wide.sql",
+        "seeds/profiles.csv",
+        "seeds/orders.csv",
+    ):
         assert (project / relative).is_file(), relative
     assert 'profile = "my_shop"' in (project / "pyproject.toml").read_text()
 
     result = invoke("--project-dir", str(project), "compile")
     assert result.exit_code == 0, result.output
     assert compiled_files(project) == {
-        "customer_wide": {"bootstrap.sql", "merge_01_profiles.sql", "merge_02_orders.sql",
-                          "merge_all.sql", "plans"}}
+        "customer_wide": {
+            "bootstrap.sql",
+            "merge_01_profiles.sql",
+            "merge_02_orders.sql",
+            "merge_all.sql",
+            "plans",
+        }
+    }
     bootstrap = (project / "target/compiled/customer_wide/bootstrap.sql").read_text()
     assert "CREATE TABLE lw.analytics.customer_wide" in bootstrap
     assert "lw.raw.profiles" in bootstrap and "lw.raw.orders" in bootstrap
 
 
-def test_init_refuses_an_existing_project(monkeypatch: pytest.MonkeyPatch,
-                                          capsys: pytest.CaptureFixture[str],
-                                          example: Path) -> None:
+def test_init_refuses_an_existing_project(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], example: Path
+) -> None:
     before = (example / "pyproject.toml").read_text()
     code, output = run_main(monkeypatch, capsys, "init", str(example))
     assert code == 2
@@ -92,16 +115,22 @@ def test_compile_example_project_writes_bootstrap_and_merges(example: Path) -> N
     plans = {f.name for f in (compiled / "order_detail/plans").iterdir()}
     for mode in ("incremental", "full", "lineage", "changelog", "empty"):
         assert f"incremental_02_order_address_read_{mode}.sql" in plans
-    assert {"bootstrap.sql", "full_refresh.sql", "incremental_all_merge.sql",
-            "incremental_01_order_info_merge.sql",
-            "incremental_01_order_info_merge_changelog.sql"} <= plans
-    read = (compiled / "order_detail/plans/incremental_02_order_address_read_changelog.sql")
+    assert {
+        "bootstrap.sql",
+        "full_refresh.sql",
+        "incremental_all_merge.sql",
+        "incremental_01_order_info_merge.sql",
+        "incremental_01_order_info_merge_changelog.sql",
+    } <= plans
+    read = compiled / "order_detail/plans/incremental_02_order_address_read_changelog.sql"
     assert "-- read __lw_new_2 := lw.ods.order_address Iceberg changelog" in read.read_text()
     merge_all = (compiled / "order_detail/plans/incremental_all_merge.sql").read_text()
     assert "FROM __lw_new_1" in merge_all and "FROM __lw_new_2" in merge_all
     assert "-- commit to the table, with the offsets" in merge_all
-    assert "CREATE TABLE lw.analytics.order_detail" in \
-        (compiled / "order_detail/bootstrap.sql").read_text()
+    assert (
+        "CREATE TABLE lw.analytics.order_detail"
+        in (compiled / "order_detail/bootstrap.sql").read_text()
+    )
     merge = (compiled / "order_detail/merge_02_order_address.sql").read_text()
     assert "CREATE OR REPLACE TEMPORARY VIEW" in merge
     assert "MERGE INTO lw.analytics.order_detail" in merge
@@ -134,28 +163,48 @@ def test_ls_lists_models_in_run_order(example: Path) -> None:
     assert result.exit_code == 0, result.output
     rows = [line.split() for line in result.output.splitlines() if line.strip()]
     assert rows == [
-        ["order_detail", "partial_update", "lw.analytics.order_detail",
-         "models/wide/order_detail.sql"],
-        ["order_status_counts", "table", "lw.analytics.order_status_counts",
-         "models/staging/order_status_counts.sql"],
-        ["user_activity", "aggregation", "lw.analytics.user_activity",
-         "models/wide/user_activity.sql"],
-        ["user_rec_wide", "partial_update", "lw.analytics.user_rec_wide",
-         "models/wide/user_rec_wide.sql"],
+        [
+            "order_detail",
+            "partial_update",
+            "lw.analytics.order_detail",
+            "models/wide/order_detail.sql",
+        ],
+        [
+            "order_status_counts",
+            "table",
+            "lw.analytics.order_status_counts",
+            "models/staging/order_status_counts.sql",
+        ],
+        [
+            "user_activity",
+            "aggregation",
+            "lw.analytics.user_activity",
+            "models/wide/user_activity.sql",
+        ],
+        [
+            "user_rec_wide",
+            "partial_update",
+            "lw.analytics.user_rec_wide",
+            "models/wide/user_rec_wide.sql",
+        ],
     ]
 
 
 def test_ls_upstream_selector(example: Path) -> None:
     result = invoke("--project-dir", str(example), "ls", "-s", "+order_status_counts")
-    assert [line.split()[0] for line in result.output.splitlines()] == \
-        ["order_detail", "order_status_counts"]
+    assert [line.split()[0] for line in result.output.splitlines()] == [
+        "order_detail",
+        "order_status_counts",
+    ]
 
 
 def test_target_and_vars_options_are_used(example: Path) -> None:
     (example / "models/staging/order_status_counts.sql").write_text(
-        "{{ config(materialized='table') }}\nSELECT {{ var('n') }} AS n")
-    result = invoke("--project-dir", str(example), "--vars", "{n: 42}", "compile",
-                    "-s", "order_status_counts")
+        "{{ config(materialized='table') }}\nSELECT {{ var('n') }} AS n"
+    )
+    result = invoke(
+        "--project-dir", str(example), "--vars", "{n: 42}", "compile", "-s", "order_status_counts"
+    )
     assert result.exit_code == 0, result.output
     text = (example / "target/compiled/order_status_counts/table.sql").read_text()
     assert "42 AS n" in text
@@ -164,11 +213,12 @@ def test_target_and_vars_options_are_used(example: Path) -> None:
 # ---------------------------------------------------------------- exit codes
 
 
-def test_bad_config_key_exits_2_naming_file_and_line(monkeypatch: pytest.MonkeyPatch,
-                                                     capsys: pytest.CaptureFixture[str],
-                                                     example: Path) -> None:
+def test_bad_config_key_exits_2_naming_file_and_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], example: Path
+) -> None:
     (example / "models/staging/order_status_counts.sql").write_text(
-        "-- counts\n{{ config(materialized='table', primay_key='order_status') }}\nSELECT 1 AS x\n")
+        "-- counts\n{{ config(materialized='table', primay_key='order_status') }}\nSELECT 1 AS x\n"
+    )
     code, output = run_main(monkeypatch, capsys, "--project-dir", str(example), "compile")
     assert code == 2
     assert "models/staging/order_status_counts.sql:2" in output
@@ -177,31 +227,44 @@ def test_bad_config_key_exits_2_naming_file_and_line(monkeypatch: pytest.MonkeyP
     assert not (example / "target/compiled").exists()  # nothing compiled before the error
 
 
-@pytest.mark.parametrize(("model", "expected"), [
-    ("{{ config(primay_key='order_status') }}\nSELECT 1 AS x\n",
-     "models/staging/order_status_counts.sql:1: [primay_key] unknown config key"),
-    ("SELECT {{ var('day') }} AS d\n", "set it in [tool.lakewide.vars] or with --vars"),
-], ids=["key-prefix", "var-hint"])
-def test_error_output_keeps_bracketed_text(monkeypatch: pytest.MonkeyPatch,
-                                           capsys: pytest.CaptureFixture[str],
-                                           example: Path, model: str, expected: str) -> None:
+@pytest.mark.parametrize(
+    ("model", "expected"),
+    [
+        (
+            "{{ config(primay_key='order_status') }}\nSELECT 1 AS x\n",
+            "models/staging/order_status_counts.sql:1: [primay_key] unknown config key",
+        ),
+        ("SELECT {{ var('day') }} AS d\n", "set it in [tool.lakewide.vars] or with --vars"),
+    ],
+    ids=["key-prefix", "var-hint"],
+)
+def test_error_output_keeps_bracketed_text(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    example: Path,
+    model: str,
+    expected: str,
+) -> None:
     (example / "models/staging/order_status_counts.sql").write_text(model)
     code, output = run_main(monkeypatch, capsys, "--project-dir", str(example), "compile")
     assert code == 2
     assert expected in output
 
 
-def test_unknown_selector_exits_2(monkeypatch: pytest.MonkeyPatch,
-                                  capsys: pytest.CaptureFixture[str], example: Path) -> None:
-    code, output = run_main(monkeypatch, capsys, "--project-dir", str(example),
-                            "compile", "-s", "order_detial")
+def test_unknown_selector_exits_2(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], example: Path
+) -> None:
+    code, output = run_main(
+        monkeypatch, capsys, "--project-dir", str(example), "compile", "-s", "order_detial"
+    )
     assert code == 2
     assert "selector 'order_detial' matches no model" in output
     assert "order_detail, order_status_counts, user_activity, user_rec_wide" in output
 
 
-def test_compile_error_exits_2(monkeypatch: pytest.MonkeyPatch,
-                               capsys: pytest.CaptureFixture[str], example: Path) -> None:
+def test_compile_error_exits_2(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], example: Path
+) -> None:
     path = example / "models/wide/order_detail.sql"
     path.write_text(path.read_text().replace("UNION ALL", "UNION"))
     code, output = run_main(monkeypatch, capsys, "--project-dir", str(example), "compile")
@@ -209,8 +272,9 @@ def test_compile_error_exits_2(monkeypatch: pytest.MonkeyPatch,
     assert "order_detail.sql" in output and "write UNION ALL" in output
 
 
-def test_missing_project_exits_2(monkeypatch: pytest.MonkeyPatch,
-                                 capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_missing_project_exits_2(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     code, output = run_main(monkeypatch, capsys, "--project-dir", str(tmp_path), "ls")
     assert code == 2
     assert "no pyproject.toml" in output
@@ -221,16 +285,18 @@ def test_click_usage_errors_exit_2(example: Path) -> None:
     assert CliRunner().invoke(cli, ["no-such-command"]).exit_code == 2
 
 
-def test_usage_errors_through_main_exit_2(monkeypatch: pytest.MonkeyPatch,
-                                          capsys: pytest.CaptureFixture[str]) -> None:
+def test_usage_errors_through_main_exit_2(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     code, output = run_main(monkeypatch, capsys, "no-such-command")
     assert code == 2 and "no-such-command" in output
     code, output = run_main(monkeypatch, capsys, "--vars", "[1, 2]", "ls")
     assert code == 2 and "expected a YAML mapping" in output
 
 
-def test_version_and_help_exit_0(monkeypatch: pytest.MonkeyPatch,
-                                 capsys: pytest.CaptureFixture[str]) -> None:
+def test_version_and_help_exit_0(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     code, output = run_main(monkeypatch, capsys, "--version")
     assert code == 0 and lakewide.__version__ in output
     code, output = run_main(monkeypatch, capsys, "--help")
@@ -247,18 +313,24 @@ def test_compile_subprocess_needs_neither_java_nor_pyspark(tmp_path: Path) -> No
     marker = tmp_path / "pyspark_was_imported"
     (fake / "__init__.py").write_text(
         f"open({str(marker)!r}, 'w').close()\n"
-        "raise ImportError('pyspark must not be imported by compile')\n")
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("LAKEWIDE_PROFILES_DIR", "LAKEWIDE_TARGET", "LAKEWIDE_WAREHOUSE")}
+        "raise ImportError('pyspark must not be imported by compile')\n"
+    )
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("LAKEWIDE_PROFILES_DIR", "LAKEWIDE_TARGET", "LAKEWIDE_WAREHOUSE")
+    }
     env["JAVA_HOME"] = "/nonexistent"
     env["PYTHONPATH"] = os.pathsep.join(
-        p for p in (str(fake.parent), str(REPO_ROOT), env.get("PYTHONPATH")) if p)
+        p for p in (str(fake.parent), str(REPO_ROOT), env.get("PYTHONPATH")) if p
+    )
     if (REPO_ROOT / "lakewide" / "__main__.py").is_file():
         command = [sys.executable, "-m", "lakewide", "compile"]
     else:
         command = [sys.executable, "-c", "from lakewide.cli import main; main()", "compile"]
-    done = subprocess.run(command, cwd=project, env=env, capture_output=True, text=True,
-                          timeout=120)
+    done = subprocess.run(
+        command, cwd=project, env=env, capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     assert not marker.exists(), "compile imported pyspark"
     files = compiled_files(project)

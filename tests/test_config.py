@@ -38,14 +38,17 @@ def test_accepted_keys_show_schema_not_the_internal_field_name() -> None:
     assert "schema" in ACCEPTED_KEYS and "schema_" not in ACCEPTED_KEYS
 
 
-@pytest.mark.parametrize(("raw", "key"), [
-    ({"ignore_delete": "sometimes"}, "ignore_delete"),
-    ({"primary_key": 5}, "primary_key"),
-    ({"format_version": 7}, "format_version"),
-    ({"materialized": "tabel"}, "materialized"),
-    ({"table_properties": ["a"]}, "table_properties"),
-    ({"schema": 5}, "schema"),
-])
+@pytest.mark.parametrize(
+    ("raw", "key"),
+    [
+        ({"ignore_delete": "sometimes"}, "ignore_delete"),
+        ({"primary_key": 5}, "primary_key"),
+        ({"format_version": 7}, "format_version"),
+        ({"materialized": "tabel"}, "materialized"),
+        ({"table_properties": ["a"]}, "table_properties"),
+        ({"schema": 5}, "schema"),
+    ],
+)
 def test_wrong_type_names_the_key_and_the_value(raw: dict, key: str) -> None:
     with pytest.raises(ConfigError) as info:
         parse(**raw)
@@ -83,8 +86,9 @@ def test_materialized_primary_key_with_merge_engine_is_fine() -> None:
 
 
 def test_comma_separated_string_becomes_a_list() -> None:
-    config = parse(merge_engine="partial_update", primary_key="a, b",
-                   sequence_field="ts", tags="x,y")
+    config = parse(
+        merge_engine="partial_update", primary_key="a, b", sequence_field="ts", tags="x,y"
+    )
     assert config.primary_key == ["a", "b"]
     assert config.sequence_field == ["ts"]
     assert config.tags == ["x", "y"]
@@ -127,8 +131,15 @@ def test_unknown_merge_engine_lists_the_engines() -> None:
     assert "expected one of partial_update, aggregation, deduplicate, first_row" in str(info.value)
 
 
-@pytest.mark.parametrize("key,value", [("sequence_field", "ts"), ("ignore_delete", True),
-                                       ("aggregates", {"n": "sum"}), ("merge_filter", True)])
+@pytest.mark.parametrize(
+    "key,value",
+    [
+        ("sequence_field", "ts"),
+        ("ignore_delete", True),
+        ("aggregates", {"n": "sum"}),
+        ("merge_filter", True),
+    ],
+)
 def test_a_key_table_key_on_a_table_says_to_set_a_merge_engine(key: str, value: object) -> None:
     with pytest.raises(ConfigError) as info:
         parse(materialized="table", **{key: value})
@@ -146,9 +157,12 @@ def test_engine_rules_are_compile_errors_with_the_config_line() -> None:
 
 
 def test_sequence_groups_and_aggregates_are_typed_and_dumped_as_written() -> None:
-    config = parse(merge_engine="partial_update", primary_key="k",
-                   sequence_groups={"g_1, g_2": ["a", "b"]},
-                   aggregates={"a": "sum", "b": {"function": "listagg", "distinct": False}})
+    config = parse(
+        merge_engine="partial_update",
+        primary_key="k",
+        sequence_groups={"g_1, g_2": ["a", "b"]},
+        aggregates={"a": "sum", "b": {"function": "listagg", "distinct": False}},
+    )
     [group] = config.sequence_groups
     assert (group.sequence, group.columns, group.name) == (["g_1", "g_2"], ["a", "b"], "g_1,g_2")
     assert config.aggregates["a"].function == "sum" and config.aggregates["a"].options == {}
@@ -162,8 +176,13 @@ def test_an_aggregate_option_error_names_the_column_key() -> None:
     from lakewide.errors import CompileError
 
     with pytest.raises(CompileError) as info:
-        parse(merge_engine="aggregation", primary_key="k",
-              aggregates={"n": {"function": "listagg", "separator": ","}})
+        parse(
+            merge_engine="aggregation",
+            primary_key="k",
+            aggregates={"n": {"function": "listagg", "separator": ","}},
+        )
     assert info.value.key == "aggregates.n"
-    assert "option 'separator' does not apply to listagg; accepted: function, ignore_retract, " \
-           "delimiter, distinct" in info.value.message
+    assert (
+        "option 'separator' does not apply to listagg; accepted: function, ignore_retract, "
+        "delimiter, distinct" in info.value.message
+    )

@@ -41,30 +41,45 @@ def _no_outside_profiles(monkeypatch: pytest.MonkeyPatch) -> None:
 def project_with(tmp_path: Path, **settings: str) -> Path:
     """A one-model project whose dev output has ``settings`` (YAML values as written)."""
     lines = "".join(f"      {key}: {value}\n" for key, value in settings.items())
-    return make_project(tmp_path / "p", {"models/m.sql": MODEL,
-                                         "profiles.yml": PROFILE.format(settings=lines)})
+    return make_project(
+        tmp_path / "p", {"models/m.sql": MODEL, "profiles.yml": PROFILE.format(settings=lines)}
+    )
 
 
 # ------------------------------------------------------------------------ bad master URL
 
 
-@pytest.mark.parametrize("master", ["nonsense", "'spark://'", "'spark://host'", "'local[0]'",
-                                    "'local[x]'", "'k8s://'", "''"])
+@pytest.mark.parametrize(
+    "master",
+    ["nonsense", "'spark://'", "'spark://host'", "'local[0]'", "'local[x]'", "'k8s://'", "''"],
+)
 @pytest.mark.parametrize("command", ["run", "ls", "debug"])
-def test_bad_master_exits_2_before_spark(monkeypatch: pytest.MonkeyPatch,
-                                         capsys: pytest.CaptureFixture[str], tmp_path: Path,
-                                         master: str, command: str) -> None:
+def test_bad_master_exits_2_before_spark(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    master: str,
+    command: str,
+) -> None:
     root = project_with(tmp_path, master=master)
     code, output = run_main(monkeypatch, capsys, "--project-dir", str(root), command)
-    assert_clean_failure(code, output, "profiles.yml", "[demo.outputs.dev.master]",
-                         "not a Spark master URL", "local[*]", "spark://HOST:PORT", "yarn",
-                         "k8s://")
+    assert_clean_failure(
+        code,
+        output,
+        "profiles.yml",
+        "[demo.outputs.dev.master]",
+        "not a Spark master URL",
+        "local[*]",
+        "spark://HOST:PORT",
+        "yarn",
+        "k8s://",
+    )
     assert not (root / "warehouse").exists()
 
 
-def test_bad_master_from_env_var_is_not_echoed(monkeypatch: pytest.MonkeyPatch,
-                                               capsys: pytest.CaptureFixture[str],
-                                               tmp_path: Path) -> None:
+def test_bad_master_from_env_var_is_not_echoed(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     monkeypatch.setenv("LW_MASTER", "spark://user:s3cret@host")
     root = project_with(tmp_path, master="\"{{ env_var('LW_MASTER') }}\"")
     code, output = run_main(monkeypatch, capsys, "--project-dir", str(root), "run")
@@ -72,10 +87,22 @@ def test_bad_master_from_env_var_is_not_echoed(monkeypatch: pytest.MonkeyPatch,
     assert "s3cret" not in output
 
 
-@pytest.mark.parametrize("master", ["local", "local[1]", "local[*]", "local[4,2]",
-                                    "local-cluster[2,1,1024]", "spark://h1:7077",
-                                    "spark://h1:7077,h2:7077", "yarn", "k8s://https://k:6443",
-                                    "k8s://k", "mesos://m:5050"])
+@pytest.mark.parametrize(
+    "master",
+    [
+        "local",
+        "local[1]",
+        "local[*]",
+        "local[4,2]",
+        "local-cluster[2,1,1024]",
+        "spark://h1:7077",
+        "spark://h1:7077,h2:7077",
+        "yarn",
+        "k8s://https://k:6443",
+        "k8s://k",
+        "mesos://m:5050",
+    ],
+)
 def test_accepted_master_urls(tmp_path: Path, master: str) -> None:
     from tests.project_factory import manifest_of
 
@@ -86,22 +113,28 @@ def test_accepted_master_urls(tmp_path: Path, master: str) -> None:
 # ------------------------------------------------------------------------ unwritable warehouse
 
 
-def test_warehouse_under_a_file_exits_2(monkeypatch: pytest.MonkeyPatch,
-                                        capsys: pytest.CaptureFixture[str],
-                                        tmp_path: Path) -> None:
+def test_warehouse_under_a_file_exits_2(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     blocker = tmp_path / "a_file"
     blocker.write_text("not a folder")
     root = project_with(tmp_path, warehouse=str(blocker / "wh"))
     for command in ("run", "seed", "build"):
         code, output = run_main(monkeypatch, capsys, "--project-dir", str(root), command)
-        assert_clean_failure(code, output, "profiles.yml", "[demo.outputs.dev.warehouse]",
-                             f"{blocker} is a file, not a folder", "set `warehouse` to a folder")
+        assert_clean_failure(
+            code,
+            output,
+            "profiles.yml",
+            "[demo.outputs.dev.warehouse]",
+            f"{blocker} is a file, not a folder",
+            "set `warehouse` to a folder",
+        )
     assert blocker.read_text() == "not a folder"
 
 
-def test_warehouse_that_is_a_file_exits_2(monkeypatch: pytest.MonkeyPatch,
-                                          capsys: pytest.CaptureFixture[str],
-                                          tmp_path: Path) -> None:
+def test_warehouse_that_is_a_file_exits_2(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     blocker = tmp_path / "wh"
     blocker.write_text("")
     root = project_with(tmp_path, warehouse=f"file://{blocker}")
@@ -110,24 +143,25 @@ def test_warehouse_that_is_a_file_exits_2(monkeypatch: pytest.MonkeyPatch,
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only folders")
-def test_warehouse_in_a_read_only_folder_exits_2(monkeypatch: pytest.MonkeyPatch,
-                                                 capsys: pytest.CaptureFixture[str],
-                                                 tmp_path: Path) -> None:
+def test_warehouse_in_a_read_only_folder_exits_2(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     locked = tmp_path / "locked"
     locked.mkdir()
     locked.chmod(0o555)
     try:
         root = project_with(tmp_path, warehouse=str(locked / "wh"))
         code, output = run_main(monkeypatch, capsys, "--project-dir", str(root), "run")
-        assert_clean_failure(code, output, "[demo.outputs.dev.warehouse]", "cannot be written",
-                             "ermission denied")
+        assert_clean_failure(
+            code, output, "[demo.outputs.dev.warehouse]", "cannot be written", "ermission denied"
+        )
     finally:
         locked.chmod(0o755)
 
 
-def test_read_only_file_system_is_reported(monkeypatch: pytest.MonkeyPatch,
-                                           capsys: pytest.CaptureFixture[str],
-                                           tmp_path: Path) -> None:
+def test_read_only_file_system_is_reported(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     """What a read-only mount answers (EROFS even for root), simulated at the write probe."""
     import errno
 
@@ -158,26 +192,51 @@ def test_writable_warehouse_passes_and_leaves_no_probe(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("command", ["run", "seed", "build", "show m", "debug"])
-def test_rest_catalog_refused_before_spark(monkeypatch: pytest.MonkeyPatch,
-                                           capsys: pytest.CaptureFixture[str], tmp_path: Path,
-                                           command: str) -> None:
-    root = project_with(tmp_path, catalog_type="rest", uri="http://localhost:8181",
-                        warehouse="s3://bucket/wh")
+def test_rest_catalog_refused_before_spark(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    command: str,
+) -> None:
+    root = project_with(
+        tmp_path, catalog_type="rest", uri="http://localhost:8181", warehouse="s3://bucket/wh"
+    )
     code, output = run_main(monkeypatch, capsys, "--project-dir", str(root), *command.split())
-    assert_clean_failure(code, output, "profiles.yml", "[demo.outputs.dev.catalog_type]",
-                         "HttpClient 5", "jdbc", "hadoop", "spark.jars.packages")
+    assert_clean_failure(
+        code,
+        output,
+        "profiles.yml",
+        "[demo.outputs.dev.catalog_type]",
+        "HttpClient 5",
+        "jdbc",
+        "hadoop",
+        "spark.jars.packages",
+    )
 
 
-@pytest.mark.parametrize(("settings", "refused"), [
-    ({"catalog_type": "rest"}, True),
-    ({"catalog_properties": {"catalog-impl": "org.apache.iceberg.rest.RESTCatalog"},
-      "catalog_type": "jdbc"}, True),
-    ({"catalog_type": "rest", "spark_conf": {"spark.jars.packages": "org.apache.iceberg:x:1"}},
-     False),
-    ({"catalog_type": "rest", "spark_conf": {"spark.jars": "/opt/iceberg-runtime.jar"}}, False),
-    ({"catalog_type": "jdbc"}, False),
-    ({"catalog_type": "hadoop"}, False),
-])
+@pytest.mark.parametrize(
+    ("settings", "refused"),
+    [
+        ({"catalog_type": "rest"}, True),
+        (
+            {
+                "catalog_properties": {"catalog-impl": "org.apache.iceberg.rest.RESTCatalog"},
+                "catalog_type": "jdbc",
+            },
+            True,
+        ),
+        (
+            {
+                "catalog_type": "rest",
+                "spark_conf": {"spark.jars.packages": "org.apache.iceberg:x:1"},
+            },
+            False,
+        ),
+        ({"catalog_type": "rest", "spark_conf": {"spark.jars": "/opt/iceberg-runtime.jar"}}, False),
+        ({"catalog_type": "jdbc"}, False),
+        ({"catalog_type": "hadoop"}, False),
+    ],
+)
 def test_rest_refused_only_with_bundled_jars(settings: dict, refused: bool) -> None:
     output = Output(**settings)
     if refused:
@@ -190,29 +249,57 @@ def test_rest_refused_only_with_bundled_jars(settings: dict, refused: bool) -> N
 # ------------------------------------------------------------------------ seed values
 
 
-SEED_TYPES = "seeds:\n  - name: orders\n    column_types: {id: int, amount: 'decimal(6,2)', day: date}\n"
+SEED_TYPES = (
+    "seeds:\n  - name: orders\n    column_types: {id: int, amount: 'decimal(6,2)', day: date}\n"
+)
 
 
 @pytest.mark.spark
-@pytest.mark.parametrize(("rows", "expected"), [
-    ("1,2.50,2024-05-01\n2,abc,2024-05-02\n3,x,2024-05-03\n",
-     ["seeds/orders.csv:3: [amount] value 'abc' is not a valid decimal(6,2) (2 rows do not fit)"]),
-    ("1,2.50,2024-05-01\n99999999999,1.00,2024-13-01\n",
-     ["seeds/orders.csv:3: [id] value '99999999999' is not a valid int",
-      "seeds/orders.csv:3: [day] value '2024-13-01' is not a valid date"]),
-    ("1,2.50,2024-05-01\n2,12345.678,\n",
-     ["seeds/orders.csv:3: [amount] value '12345.678' is not a valid decimal(6,2)"]),
-], ids=["text-in-decimal", "overflow-and-bad-date", "too-wide-decimal"])
-def test_seed_value_that_does_not_fit_its_type(monkeypatch: pytest.MonkeyPatch,
-                                               capsys: pytest.CaptureFixture[str],
-                                               tmp_path: Path, warehouse: Path,
-                                               session_adapter: None, rows: str,
-                                               expected: list[str]) -> None:
-    profiles = ("demo:\n  target: dev\n  outputs:\n    dev:\n      catalog: lw\n"
-                f"      warehouse: {warehouse}\n      namespace: faults_seed\n")
-    root = make_project(tmp_path, {"profiles.yml": profiles, "seeds/types.yml": SEED_TYPES,
-                                   "seeds/aaa_good.csv": "k\n1\n",
-                                   "seeds/orders.csv": "id,amount,day\n" + rows})
+@pytest.mark.parametrize(
+    ("rows", "expected"),
+    [
+        (
+            "1,2.50,2024-05-01\n2,abc,2024-05-02\n3,x,2024-05-03\n",
+            [
+                "seeds/orders.csv:3: [amount] value 'abc' is not a valid decimal(6,2) (2 rows do not fit)"
+            ],
+        ),
+        (
+            "1,2.50,2024-05-01\n99999999999,1.00,2024-13-01\n",
+            [
+                "seeds/orders.csv:3: [id] value '99999999999' is not a valid int",
+                "seeds/orders.csv:3: [day] value '2024-13-01' is not a valid date",
+            ],
+        ),
+        (
+            "1,2.50,2024-05-01\n2,12345.678,\n",
+            ["seeds/orders.csv:3: [amount] value '12345.678' is not a valid decimal(6,2)"],
+        ),
+    ],
+    ids=["text-in-decimal", "overflow-and-bad-date", "too-wide-decimal"],
+)
+def test_seed_value_that_does_not_fit_its_type(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    warehouse: Path,
+    session_adapter: None,  # noqa: F811 - the fixture, imported above
+    rows: str,
+    expected: list[str],
+) -> None:
+    profiles = (
+        "demo:\n  target: dev\n  outputs:\n    dev:\n      catalog: lw\n"
+        f"      warehouse: {warehouse}\n      namespace: faults_seed\n"
+    )
+    root = make_project(
+        tmp_path,
+        {
+            "profiles.yml": profiles,
+            "seeds/types.yml": SEED_TYPES,
+            "seeds/aaa_good.csv": "k\n1\n",
+            "seeds/orders.csv": "id,amount,day\n" + rows,
+        },
+    )
     monkeypatch.chdir(root)
     code, output = run_main(monkeypatch, capsys, "seed")
     assert_clean_failure(code, output, *expected, "fix the value or the type declared")
@@ -220,13 +307,17 @@ def test_seed_value_that_does_not_fit_its_type(monkeypatch: pytest.MonkeyPatch,
     assert not (warehouse / "faults_seed").exists()
 
 
-@pytest.mark.parametrize(("text", "value", "line"), [
-    ("id,v\n1,a\n2,b\n", "b", 3),
-    ('id,v\n1,"two\nlines"\n2,b\n', "b", 4),
-    ("id,v\n1,a\n", "zz", None),
-])
-def test_line_of_value_counts_lines_of_quoted_records(tmp_path: Path, text: str, value: str,
-                                                      line: int | None) -> None:
+@pytest.mark.parametrize(
+    ("text", "value", "line"),
+    [
+        ("id,v\n1,a\n2,b\n", "b", 3),
+        ('id,v\n1,"two\nlines"\n2,b\n', "b", 4),
+        ("id,v\n1,a\n", "zz", None),
+    ],
+)
+def test_line_of_value_counts_lines_of_quoted_records(
+    tmp_path: Path, text: str, value: str, line: int | None
+) -> None:
     from lakewide.seeds import line_of_value
 
     path = tmp_path / "s.csv"
@@ -237,8 +328,8 @@ def test_line_of_value_counts_lines_of_quoted_records(tmp_path: Path, text: str,
 @pytest.mark.spark
 def test_seed_declared_types_keep_the_text(tmp_path: Path, warehouse: Path, spark: Any) -> None:
     """Declared columns are cast from the CSV text: a declared string keeps leading zeros."""
-    from lakewide.spark.adapter import SparkAdapter
     from lakewide.nodes import Relation
+    from lakewide.spark.adapter import SparkAdapter
 
     csv = tmp_path / "zips.csv"
     csv.write_text("zip,n,day\n00123,7,2024-05-01\n,8,\n")
@@ -246,8 +337,10 @@ def test_seed_declared_types_keep_the_text(tmp_path: Path, warehouse: Path, spar
     relation = Relation("lw", "faults_seed_ok", "zips")
     assert adapter.load_csv(csv, relation, {"zip": "string", "day": "date"}) == 2
     rows = sorted(spark.table(str(relation)).collect(), key=lambda r: r.n)
-    assert [(r.zip, r.n, str(r.day)) for r in rows] == [("00123", 7, "2024-05-01"),
-                                                        (None, 8, "None")]
+    assert [(r.zip, r.n, str(r.day)) for r in rows] == [
+        ("00123", 7, "2024-05-01"),
+        (None, 8, "None"),
+    ]
 
 
 # ------------------------------------------------------------------------ Ctrl-C, a killed JVM
@@ -263,11 +356,20 @@ _LOG4J_LINE = re.compile(r"^\d\d/\d\d/\d\d \d\d:\d\d:\d\d (INFO|WARN) ")
 
 def lakewide_process(root: Path, *args: str) -> subprocess.Popen[str]:
     """``python -m lakewide ARGS`` in its own process group, Spark's INFO log on (to see jobs)."""
-    env = {**os.environ, "PYTHONUNBUFFERED": "1", "COLUMNS": "200",
-           "LAKEWIDE_SPARK_LOG_LEVEL": "INFO"}
-    return subprocess.Popen([sys.executable, "-m", "lakewide", "--project-dir", str(root), *args],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
-                            start_new_session=True)
+    env = {
+        **os.environ,
+        "PYTHONUNBUFFERED": "1",
+        "COLUMNS": "200",
+        "LAKEWIDE_SPARK_LOG_LEVEL": "INFO",
+    }
+    return subprocess.Popen(
+        [sys.executable, "-m", "lakewide", "--project-dir", str(root), *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=env,
+        start_new_session=True,
+    )
 
 
 def children(pid: int) -> list[int]:
@@ -321,16 +423,22 @@ def shown(lines: list[str]) -> str:
 
 def table_state(root: Path) -> list[str]:
     metadata = root / "warehouse" / "analytics" / "slow" / "metadata"
-    return sorted(f"{p.name}:{p.read_text() if p.name.endswith('hint.text') else ''}"
-                  for p in metadata.iterdir())
+    return sorted(
+        f"{p.name}:{p.read_text() if p.name.endswith('hint.text') else ''}"
+        for p in metadata.iterdir()
+    )
 
 
 @pytest.fixture(scope="module")
 def built_slow(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A project whose table model ``slow`` was built once (small); ``--vars`` make it heavy."""
     root = make_project(tmp_path_factory.mktemp("faults") / "p", {"models/slow.sql": SLOW_MODEL})
-    done = subprocess.run([sys.executable, "-m", "lakewide", "--project-dir", str(root), "run"],
-                          capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-m", "lakewide", "--project-dir", str(root), "run"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     return root
 
@@ -379,8 +487,9 @@ def test_jvm_killed_during_a_run(built_slow: Path) -> None:
     assert_nothing_left(built_slow, before, jvms)
 
 
-def test_ctrl_c_before_spark_starts(monkeypatch: pytest.MonkeyPatch,
-                                    capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_ctrl_c_before_spark_starts(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     """Ctrl-C while lakewide itself works under the lock (the no-op check; no JVM yet):
     'interrupted', exit 130, the lock released."""
     import lakewide.freshness

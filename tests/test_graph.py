@@ -16,9 +16,15 @@ ROOT = Path("/proj")
 
 def node(name: str, *refs: str, tags: tuple[str, ...] = (), folder: str = "models") -> ModelNode:
     config = parse_model_config({"tags": list(tags)}, path=f"{folder}/{name}.sql")
-    return ModelNode(name=name, path=ROOT / folder / f"{name}.sql", raw_sql="SELECT 1",
-                     sql="SELECT 1", config=config, relation=Relation("lw", "db", name),
-                     refs=list(refs))
+    return ModelNode(
+        name=name,
+        path=ROOT / folder / f"{name}.sql",
+        raw_sql="SELECT 1",
+        sql="SELECT 1",
+        config=config,
+        relation=Relation("lw", "db", name),
+        refs=list(refs),
+    )
 
 
 def graph(*nodes: ModelNode) -> dict[str, ModelNode]:

@@ -7,8 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from lakewide.metadata import CorruptMetadataError, HadoopMetadataReader, metadata_reader, \
-    read_table_meta, table_dir
+from lakewide.metadata import (
+    CorruptMetadataError,
+    HadoopMetadataReader,
+    metadata_reader,
+    read_table_meta,
+    table_dir,
+)
 from lakewide.nodes import Relation
 from lakewide.offsets import OFFSETS, Snapshot
 from lakewide.profiles import Output
@@ -23,8 +28,9 @@ def history(warehouse: Path, format_version: int = 2) -> Path:
     metadata = iceberg_files.empty_table(table_dir(warehouse, T), format_version)
     metadata = iceberg_files.commit(metadata, 11, {"added-records": "2"})
     iceberg_files.write(warehouse, T, metadata, 1)
-    metadata = iceberg_files.commit(metadata, 12, {OFFSETS: '{"0:a": 5}', "total-records": "3"},
-                                    "overwrite")
+    metadata = iceberg_files.commit(
+        metadata, 12, {OFFSETS: '{"0:a": 5}', "total-records": "3"}, "overwrite"
+    )
     iceberg_files.write(warehouse, T, metadata, 2)
     metadata = iceberg_files.commit(metadata, 13, {}, "replace")
     return iceberg_files.write(warehouse, T, metadata, 3)
@@ -32,7 +38,8 @@ def history(warehouse: Path, format_version: int = 2) -> Path:
 
 @pytest.mark.parametrize("format_version", [1, 2, 3])
 def test_reads_snapshots_ancestry_summaries_and_sequence_numbers(
-        tmp_path: Path, format_version: int) -> None:
+    tmp_path: Path, format_version: int
+) -> None:
     history(tmp_path, format_version)
     meta = read_table_meta(tmp_path, T)
     assert meta is not None
@@ -40,13 +47,18 @@ def test_reads_snapshots_ancestry_summaries_and_sequence_numbers(
     assert [s.id for s in meta.ancestors()] == [13, 12, 11]
     lakewide = meta.snapshots[12]
     v1 = format_version == 1  # format v1 has no sequence numbers (pyiceberg reads them as 0)
-    assert lakewide == Snapshot(12, 11, "overwrite", {"operation": "overwrite",
-                                                      OFFSETS: '{"0:a": 5}',
-                                                      "total-records": "3"},
-                                1012, 0 if v1 else 2)
+    assert lakewide == Snapshot(
+        12,
+        11,
+        "overwrite",
+        {"operation": "overwrite", OFFSETS: '{"0:a": 5}', "total-records": "3"},
+        1012,
+        0 if v1 else 2,
+    )
     assert meta.snapshots[11].parent is None and meta.snapshots[13].operation == "replace"
-    assert [meta.snapshots[i].sequence_number for i in (11, 12, 13)] == \
-        ([0, 0, 0] if v1 else [1, 2, 3])
+    assert [meta.snapshots[i].sequence_number for i in (11, 12, 13)] == (
+        [0, 0, 0] if v1 else [1, 2, 3]
+    )
 
 
 def test_a_table_without_snapshots_and_a_missing_table(tmp_path: Path) -> None:
@@ -69,7 +81,8 @@ def test_every_read_sees_the_newest_commit(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("hint", [None, "9", "garbage"], ids=["no-hint", "missing-file", "garbage"])
 def test_without_a_usable_version_hint_the_highest_version_is_current(
-        tmp_path: Path, hint: str | None) -> None:
+    tmp_path: Path, hint: str | None
+) -> None:
     history(tmp_path)
     folder = table_dir(tmp_path, T) / "metadata"
     if hint is None:
@@ -87,12 +100,18 @@ def test_the_version_hint_wins_over_newer_files(tmp_path: Path) -> None:
     assert meta is not None and meta.current == 12 and 13 not in meta.snapshots
 
 
-@pytest.mark.parametrize(("edit", "detail"), [
-    (lambda text: text.replace('"snapshot-id":12,', ""),
-     "(snapshots.1.snapshot-id: Field required)"),
-    (lambda text: text.replace('"format-version":2', '"format-version":7'), "format"),
-    (lambda text: text[: len(text) // 2], "Invalid JSON"),
-], ids=["snapshot-without-id", "unknown-format-version", "truncated"])
+@pytest.mark.parametrize(
+    ("edit", "detail"),
+    [
+        (
+            lambda text: text.replace('"snapshot-id":12,', ""),
+            "(snapshots.1.snapshot-id: Field required)",
+        ),
+        (lambda text: text.replace('"format-version":2', '"format-version":7'), "format"),
+        (lambda text: text[: len(text) // 2], "Invalid JSON"),
+    ],
+    ids=["snapshot-without-id", "unknown-format-version", "truncated"],
+)
 def test_a_file_pyiceberg_refuses_is_one_clear_line(tmp_path: Path, edit, detail: str) -> None:
     path = history(tmp_path)
     path.write_text(edit(path.read_text()))
@@ -104,13 +123,16 @@ def test_a_file_pyiceberg_refuses_is_one_clear_line(tmp_path: Path, edit, detail
     assert "\n" not in message and "pydantic" not in message  # pydantic's report is not shown
 
 
-@pytest.mark.parametrize(("output", "reads"), [
-    (Output(catalog_type="hadoop", warehouse="/data/wh"), True),
-    (Output(catalog_type="hadoop", warehouse="file:///data/wh"), True),
-    (Output(catalog_type="hadoop", warehouse="s3://bucket/wh"), False),
-    (Output(catalog_type="jdbc", uri="jdbc:postgresql://db/x", warehouse="/data/wh"), False),
-    (Output(catalog_type="rest", uri="http://x", warehouse="/data/wh"), False),
-])
+@pytest.mark.parametrize(
+    ("output", "reads"),
+    [
+        (Output(catalog_type="hadoop", warehouse="/data/wh"), True),
+        (Output(catalog_type="hadoop", warehouse="file:///data/wh"), True),
+        (Output(catalog_type="hadoop", warehouse="s3://bucket/wh"), False),
+        (Output(catalog_type="jdbc", uri="jdbc:postgresql://db/x", warehouse="/data/wh"), False),
+        (Output(catalog_type="rest", uri="http://x", warehouse="/data/wh"), False),
+    ],
+)
 def test_which_catalogs_are_read_without_spark(output: Output, reads: bool) -> None:
     reader = metadata_reader(output)
     assert (reader is not None) == reads

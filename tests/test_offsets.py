@@ -18,4 +18,7 @@ def test_table_offsets_name_every_upstream_under_no_branch() -> None:
 def test_branch_offsets_one_entry_per_driven_branch() -> None:
     drivers = [(0, "lw.db.a"), (1, None), (2, "lw.db.b"), (3, "lw.db.a")]
     assert branch_offsets(drivers, {"lw.db.a": 7}) == {
-        "0:lw.db.a": 7, "2:lw.db.b": None, "3:lw.db.a": 7}
+        "0:lw.db.a": 7,
+        "2:lw.db.b": None,
+        "3:lw.db.a": 7,
+    }

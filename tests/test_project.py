@@ -50,14 +50,19 @@ def test_project_name_defaults_to_the_folder(tmp_path: Path) -> None:
 
 
 def test_settings_are_read(tmp_path: Path) -> None:
-    root = make_project(tmp_path, {"pyproject.toml": """\
+    root = make_project(
+        tmp_path,
+        {
+            "pyproject.toml": """\
         [tool.lakewide]
         profile = "p"
         model-paths = ["sql", "more"]
         target-path = "out"
         seed-schema = "raw"
         vars = { day = "2024-05-01" }
-        """})
+        """
+        },
+    )
     project = load_project(root)
     assert project.profile == "p"
     assert project.model_paths == [root.resolve() / "sql", root.resolve() / "more"]
@@ -133,7 +138,10 @@ def test_env_var_set_in_profiles(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     assert output.catalog_type == "rest"
     assert output.warehouse == "s3://bucket/wh"
     assert output.iceberg_catalog_properties() == {
-        "type": "rest", "warehouse": "s3://bucket/wh", "uri": "http://catalog:8181"}
+        "type": "rest",
+        "warehouse": "s3://bucket/wh",
+        "uri": "http://catalog:8181",
+    }
 
 
 def test_env_var_set_is_used_for_master(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -145,12 +153,17 @@ def test_env_var_set_is_used_for_master(tmp_path: Path, monkeypatch: pytest.Monk
 
 def test_env_var_without_default_and_unset(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("LW_TEST_UNSET", raising=False)
-    root = make_project(tmp_path, {"profiles.yml": """\
+    root = make_project(
+        tmp_path,
+        {
+            "profiles.yml": """\
         demo:
           outputs:
             dev:
               master: "{{ env_var('LW_TEST_UNSET') }}"
-        """})
+        """
+        },
+    )
     with pytest.raises(ConfigError) as info:
         load_output(root / "profiles.yml", "demo")
     assert "LW_TEST_UNSET" in info.value.message
@@ -176,14 +189,19 @@ def test_missing_target_lists_targets(tmp_path: Path) -> None:
 
 
 def test_unknown_output_key_names_the_key(tmp_path: Path) -> None:
-    root = make_project(tmp_path, {"profiles.yml": """\
+    root = make_project(
+        tmp_path,
+        {
+            "profiles.yml": """\
         demo:
           target: dev
           outputs:
             dev:
               catalog: lw
               namespcae: analytics
-        """})
+        """
+        },
+    )
     with pytest.raises(ConfigError) as info:
         load_output(root / "profiles.yml", "demo")
     assert info.value.key == "demo.outputs.dev.namespcae"
@@ -218,21 +236,27 @@ def test_profiles_dir_takes_precedence(tmp_path: Path, monkeypatch: pytest.Monke
 
 
 def test_source_resolves_schema_and_identifier(tmp_path: Path) -> None:
-    root = make_project(tmp_path, {
-        "models/sources.yml": SOURCES,
-        "models/m.sql": "SELECT * FROM {{ source('raw', 'users') }} "
-                        "JOIN {{ source('crm', 'contacts') }}",
-    })
+    root = make_project(
+        tmp_path,
+        {
+            "models/sources.yml": SOURCES,
+            "models/m.sql": "SELECT * FROM {{ source('raw', 'users') }} "
+            "JOIN {{ source('crm', 'contacts') }}",
+        },
+    )
     node = manifest_of(root).models["m"]
     assert node.sql == "SELECT * FROM lw.landing.users_v2 JOIN lw.crm.contacts"
     assert node.sources == [("raw", "users"), ("crm", "contacts")]
 
 
 def test_undeclared_source_lists_declared(tmp_path: Path) -> None:
-    root = make_project(tmp_path, {
-        "models/sources.yml": SOURCES,
-        "models/m.sql": "SELECT * FROM {{ source('raw', 'order') }}",
-    })
+    root = make_project(
+        tmp_path,
+        {
+            "models/sources.yml": SOURCES,
+            "models/m.sql": "SELECT * FROM {{ source('raw', 'order') }}",
+        },
+    )
     with pytest.raises(ConfigError) as info:
         manifest_of(root)
     err = info.value
@@ -250,11 +274,14 @@ def test_sources_yml_must_be_a_list_of_named_mappings(tmp_path: Path) -> None:
 
 
 def test_render_config_ref_and_relation(tmp_path: Path) -> None:
-    root = make_project(tmp_path, {
-        "models/base.sql": "{{ config(materialized='table', tags=['core']) }}\nSELECT 1 AS id",
-        "models/child.sql": "\n\n{{ config(materialized='table') }}\n"
-                            "SELECT id FROM {{ ref('base') }}",
-    })
+    root = make_project(
+        tmp_path,
+        {
+            "models/base.sql": "{{ config(materialized='table', tags=['core']) }}\nSELECT 1 AS id",
+            "models/child.sql": "\n\n{{ config(materialized='table') }}\n"
+            "SELECT id FROM {{ ref('base') }}",
+        },
+    )
     manifest = manifest_of(root)
     base, child = manifest.models["base"], manifest.models["child"]
     assert base.config.tags == ["core"] and base.config_line == 1
@@ -266,10 +293,13 @@ def test_render_config_ref_and_relation(tmp_path: Path) -> None:
 
 
 def test_var_from_project_and_override(tmp_path: Path) -> None:
-    root = make_project(tmp_path, {
-        "pyproject.toml": '[tool.lakewide]\nprofile = "demo"\nvars = { day = "2024-05-01" }\n',
-        "models/m.sql": "SELECT '{{ var('day') }}' AS d, {{ var('n', 7) }} AS n",
-    })
+    root = make_project(
+        tmp_path,
+        {
+            "pyproject.toml": '[tool.lakewide]\nprofile = "demo"\nvars = { day = "2024-05-01" }\n',
+            "models/m.sql": "SELECT '{{ var('day') }}' AS d, {{ var('n', 7) }} AS n",
+        },
+    )
     assert manifest_of(root).models["m"].sql == "SELECT '2024-05-01' AS d, 7 AS n"
     overridden = manifest_of(root, variables={"day": "2024-06-01", "n": 1}).models["m"]
     assert overridden.sql == "SELECT '2024-06-01' AS d, 1 AS n"
@@ -287,18 +317,26 @@ def test_undefined_var_error(tmp_path: Path) -> None:
 def test_env_var_in_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("LW_TEST_DAY", "2024-01-02")
     monkeypatch.delenv("LW_TEST_OTHER", raising=False)
-    root = make_project(tmp_path, {
-        "models/m.sql": "SELECT '{{ env_var('LW_TEST_DAY') }}', '{{ env_var('LW_TEST_OTHER', 'x') }}'",
-    })
+    root = make_project(
+        tmp_path,
+        {
+            "models/m.sql": "SELECT '{{ env_var('LW_TEST_DAY') }}', '{{ env_var('LW_TEST_OTHER', 'x') }}'",
+        },
+    )
     assert manifest_of(root).models["m"].sql == "SELECT '2024-01-02', 'x'"
 
 
 def test_is_incremental_and_this(tmp_path: Path) -> None:
-    root = make_project(tmp_path, {"models/m.sql": """\
+    root = make_project(
+        tmp_path,
+        {
+            "models/m.sql": """\
         {{ config(schema='marts') }}
         SELECT * FROM src
         {% if is_incremental() %}WHERE ts > (SELECT MAX(ts) FROM {{ this }}){% endif %}
-        """})
+        """
+        },
+    )
     full = manifest_of(root).models["m"]
     assert "WHERE" not in full.sql
     incremental = manifest_of(root, incremental={"m"}).models["m"]
@@ -306,12 +344,17 @@ def test_is_incremental_and_this(tmp_path: Path) -> None:
 
 
 def test_macro_from_macros_folder(tmp_path: Path) -> None:
-    root = make_project(tmp_path, {
-        "macros/money.sql": "{% macro cents(col) -%}CAST({{ col }} * 100 AS BIGINT){%- endmacro %}",
-        "models/m.sql": "SELECT {{ cents('price') }} AS price_cents FROM t",
-    })
-    assert manifest_of(root).models["m"].sql == \
-        "SELECT CAST(price * 100 AS BIGINT) AS price_cents FROM t"
+    root = make_project(
+        tmp_path,
+        {
+            "macros/money.sql": "{% macro cents(col) -%}CAST({{ col }} * 100 AS BIGINT){%- endmacro %}",
+            "models/m.sql": "SELECT {{ cents('price') }} AS price_cents FROM t",
+        },
+    )
+    assert (
+        manifest_of(root).models["m"].sql
+        == "SELECT CAST(price * 100 AS BIGINT) AS price_cents FROM t"
+    )
 
 
 def test_template_syntax_error_has_path_and_line(tmp_path: Path) -> None:
@@ -323,7 +366,9 @@ def test_template_syntax_error_has_path_and_line(tmp_path: Path) -> None:
 
 
 def test_bad_config_in_model_names_relative_path_and_line(tmp_path: Path) -> None:
-    root = make_project(tmp_path, {"models/sub/m.sql": "-- x\n{{ config(primay_key='id') }}\nSELECT 1 AS id"})
+    root = make_project(
+        tmp_path, {"models/sub/m.sql": "-- x\n{{ config(primay_key='id') }}\nSELECT 1 AS id"}
+    )
     with pytest.raises(ConfigError) as info:
         manifest_of(root)
     assert info.value.path == "models/sub/m.sql"
@@ -336,10 +381,13 @@ def test_bad_config_in_model_names_relative_path_and_line(tmp_path: Path) -> Non
 
 
 def test_duplicate_model_names(tmp_path: Path) -> None:
-    root = make_project(tmp_path, {
-        "models/a/dup.sql": "SELECT 1 AS x",
-        "models/b/dup.sql": "SELECT 2 AS x",
-    })
+    root = make_project(
+        tmp_path,
+        {
+            "models/a/dup.sql": "SELECT 1 AS x",
+            "models/b/dup.sql": "SELECT 2 AS x",
+        },
+    )
     with pytest.raises(ConfigError) as info:
         manifest_of(root)
     msg = info.value.message
@@ -348,10 +396,13 @@ def test_duplicate_model_names(tmp_path: Path) -> None:
 
 
 def test_ref_to_unknown_model(tmp_path: Path) -> None:
-    root = make_project(tmp_path, {
-        "models/a.sql": "SELECT 1 AS x",
-        "models/b.sql": "SELECT * FROM {{ ref('nope') }}",
-    })
+    root = make_project(
+        tmp_path,
+        {
+            "models/a.sql": "SELECT 1 AS x",
+            "models/b.sql": "SELECT * FROM {{ ref('nope') }}",
+        },
+    )
     with pytest.raises(ConfigError) as info:
         manifest_of(root)
     assert "ref('nope') names no model" in info.value.message
@@ -360,52 +411,76 @@ def test_ref_to_unknown_model(tmp_path: Path) -> None:
 
 
 def test_schema_and_alias_change_the_relation(tmp_path: Path) -> None:
-    root = make_project(tmp_path, {
-        "models/a.sql": "{{ config(schema='marts', alias='orders_v2') }}\nSELECT 1 AS x",
-        "models/b.sql": "SELECT * FROM {{ ref('a') }}",
-    })
+    root = make_project(
+        tmp_path,
+        {
+            "models/a.sql": "{{ config(schema='marts', alias='orders_v2') }}\nSELECT 1 AS x",
+            "models/b.sql": "SELECT * FROM {{ ref('a') }}",
+        },
+    )
     manifest = manifest_of(root)
     assert manifest.models["a"].relation == Relation("lw", "marts", "orders_v2")
     assert manifest.models["b"].sql == "SELECT * FROM lw.marts.orders_v2"
 
 
 def test_view_on_hadoop_catalog_is_a_bare_name(tmp_path: Path) -> None:
-    root = make_project(tmp_path, {
-        "models/v.sql": "{{ config(materialized='view') }}\nSELECT 1 AS x",
-        "models/t.sql": "SELECT * FROM {{ ref('v') }}",
-    })
+    root = make_project(
+        tmp_path,
+        {
+            "models/v.sql": "{{ config(materialized='view') }}\nSELECT 1 AS x",
+            "models/t.sql": "SELECT * FROM {{ ref('v') }}",
+        },
+    )
     manifest = manifest_of(root)
     assert manifest.models["v"].relation == Relation("", "", "v")
     assert manifest.models["t"].sql == "SELECT * FROM v"
 
 
 def test_view_on_rest_catalog_keeps_the_namespace(tmp_path: Path) -> None:
-    root = make_project(tmp_path, {
-        "profiles.yml": "demo:\n  outputs:\n    dev:\n      catalog: c\n      catalog_type: rest\n"
-                        "      uri: http://x\n      namespace: ns\n",
-        "models/v.sql": "{{ config(materialized='view') }}\nSELECT 1 AS x",
-    })
+    root = make_project(
+        tmp_path,
+        {
+            "profiles.yml": "demo:\n  outputs:\n    dev:\n      catalog: c\n      catalog_type: rest\n"
+            "      uri: http://x\n      namespace: ns\n",
+            "models/v.sql": "{{ config(materialized='view') }}\nSELECT 1 AS x",
+        },
+    )
     assert manifest_of(root).models["v"].relation == Relation("c", "ns", "v")
 
 
 def test_disabled_model_is_left_out_and_refs_to_it_fail(tmp_path: Path) -> None:
-    root = make_project(tmp_path, {
-        "models/off.sql": "{{ config(enabled=false) }}\nSELECT 1 AS x",
-    })
+    root = make_project(
+        tmp_path,
+        {
+            "models/off.sql": "{{ config(enabled=false) }}\nSELECT 1 AS x",
+        },
+    )
     assert manifest_of(root).models == {}
     make_project(tmp_path, {"models/on.sql": "SELECT * FROM {{ ref('off') }}"})
     with pytest.raises(ConfigError, match="disabled model"):
         manifest_of(root)
 
 
-@pytest.mark.parametrize("yml,key,fragment", [
-    ("sources:\n  - name: raw\n    tables:\n      - name: a\n        identifer: b\n",
-     "sources[0].tables[0].identifer", "Did you mean 'identifier'?"),
-    ("sources:\n  - name: raw\n    shema: x\n    tables:\n      - name: a\n",
-     "sources[0].shema", "Did you mean 'schema'?"),
-    ("sources:\n  - name: raw\n    tables:\n      - name: [a]\n",
-     "sources[0].tables[0].name", "invalid value ['a']"),
-])
+@pytest.mark.parametrize(
+    "yml,key,fragment",
+    [
+        (
+            "sources:\n  - name: raw\n    tables:\n      - name: a\n        identifer: b\n",
+            "sources[0].tables[0].identifer",
+            "Did you mean 'identifier'?",
+        ),
+        (
+            "sources:\n  - name: raw\n    shema: x\n    tables:\n      - name: a\n",
+            "sources[0].shema",
+            "Did you mean 'schema'?",
+        ),
+        (
+            "sources:\n  - name: raw\n    tables:\n      - name: [a]\n",
+            "sources[0].tables[0].name",
+            "invalid value ['a']",
+        ),
+    ],
+)
 def test_sources_yml_keys_are_checked(tmp_path: Path, yml: str, key: str, fragment: str) -> None:
     root = make_project(tmp_path, {"models/sources.yml": yml})
     with pytest.raises(ConfigError) as info:
@@ -416,20 +491,27 @@ def test_sources_yml_keys_are_checked(tmp_path: Path, yml: str, key: str, fragme
 
 
 def test_sources_yml_takes_dbt_documentation_keys(tmp_path: Path) -> None:
-    yml = ("sources:\n  - name: raw\n    schema: ods\n    description: upstream\n    tables:\n"
-           "      - name: a\n        identifier: a_v2\n        description: rows\n"
-           "        columns: [{name: id, description: key}]\n")
-    root = make_project(tmp_path, {"models/sources.yml": yml,
-                                   "models/m.sql": "SELECT id FROM {{ source('raw', 'a') }}"})
+    yml = (
+        "sources:\n  - name: raw\n    schema: ods\n    description: upstream\n    tables:\n"
+        "      - name: a\n        identifier: a_v2\n        description: rows\n"
+        "        columns: [{name: id, description: key}]\n"
+    )
+    root = make_project(
+        tmp_path,
+        {"models/sources.yml": yml, "models/m.sql": "SELECT id FROM {{ source('raw', 'a') }}"},
+    )
     assert "a_v2" in manifest_of(root).models["m"].sql
 
 
-@pytest.mark.parametrize("setting,key", [
-    ("profile = [5]", "tool.lakewide.profile"),
-    ("seed-schema = [1]", "tool.lakewide.seed-schema"),
-    ("vars = 3", "tool.lakewide.vars"),
-    ('macro-paths = ["m", {a = 1}]', "tool.lakewide.macro-paths[1]"),
-])
+@pytest.mark.parametrize(
+    "setting,key",
+    [
+        ("profile = [5]", "tool.lakewide.profile"),
+        ("seed-schema = [1]", "tool.lakewide.seed-schema"),
+        ("vars = 3", "tool.lakewide.vars"),
+        ('macro-paths = ["m", {a = 1}]', "tool.lakewide.macro-paths[1]"),
+    ],
+)
 def test_settings_of_the_wrong_type_name_the_key(tmp_path: Path, setting: str, key: str) -> None:
     root = make_project(tmp_path, {"pyproject.toml": f"[tool.lakewide]\n{setting}\n"})
     with pytest.raises(ConfigError) as info:

@@ -50,11 +50,25 @@ def history(*operations: str, deletes: int = 0) -> TableMeta:
     return TableMeta(len(operations), snapshots)
 
 
-def plan(config: dict[str, Any], meta: TableMeta | None, start: int | None, *,
-         consumed: bool = True, version: int = 2) -> ReadPlan:
+def plan(
+    config: dict[str, Any],
+    meta: TableMeta | None,
+    start: int | None,
+    *,
+    consumed: bool = True,
+    version: int = 2,
+) -> ReadPlan:
     end = meta.current if meta is not None else None
-    return choose_read(branch_plan(config), str(config["merge_engine"]), "lw.ods.src", start,
-                       end, consumed=consumed, meta=lambda: meta, format_version=lambda: version)
+    return choose_read(
+        branch_plan(config),
+        str(config["merge_engine"]),
+        "lw.ods.src",
+        start,
+        end,
+        consumed=consumed,
+        meta=lambda: meta,
+        format_version=lambda: version,
+    )
 
 
 def test_a_source_empty_at_bootstrap_is_read_whole_even_for_sum() -> None:
@@ -67,15 +81,19 @@ def test_a_branch_missing_from_the_offsets_cannot_be_reread_by_sum() -> None:
     assert plan(PARTIAL, history("append"), None, consumed=False).mode == "full"
 
 
-@pytest.mark.parametrize("operations, deletes, version, expected", [
-    (("append", "append", "append"), 0, 2, "incremental"),
-    (("append", "overwrite", "append"), 0, 2, "changelog"),
-    (("append", "delete", "replace"), 0, 2, "changelog"),
-    (("append", "overwrite"), 1, 3, "lineage"),
-    (("append", "overwrite"), 1, 2, "full"),
-])
-def test_modes_by_upstream_history(operations: tuple[str, ...], deletes: int, version: int,
-                                   expected: str) -> None:
+@pytest.mark.parametrize(
+    "operations, deletes, version, expected",
+    [
+        (("append", "append", "append"), 0, 2, "incremental"),
+        (("append", "overwrite", "append"), 0, 2, "changelog"),
+        (("append", "delete", "replace"), 0, 2, "changelog"),
+        (("append", "overwrite"), 1, 3, "lineage"),
+        (("append", "overwrite"), 1, 2, "full"),
+    ],
+)
+def test_modes_by_upstream_history(
+    operations: tuple[str, ...], deletes: int, version: int, expected: str
+) -> None:
     assert plan(PARTIAL, history(*operations, deletes=deletes), 1, version=version).mode == expected
 
 
@@ -97,15 +115,18 @@ def test_a_replaced_source_is_no_descendant() -> None:
     assert plan(PARTIAL, replaced, 1).mode == "full"
 
 
-@pytest.mark.parametrize("config, expected", [
-    (SUM, (False, False)),
-    ({**SUM, "ignore_delete": True}, (True, False)),
-    (PARTIAL, (True, True)),
-    ({**PARTIAL, "remove_record_on_delete": True}, (False, False)),
-    ({"merge_engine": "first_row"}, (True, False)),
-    ({"merge_engine": "deduplicate"}, (False, False)),
-    (MAX, (True, False)),  # max cannot retract, but re-reading is harmless: adds only
-])
+@pytest.mark.parametrize(
+    "config, expected",
+    [
+        (SUM, (False, False)),
+        ({**SUM, "ignore_delete": True}, (True, False)),
+        (PARTIAL, (True, True)),
+        ({**PARTIAL, "remove_record_on_delete": True}, (False, False)),
+        ({"merge_engine": "first_row"}, (True, False)),
+        ({"merge_engine": "deduplicate"}, (False, False)),
+        (MAX, (True, False)),  # max cannot retract, but re-reading is harmless: adds only
+    ],
+)
 def test_retract_policy_per_engine(config: dict[str, Any], expected: tuple[bool, bool]) -> None:
     assert retract_policy(model(config), "lw.ods.src") == expected
 

@@ -43,41 +43,71 @@ def digest(tmp_path: Path, sql: str) -> str:
 
 # -- the definition digest ---------------------------------------------------------------------
 
-@pytest.mark.parametrize("cosmetic", [
-    KEY_MODEL.replace("SELECT k, a", "select   k,\n       a  -- the value\n"),
-    "/* owner: data team */\n" + KEY_MODEL.replace("UNION ALL", "union all"),
-    KEY_MODEL.replace("primary_key='k')", "primary_key=['k'], tags=['nightly'], "
-                      "description='wide')"),
-    KEY_MODEL.replace("primary_key='k')", "primary_key='k', ignore_delete=False)"),
-], ids=["whitespace-comment", "block-comment-keyword-case", "tags-description", "explicit-default"])
+
+@pytest.mark.parametrize(
+    "cosmetic",
+    [
+        KEY_MODEL.replace("SELECT k, a", "select   k,\n       a  -- the value\n"),
+        "/* owner: data team */\n" + KEY_MODEL.replace("UNION ALL", "union all"),
+        KEY_MODEL.replace(
+            "primary_key='k')", "primary_key=['k'], tags=['nightly'], description='wide')"
+        ),
+        KEY_MODEL.replace("primary_key='k')", "primary_key='k', ignore_delete=False)"),
+    ],
+    ids=[
+        "whitespace-comment",
+        "block-comment-keyword-case",
+        "tags-description",
+        "explicit-default",
+    ],
+)
 def test_cosmetic_edits_keep_the_digest(tmp_path: Path, cosmetic: str) -> None:
     assert digest(tmp_path, cosmetic) == digest(tmp_path, KEY_MODEL)
 
 
-@pytest.mark.parametrize("edited", [
-    KEY_MODEL.replace("SELECT k, a FROM", "SELECT k, a, a + 1 AS b FROM")
-    .replace("CAST(NULL AS BIGINT) FROM", "CAST(NULL AS BIGINT), CAST(NULL AS BIGINT) FROM"),
-    KEY_MODEL + "UNION ALL\nSELECT k, a FROM {{ source('src', 'b') }}\n",
-    KEY_MODEL.replace("FROM {{ source('src', 'a') }}", "FROM {{ source('src', 'a') }} WHERE a > 0"),
-    KEY_MODEL.replace("partial_update", "aggregation"),
-    KEY_MODEL.replace("primary_key='k')", "primary_key='k', partition_by=['bucket(4, k)'])"),
-    KEY_MODEL.replace("SELECT k, a FROM", "SELECT k, 'a' FROM"),
-    KEY_MODEL.replace("SELECT k, a FROM", "SELECT k, A FROM"),
-    KEY_MODEL.replace("CAST(NULL AS BIGINT)", "CAST(NULL AS INT)"),
-    KEY_MODEL.replace("{{ source('src', 'b') }}", "{{ source('src', 'a') }}"),
-], ids=["new-column", "new-branch", "filter", "engine", "partitioning", "string-for-column",
-        "column-case", "type", "source"])
+@pytest.mark.parametrize(
+    "edited",
+    [
+        KEY_MODEL.replace("SELECT k, a FROM", "SELECT k, a, a + 1 AS b FROM").replace(
+            "CAST(NULL AS BIGINT) FROM", "CAST(NULL AS BIGINT), CAST(NULL AS BIGINT) FROM"
+        ),
+        KEY_MODEL + "UNION ALL\nSELECT k, a FROM {{ source('src', 'b') }}\n",
+        KEY_MODEL.replace(
+            "FROM {{ source('src', 'a') }}", "FROM {{ source('src', 'a') }} WHERE a > 0"
+        ),
+        KEY_MODEL.replace("partial_update", "aggregation"),
+        KEY_MODEL.replace("primary_key='k')", "primary_key='k', partition_by=['bucket(4, k)'])"),
+        KEY_MODEL.replace("SELECT k, a FROM", "SELECT k, 'a' FROM"),
+        KEY_MODEL.replace("SELECT k, a FROM", "SELECT k, A FROM"),
+        KEY_MODEL.replace("CAST(NULL AS BIGINT)", "CAST(NULL AS INT)"),
+        KEY_MODEL.replace("{{ source('src', 'b') }}", "{{ source('src', 'a') }}"),
+    ],
+    ids=[
+        "new-column",
+        "new-branch",
+        "filter",
+        "engine",
+        "partitioning",
+        "string-for-column",
+        "column-case",
+        "type",
+        "source",
+    ],
+)
 def test_edits_that_change_the_statements_change_the_digest(tmp_path: Path, edited: str) -> None:
     assert digest(tmp_path, edited) != digest(tmp_path, KEY_MODEL)
 
 
 # -- the no-op check against stored digests (metadata files written by hand) -------------------
 
-def write_metadata(warehouse: Path, relation: Relation, summary: dict[str, str],
-                   version: int = 1) -> Path:
+
+def write_metadata(
+    warehouse: Path, relation: Relation, summary: dict[str, str], version: int = 1
+) -> Path:
     """A table's metadata file (written by pyiceberg) with one snapshot carrying ``summary``."""
-    metadata = iceberg_files.commit(iceberg_files.empty_table(table_dir(warehouse, relation)),
-                                    100 + version, summary)
+    metadata = iceberg_files.commit(
+        iceberg_files.empty_table(table_dir(warehouse, relation)), 100 + version, summary
+    )
     return iceberg_files.write(warehouse, relation, metadata, version)
 
 
@@ -94,8 +124,7 @@ def build_state(manifest: Manifest, name: str, definition: str | None) -> None:
         offsets = {offset_key(-1, k): 101 for k in keys}
     else:
         offsets = {offset_key(i, k): 101 for i, k in enumerate(keys)}
-    write_metadata(warehouse, node.relation,
-                   commit_properties(offsets, "run", name, definition))
+    write_metadata(warehouse, node.relation, commit_properties(offsets, "run", name, definition))
 
 
 def test_noop_check_skips_a_model_whose_definition_is_unchanged(tmp_path: Path) -> None:
@@ -131,9 +160,18 @@ def test_noop_check_rebuilds_an_edited_table_model(tmp_path: Path) -> None:
 
 # -- unreadable metadata files -----------------------------------------------------------------
 
-@pytest.mark.parametrize("content", [b'{"format-version": 2, "snapsh', b"", b"\xff\xfe\x00",
-                                     b'{"snapshots": [{"summary": {}}]}', b"[1, 2]"],
-                         ids=["truncated", "empty", "not-utf8", "no-snapshot-id", "not-object"])
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        b'{"format-version": 2, "snapsh',
+        b"",
+        b"\xff\xfe\x00",
+        b'{"snapshots": [{"summary": {}}]}',
+        b"[1, 2]",
+    ],
+    ids=["truncated", "empty", "not-utf8", "no-snapshot-id", "not-object"],
+)
 def test_unreadable_metadata_names_table_and_file(tmp_path: Path, content: bytes) -> None:
     relation = Relation("lw", "ns", "t")
     path = write_metadata(tmp_path, relation, {})
@@ -150,25 +188,30 @@ def test_noop_check_runs_a_model_whose_metadata_is_unreadable(tmp_path: Path) ->
     build_state(manifest, "t", definition_digest(manifest.models["t"]))
     warehouse = warehouse_path(manifest.output.warehouse)
     assert warehouse is not None
-    (table_dir(warehouse, manifest.models["t"].relation) / "metadata" / "v1.metadata.json") \
-        .write_text('{"current-snap')
+    (
+        table_dir(warehouse, manifest.models["t"].relation) / "metadata" / "v1.metadata.json"
+    ).write_text('{"current-snap')
     assert fresh_models(manifest, ["m", "t"]) == {"m"}  # t goes to the run, which reports it
 
 
 # -- the warehouse lock of file: URIs ----------------------------------------------------------
 
-@pytest.mark.parametrize(("warehouse", "expected"), [
-    ("/data/wh", "/data/wh"),
-    ("file:///data/wh", "/data/wh"),
-    ("file:/data/wh", "/data/wh"),
-    ("file://localhost/data/wh", "/data/wh"),
-    ("file:///data/my%20wh", "/data/my wh"),
-    ("FILE:///data/wh", "/data/wh"),
-    ("s3://bucket/wh", None),
-    ("hdfs://nn:8020/wh", None),
-    ("file://otherhost/data/wh", None),
-    (None, None),
-])
+
+@pytest.mark.parametrize(
+    ("warehouse", "expected"),
+    [
+        ("/data/wh", "/data/wh"),
+        ("file:///data/wh", "/data/wh"),
+        ("file:/data/wh", "/data/wh"),
+        ("file://localhost/data/wh", "/data/wh"),
+        ("file:///data/my%20wh", "/data/my wh"),
+        ("FILE:///data/wh", "/data/wh"),
+        ("s3://bucket/wh", None),
+        ("hdfs://nn:8020/wh", None),
+        ("file://otherhost/data/wh", None),
+        (None, None),
+    ],
+)
 def test_warehouse_path(warehouse: str | None, expected: str | None) -> None:
     found = warehouse_path(warehouse)
     assert (None if found is None else str(found)) == expected
@@ -187,18 +230,27 @@ def test_file_uri_warehouse_takes_the_same_lock_as_its_path(tmp_path: Path) -> N
 
 
 def test_noop_check_reads_a_file_uri_warehouse(tmp_path: Path) -> None:
-    profiles = ("demo:\n  target: dev\n  outputs:\n    dev:\n      catalog: lw\n"
-                f"      catalog_type: hadoop\n      warehouse: file://{tmp_path}/wh\n"
-                "      namespace: analytics\n")
-    root = make_project(tmp_path, {"models/sources.yml": SOURCES, "models/m.sql": KEY_MODEL,
-                                   "profiles.yml": profiles})
+    profiles = (
+        "demo:\n  target: dev\n  outputs:\n    dev:\n      catalog: lw\n"
+        f"      catalog_type: hadoop\n      warehouse: file://{tmp_path}/wh\n"
+        "      namespace: analytics\n"
+    )
+    root = make_project(
+        tmp_path,
+        {"models/sources.yml": SOURCES, "models/m.sql": KEY_MODEL, "profiles.yml": profiles},
+    )
     manifest = manifest_of(root)
     build_state(manifest, "m", definition_digest(manifest.models["m"]))
     assert (tmp_path / "wh" / "analytics" / "m" / "metadata" / "v1.metadata.json").is_file()
     assert fresh_models(manifest, ["m"]) == {"m"}
 
 
-@pytest.mark.parametrize("output", [Output(catalog_type="hadoop", warehouse="s3://b/wh"),
-                                    Output(catalog_type="rest", uri="http://x", warehouse="/wh")])
+@pytest.mark.parametrize(
+    "output",
+    [
+        Output(catalog_type="hadoop", warehouse="s3://b/wh"),
+        Output(catalog_type="rest", uri="http://x", warehouse="/wh"),
+    ],
+)
 def test_no_lakewide_lock_where_the_catalog_arbitrates(output: Output) -> None:
     assert lock_path(output) is None

@@ -6,8 +6,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from lakewide.commands.context import Options, pass_options, profile_options, selected, \
-    selection
+from lakewide.commands.context import Options, pass_options, profile_options, selected, selection
 from lakewide.commands.run import full_refresh_option, run_and_report
 from lakewide.commands.seed import check_seeds, load_and_report
 from lakewide.commands.session import with_adapter
@@ -22,9 +21,11 @@ if TYPE_CHECKING:
 @full_refresh_option
 @profile_options
 @pass_options
-def build(options: Options, select: tuple[str, ...], exclude: tuple[str, ...],
-          full_refresh: bool) -> None:
+def build(
+    options: Options, select: tuple[str, ...], exclude: tuple[str, ...], full_refresh: bool
+) -> None:
     """Seed, then run."""
+
     def body(manifest: Manifest, adapter: SparkAdapter) -> int:
         names = selected(manifest, select, exclude)
         load_and_report(manifest, adapter)
@@ -33,4 +34,5 @@ def build(options: Options, select: tuple[str, ...], exclude: tuple[str, ...],
     def check(manifest: Manifest) -> None:
         selected(manifest, select, exclude)
         check_seeds(manifest)
+
     with_adapter(options, body, check=check)

@@ -7,8 +7,14 @@ from pathlib import Path
 
 import click
 
-from lakewide.commands.context import Options, console, pass_options, profile_options, \
-    selected, selection
+from lakewide.commands.context import (
+    Options,
+    console,
+    pass_options,
+    profile_options,
+    selected,
+    selection,
+)
 from lakewide.upstream import compile_in
 
 
@@ -45,5 +51,7 @@ def compile_(options: Options, select: tuple[str, ...], exclude: tuple[str, ...]
         folder = out_root / name
         files = compiled.files(in_place=True, plans=True)  # dropped right after
         _replace_folder(folder, files)
-        console.print(f"compiled {name} ({compiled.kind}) -> "
-                      f"{manifest.project.relative(folder)} [{len(files)} file(s)]")
+        console.print(
+            f"compiled {name} ({compiled.kind}) -> "
+            f"{manifest.project.relative(folder)} [{len(files)} file(s)]"
+        )

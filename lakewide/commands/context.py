@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import click
 import yaml
@@ -20,8 +21,11 @@ from lakewide.profiles import find_profiles_file, load_output
 from lakewide.project import load_project
 
 # Piped output (CI logs, `| less`) gets room for wide tables instead of 80 columns.
-console = Console(highlight=False, soft_wrap=True,
-                  width=None if sys.stdout.isatty() or "COLUMNS" in os.environ else 200)
+console = Console(
+    highlight=False,
+    soft_wrap=True,
+    width=None if sys.stdout.isatty() or "COLUMNS" in os.environ else 200,
+)
 
 
 @dataclass
@@ -55,8 +59,10 @@ def parse_vars(_ctx: click.Context, _param: click.Parameter, value: str | None) 
         mark = getattr(err, "problem_mark", None)
         where = f" at column {mark.column + 1}" if mark is not None else ""
         problem = getattr(err, "problem", None) or "not valid YAML"
-        raise click.BadParameter(f"not valid YAML{where} ({problem}); expected a YAML mapping, "
-                                 "e.g. --vars '{day: 2024-05-01, limit: 10}'") from None
+        raise click.BadParameter(
+            f"not valid YAML{where} ({problem}); expected a YAML mapping, "
+            "e.g. --vars '{day: 2024-05-01, limit: 10}'"
+        ) from None
     if not isinstance(data, dict):
         raise click.BadParameter("expected a YAML mapping, e.g. --vars '{day: 2024-05-01}'")
     return data
@@ -78,17 +84,27 @@ def profile_options(func: Callable[..., Any]) -> Callable[..., Any]:
 
     Given after the subcommand they win over the same option given before it.
     """
-    func = click.option("--vars", callback=_sub_vars, expose_value=False,
-                        help="YAML mapping for var() (also accepted before the command).")(func)
-    return click.option("--target", "-t", callback=_sub_target, expose_value=False,
-                        help="Target of the profile (also accepted before the command).")(func)
+    func = click.option(
+        "--vars",
+        callback=_sub_vars,
+        expose_value=False,
+        help="YAML mapping for var() (also accepted before the command).",
+    )(func)
+    return click.option(
+        "--target",
+        "-t",
+        callback=_sub_target,
+        expose_value=False,
+        help="Target of the profile (also accepted before the command).",
+    )(func)
 
 
 def selection(func: Callable[..., Any]) -> Callable[..., Any]:
     """``--select/-s`` and ``--exclude`` (repeatable; space-separated values allowed)."""
     func = click.option("--exclude", multiple=True, help="Models to leave out (same syntax).")(func)
-    return click.option("--select", "-s", multiple=True,
-                        help="name, +name, name+, tag:x, path:models/x")(func)
+    return click.option(
+        "--select", "-s", multiple=True, help="name, +name, name+, tag:x, path:models/x"
+    )(func)
 
 
 def _split(values: tuple[str, ...]) -> list[str]:
@@ -103,6 +119,7 @@ def selected(manifest: Manifest, selectors: tuple[str, ...], exclude: tuple[str,
 def model_named(manifest: Manifest, model: str) -> ModelNode:
     """The model called ``model``; a ConfigError listing the models when there is none."""
     if model not in manifest.models:
-        raise ConfigError(f"no model named '{model}'; models: "
-                          f"{', '.join(sorted(manifest.models)) or 'none'}")
+        raise ConfigError(
+            f"no model named '{model}'; models: {', '.join(sorted(manifest.models)) or 'none'}"
+        )
     return manifest.models[model]

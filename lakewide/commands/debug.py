@@ -34,8 +34,10 @@ def debug(options: Options) -> None:
     else:
         for jar in bundled_jars():
             console.print(f"jar: {jar}")
-    console.print(f"profile: {manifest.project.profile} -> catalog {manifest.output.catalog} "
-                  f"({manifest.output.catalog_type}, {manifest.output.warehouse or manifest.output.uri})")
+    console.print(
+        f"profile: {manifest.project.profile} -> catalog {manifest.output.catalog} "
+        f"({manifest.output.catalog_type}, {manifest.output.warehouse or manifest.output.uri})"
+    )
     adapter = SparkAdapter(manifest.output, "lakewide-debug")
     try:
         console.print(_catalog_check(manifest, adapter))
@@ -51,7 +53,9 @@ def _catalog_check(manifest: Manifest, adapter: SparkAdapter) -> str:
     adapter.start()
     local = warehouse_path(output.warehouse) if output.catalog_type == "hadoop" else None
     if local is not None and not local.is_dir():
-        return (f"catalog {output.catalog}: warehouse {local} does not exist yet "
-                "(the first `lakewide seed` or `lakewide build` creates it)")
+        return (
+            f"catalog {output.catalog}: warehouse {local} does not exist yet "
+            "(the first `lakewide seed` or `lakewide build` creates it)"
+        )
     namespaces = adapter.namespaces()
     return f"catalog {output.catalog}: reachable ({len(namespaces)} namespaces)"

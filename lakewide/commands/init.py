@@ -21,10 +21,14 @@ def init(directory: Path) -> None:
     for path in result.appended:
         console.print(f"appended the starter's missing lines to {path}")
     for path in result.kept:
-        console.print(f"[yellow]kept[/yellow] {escape(str(path))} (it already existed; not "
-                      "overwritten: merge the starter's content by hand if needed)")
+        console.print(
+            f"[yellow]kept[/yellow] {escape(str(path))} (it already existed; not "
+            "overwritten: merge the starter's content by hand if needed)"
+        )
     if any(p.name == "profiles.yml" for p in result.kept):
         name = directory.resolve().name.replace("-", "_")
-        console.print(f"note: pyproject.toml uses profile '{name}'; make sure the kept "
-                      "profiles.yml defines it")
+        console.print(
+            f"note: pyproject.toml uses profile '{name}'; make sure the kept "
+            "profiles.yml defines it"
+        )
     console.print(f"next: cd {directory} && lakewide build")

@@ -7,8 +7,7 @@ import datetime
 import click
 from rich.table import Table
 
-from lakewide.commands.context import Options, console, model_named, pass_options, \
-    profile_options
+from lakewide.commands.context import Options, console, model_named, pass_options, profile_options
 
 
 @click.command()
@@ -28,6 +27,7 @@ def lineage(options: Options, model: str) -> None:
         meta = reader.table_meta(node.relation)
     else:
         from lakewide.spark.adapter import SparkAdapter
+
         adapter = SparkAdapter(output, "lakewide-lineage")
         try:
             meta = adapter.table_meta(node.relation)
@@ -43,9 +43,15 @@ def lineage(options: Options, model: str) -> None:
         offsets = snapshot_offsets(snap)
         if offsets is None:
             continue
-        upstream = "\n".join(f"{offset_relation(key)} @ {value}"
-                             for key, value in sorted(offsets.items()))
+        upstream = "\n".join(
+            f"{offset_relation(key)} @ {value}" for key, value in sorted(offsets.items())
+        )
         when = datetime.datetime.fromtimestamp(snap.timestamp_ms / 1000, datetime.timezone.utc)
-        table.add_row(str(snap.id), when.strftime("%Y-%m-%d %H:%M:%S"), snap.operation,
-                      snap.summary.get(RUN_ID, "")[:12], upstream)
+        table.add_row(
+            str(snap.id),
+            when.strftime("%Y-%m-%d %H:%M:%S"),
+            snap.operation,
+            snap.summary.get(RUN_ID, "")[:12],
+            upstream,
+        )
     console.print(table)

@@ -4,8 +4,14 @@ from __future__ import annotations
 
 import click
 
-from lakewide.commands.context import Options, console, pass_options, profile_options, \
-    selected, selection
+from lakewide.commands.context import (
+    Options,
+    console,
+    pass_options,
+    profile_options,
+    selected,
+    selection,
+)
 
 
 @click.command(name="ls")

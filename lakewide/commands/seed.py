@@ -32,8 +32,8 @@ def load_and_report(manifest: Manifest, adapter: SparkAdapter) -> None:
     def report(seed: SeedResult) -> None:
         adapter.raise_if_stopped()
         rows = "unchanged" if seed.rows is None else f"{seed.rows} rows"
-        console.print(f"seed {seed.name:<24} {rows:>12} -> {seed.relation} "
-                      f"({seed.seconds:.1f}s)")
+        console.print(f"seed {seed.name:<24} {rows:>12} -> {seed.relation} ({seed.seconds:.1f}s)")
+
     load_seeds(manifest, adapter, report)
 
 
@@ -42,7 +42,9 @@ def load_and_report(manifest: Manifest, adapter: SparkAdapter) -> None:
 @pass_options
 def seed(options: Options) -> None:
     """Load seeds/*.csv into Iceberg tables."""
+
     def body(manifest: Manifest, adapter: SparkAdapter) -> int:
         load_and_report(manifest, adapter)
         return 0
+
     with_adapter(options, body, check=check_seeds)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from lakewide.commands.context import Options
 from lakewide.manifest import Manifest
@@ -24,10 +25,14 @@ def check_output(output: Output, writes: bool) -> None:
         check_warehouse_writable(output)
 
 
-def with_adapter(options: Options, body: Callable[[Manifest, SparkAdapter], int], *,
-                 check: Callable[[Manifest], Any] | None = None,
-                 precheck: Callable[[Manifest], bool] | None = None,
-                 writes: bool = True) -> None:
+def with_adapter(
+    options: Options,
+    body: Callable[[Manifest, SparkAdapter], int],
+    *,
+    check: Callable[[Manifest], Any] | None = None,
+    precheck: Callable[[Manifest], bool] | None = None,
+    writes: bool = True,
+) -> None:
     """Run ``body`` with one SparkSession, holding the warehouse lock on hadoop catalogs, and
     exit with the code it returns.
 

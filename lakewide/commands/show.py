@@ -8,8 +8,7 @@ import click
 from rich.table import Table
 from sqlglot import exp
 
-from lakewide.commands.context import Options, console, model_named, pass_options, \
-    profile_options
+from lakewide.commands.context import Options, console, model_named, pass_options, profile_options
 from lakewide.commands.session import with_adapter
 from lakewide.errors import ModelRunError, UsageError
 from lakewide.manifest import Manifest
@@ -26,6 +25,7 @@ if TYPE_CHECKING:
 @pass_options
 def show(options: Options, model: str, limit: int) -> None:
     """Print a model's rows as a table (ordered by primary key)."""
+
     def check(manifest: Manifest) -> None:
         model_named(manifest, model)
 
@@ -46,6 +46,7 @@ def show(options: Options, model: str, limit: int) -> None:
             table.add_row(*("NULL" if row[i] is None else str(row[i]) for i in shown))
         console.print(table)
         return 0
+
     with_adapter(options, body, check=check, writes=False)
 
 
@@ -56,12 +57,16 @@ def _ensure_showable(manifest: Manifest, node: ModelNode, adapter: SparkAdapter)
     if node.config.kind == "view" and not node.relation.catalog:
         failed = [r for r in run_models(manifest, [node.name], adapter) if r.status != "success"]
         if failed and "TABLE_OR_VIEW_NOT_FOUND" in failed[0].message:
-            raise UsageError(f"{failed[0].message}; build what view {node.name} reads first "
-                             f"with `lakewide run -s +{node.name}`")
+            raise UsageError(
+                f"{failed[0].message}; build what view {node.name} reads first "
+                f"with `lakewide run -s +{node.name}`"
+            )
         if failed:  # the view itself is wrong: a failed model
             raise ModelRunError(failed[0].message)
         return
     if not adapter.table_exists(node.relation):
-        raise UsageError(f"{node.relation} does not exist yet (never built); run "
-                         f"`lakewide run -s {node.name}` (or `lakewide build`) first",
-                         model=node.name)
+        raise UsageError(
+            f"{node.relation} does not exist yet (never built); run "
+            f"`lakewide run -s {node.name}` (or `lakewide build`) first",
+            model=node.name,
+        )

@@ -7,5 +7,13 @@ from lakewide.compiler.compiled import CompiledModel, SourceMerge, compile_model
 from lakewide.compiler.run_plan import PlanContext
 from lakewide.compiler.wide_model import DIALECT, WideModel, analyze
 
-__all__ = ["DIALECT", "CompiledModel", "PlanContext", "SourceMerge", "WideModel", "analyze",
-           "compile_model", "to_sql"]
+__all__ = [
+    "DIALECT",
+    "CompiledModel",
+    "PlanContext",
+    "SourceMerge",
+    "WideModel",
+    "analyze",
+    "compile_model",
+    "to_sql",
+]

@@ -3,12 +3,20 @@ and merge_map (a map); collect and merge_map retract by replaying a batch's reco
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from sqlglot import exp
 
-from lakewide.compiler.aggregate_inputs import (Combine, FoldInput, adds, coalesce_pair,
-                                                none_if_empty, ordered_values, present)
+from lakewide.compiler.aggregate_inputs import (
+    Combine,
+    FoldInput,
+    adds,
+    coalesce_pair,
+    none_if_empty,
+    ordered_values,
+    present,
+)
 
 
 def _delimiter(options: dict[str, Any]) -> exp.Expression:
@@ -28,11 +36,15 @@ def _distinct_tokens(values: exp.Expression, delimiter: exp.Expression) -> exp.E
     blank ones skipped (Paimon 2.0), first occurrences kept."""
     x, token = exp.to_identifier("x"), exp.to_identifier("tok")
     # sqlglot's SPLIT splits on a literal (it quotes the delimiter for Spark's regex)
-    split = exp.func("TRANSFORM", values, exp.Lambda(
-        this=exp.func("SPLIT", exp.column("x"), delimiter), expressions=[x]))
+    split = exp.func(
+        "TRANSFORM",
+        values,
+        exp.Lambda(this=exp.func("SPLIT", exp.column("x"), delimiter), expressions=[x]),
+    )
     blank = exp.EQ(this=exp.func("TRIM", exp.column("tok")), expression=exp.Literal.string(""))
-    kept = exp.func("FILTER", exp.func("FLATTEN", split),
-                    exp.Lambda(this=exp.not_(blank), expressions=[token]))
+    kept = exp.func(
+        "FILTER", exp.func("FLATTEN", split), exp.Lambda(this=exp.not_(blank), expressions=[token])
+    )
     return exp.func("ARRAY_DISTINCT", kept)
 
 
@@ -63,16 +75,22 @@ def collect_fold(inp: FoldInput) -> exp.Expression:
 def ordered_ops(inp: FoldInput) -> exp.Expression:
     """The batch's non-null adds and retracts in record order, as ``STRUCT(r, v)`` elements."""
     assert inp.retract is not None
-    op = exp.Struct(expressions=[exp.alias_(inp.retract.copy(), "r"),
-                                 exp.alias_(inp.value.copy(), "v")])
+    op = exp.Struct(
+        expressions=[exp.alias_(inp.retract.copy(), "r"), exp.alias_(inp.value.copy(), "v")]
+    )
     return ordered_values(inp, present(inp), op)
 
 
 Step = Callable[[exp.Expression, exp.Expression], exp.Expression]
 
 
-def _replay(ops: exp.Expression, start: exp.Expression | None, add: Step, remove: Step,
-            distinct: bool = False) -> exp.Expression:
+def _replay(
+    ops: exp.Expression,
+    start: exp.Expression | None,
+    add: Step,
+    remove: Step,
+    distinct: bool = False,
+) -> exp.Expression:
     """Apply ``ops`` one by one to ``start`` (None: "no value"), as Paimon applies records.
 
     ``add(acc, value)`` and ``remove(acc, value)`` are one record's step; a NULL ``acc`` makes
@@ -83,35 +101,60 @@ def _replay(ops: exp.Expression, start: exp.Expression | None, add: Step, remove
     added: exp.Expression = exp.func("COALESCE", add(acc, value), value.copy())
     if distinct:
         added = exp.func("ARRAY_DISTINCT", added)
-    body = exp.If(this=exp.column("r", table="op"), true=remove(acc.copy(), value.copy()),
-                  false=added)
+    body = exp.If(
+        this=exp.column("r", table="op"), true=remove(acc.copy(), value.copy()), false=added
+    )
     # the start typed as the records' values, nullable elements included (IF is lazy: ops[0]
     # is never read): Spark's AGGREGATE keeps the start's type, and a start whose elements
     # cannot be NULL would turn an added NULL element into a wrong value
     first = exp.Bracket(this=ops.copy(), expressions=[exp.Literal.number(0)])
-    start = exp.If(this=exp.false(), true=exp.Dot(this=first, expression=exp.to_identifier("v")),
-                   false=exp.null() if start is None else start)
-    return exp.func("AGGREGATE", ops, start, exp.Lambda(
-        this=body, expressions=[exp.to_identifier("acc"), exp.to_identifier("op")]))
+    start = exp.If(
+        this=exp.false(),
+        true=exp.Dot(this=first, expression=exp.to_identifier("v")),
+        false=exp.null() if start is None else start,
+    )
+    return exp.func(
+        "AGGREGATE",
+        ops,
+        start,
+        exp.Lambda(this=body, expressions=[exp.to_identifier("acc"), exp.to_identifier("op")]),
+    )
 
 
-def _collect_replay(ops: exp.Expression, start: exp.Expression | None,
-                    options: dict[str, Any]) -> exp.Expression:
-    return _replay(ops, start, lambda acc, value: exp.func("CONCAT", acc, value), _remove_first,
-                   distinct=bool(options.get("distinct")))
+def _collect_replay(
+    ops: exp.Expression, start: exp.Expression | None, options: dict[str, Any]
+) -> exp.Expression:
+    return _replay(
+        ops,
+        start,
+        lambda acc, value: exp.func("CONCAT", acc, value),
+        _remove_first,
+        distinct=bool(options.get("distinct")),
+    )
 
 
 def _remove_first(acc: exp.Expression, removed: exp.Expression) -> exp.Expression:
     """``acc`` without, per retracted element, its first occurrence (a multiset difference)."""
+
     def count(values: exp.Expression) -> exp.Expression:
         same = exp.NullSafeEQ(this=exp.column("y"), expression=exp.column("x"))
-        return exp.func("SIZE", exp.func("FILTER", values, exp.Lambda(
-            this=same, expressions=[exp.to_identifier("y")])))
-    upto = exp.func("SLICE", acc.copy(), exp.Literal.number(1),
-                    exp.Add(this=exp.column("i"), expression=exp.Literal.number(1)))
+        return exp.func(
+            "SIZE",
+            exp.func("FILTER", values, exp.Lambda(this=same, expressions=[exp.to_identifier("y")])),
+        )
+
+    upto = exp.func(
+        "SLICE",
+        acc.copy(),
+        exp.Literal.number(1),
+        exp.Add(this=exp.column("i"), expression=exp.Literal.number(1)),
+    )
     keep = exp.GT(this=count(upto), expression=count(removed))
-    return exp.func("FILTER", acc, exp.Lambda(
-        this=keep, expressions=[exp.to_identifier("x"), exp.to_identifier("i")]))
+    return exp.func(
+        "FILTER",
+        acc,
+        exp.Lambda(this=keep, expressions=[exp.to_identifier("x"), exp.to_identifier("i")]),
+    )
 
 
 def collect_combine(c: Combine) -> exp.Expression:
@@ -120,7 +163,9 @@ def collect_combine(c: Combine) -> exp.Expression:
         return _collect_replay(c.ops.copy(), c.t.copy(), c.options)
     empty = exp.func("ARRAY")
     stored = exp.func("COALESCE", c.t.copy(), empty)
-    both: exp.Expression = exp.func("CONCAT", stored, exp.func("COALESCE", c.s.copy(), empty.copy()))
+    both: exp.Expression = exp.func(
+        "CONCAT", stored, exp.func("COALESCE", c.s.copy(), empty.copy())
+    )
     return exp.func("ARRAY_DISTINCT", both) if c.options.get("distinct") else both
 
 
@@ -134,14 +179,18 @@ def _map_merge(maps: exp.Expression) -> exp.Expression:
     acc, m = exp.to_identifier("acc"), exp.to_identifier("m")
     step = exp.Lambda(this=_map_put(exp.column("acc"), exp.column("m")), expressions=[acc, m])
     first = exp.Bracket(this=maps.copy(), expressions=[exp.Literal.number(0)])
-    start = exp.func("MAP_FILTER", first, exp.Lambda(
-        this=exp.false(), expressions=[exp.to_identifier("k"), exp.to_identifier("v")]))
+    start = exp.func(
+        "MAP_FILTER",
+        first,
+        exp.Lambda(this=exp.false(), expressions=[exp.to_identifier("k"), exp.to_identifier("v")]),
+    )
     return exp.func("AGGREGATE", maps, start, step)
 
 
 def _map_replay(ops: exp.Expression, start: exp.Expression | None) -> exp.Expression:
     def remove(acc: exp.Expression, value: exp.Expression) -> exp.Expression:
         return _drop_keys(acc, exp.func("MAP_KEYS", value))
+
     return _replay(ops, start, _map_put, remove)
 
 
@@ -155,9 +204,14 @@ def merge_map_fold(inp: FoldInput) -> exp.Expression:
 
 def _drop_keys(mapping: exp.Expression, keys: exp.Expression) -> exp.Expression:
     """``mapping`` without the entries whose key is in ``keys``."""
-    return exp.func("MAP_FILTER", mapping, exp.Lambda(
-        this=exp.not_(exp.func("ARRAY_CONTAINS", keys, exp.column("k"))),
-        expressions=[exp.to_identifier("k"), exp.to_identifier("v")]))
+    return exp.func(
+        "MAP_FILTER",
+        mapping,
+        exp.Lambda(
+            this=exp.not_(exp.func("ARRAY_CONTAINS", keys, exp.column("k"))),
+            expressions=[exp.to_identifier("k"), exp.to_identifier("v")],
+        ),
+    )
 
 
 def merge_map_combine(c: Combine) -> exp.Expression:

@@ -84,21 +84,31 @@ def coalesce_pair(both: exp.Expression, c: Combine) -> exp.Expression:
     return exp.func("COALESCE", both, c.t.copy(), c.s.copy())
 
 
-def ordered_values(inp: FoldInput, cond: exp.Expression,
-                    value: exp.Expression | None = None) -> exp.Expression:
+def ordered_values(
+    inp: FoldInput, cond: exp.Expression, value: exp.Expression | None = None
+) -> exp.Expression:
     """``value`` (default: the column) of the records satisfying ``cond``, in record order."""
     value = inp.value.copy() if value is None else value
     pairs = exp.Struct(expressions=[exp.alias_(inp.order.copy(), "o"), exp.alias_(value, "v")])
     collected = filtered(exp.func("COLLECT_LIST", pairs), cond)
     left, right = exp.column("o", table="l"), exp.column("o", table="r")
-    compare = exp.Case(ifs=[exp.If(this=exp.LT(this=left, expression=right),
-                                   true=exp.Literal.number(-1)),
-                            exp.If(this=exp.GT(this=left.copy(), expression=right.copy()),
-                                   true=exp.Literal.number(1))],
-                       default=exp.Literal.number(0))
-    by_order = exp.Lambda(this=compare, expressions=[exp.to_identifier("l"), exp.to_identifier("r")])
-    return exp.func("TRANSFORM", exp.func("ARRAY_SORT", collected, by_order),
-                    exp.Lambda(this=exp.column("v", table="x"), expressions=[exp.to_identifier("x")]))
+    compare = exp.Case(
+        ifs=[
+            exp.If(this=exp.LT(this=left, expression=right), true=exp.Literal.number(-1)),
+            exp.If(
+                this=exp.GT(this=left.copy(), expression=right.copy()), true=exp.Literal.number(1)
+            ),
+        ],
+        default=exp.Literal.number(0),
+    )
+    by_order = exp.Lambda(
+        this=compare, expressions=[exp.to_identifier("l"), exp.to_identifier("r")]
+    )
+    return exp.func(
+        "TRANSFORM",
+        exp.func("ARRAY_SORT", collected, by_order),
+        exp.Lambda(this=exp.column("v", table="x"), expressions=[exp.to_identifier("x")]),
+    )
 
 
 def none_if_empty(inputs: exp.Expression, value: exp.Expression) -> exp.Expression:

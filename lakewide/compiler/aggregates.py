@@ -7,17 +7,25 @@ combine the stored value ``t`` with the folded one ``s``. Adding a function is o
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from sqlglot import exp
 
 from lakewide.compiler import aggregate_collections as gather
-from lakewide.compiler.aggregate_inputs import (NUMERIC, Accepts, Combine, FoldInput, adds,
-                                                coalesce_pair, filtered, none_if_empty, present)
+from lakewide.compiler.aggregate_inputs import (
+    NUMERIC,
+    Accepts,
+    Combine,
+    FoldInput,
+    adds,
+    coalesce_pair,
+    filtered,
+    none_if_empty,
+    present,
+)
 
-__all__ = ["ACCUMULATING", "REGISTRY", "Accepts", "Aggregate", "Combine",
-           "FoldInput"]
+__all__ = ["ACCUMULATING", "REGISTRY", "Accepts", "Aggregate", "Combine", "FoldInput"]
 
 
 @dataclass(frozen=True)
@@ -85,51 +93,122 @@ def _product_fold(inp: FoldInput) -> exp.Expression:
     factors = _signed(inp, lambda v: exp.Div(this=exp.Literal.number(1), expression=v))
     collected = filtered(exp.func("COLLECT_LIST", factors), present(inp))
     one = exp.Cast(this=exp.Literal.number(1), to=exp.DataType.build("DOUBLE"))
-    step = exp.Lambda(this=exp.Mul(this=exp.column("a"), expression=exp.column("x")),
-                      expressions=[exp.to_identifier("a"), exp.to_identifier("x")])
+    step = exp.Lambda(
+        this=exp.Mul(this=exp.column("a"), expression=exp.column("x")),
+        expressions=[exp.to_identifier("a"), exp.to_identifier("x")],
+    )
     product = exp.func("AGGREGATE", collected, one, step)
     return none_if_empty(collected, product)
 
 
-REGISTRY: dict[str, Aggregate] = {a.name: a for a in (
-    Aggregate("sum", lambda i: filtered(exp.func("SUM", _signed(i, lambda v: exp.Neg(this=v))),
-                                        present(i)),
-              _sum_combine, retracts=True, types=NUMERIC),
-    Aggregate("product", _product_fold,
-              lambda c: coalesce_pair(exp.Mul(this=c.t.copy(), expression=c.s.copy()), c),
-              retracts=True, types=NUMERIC),
-    Aggregate("max", lambda i: filtered(exp.Max(this=i.value.copy()), adds(i)),
-              lambda c: exp.func("GREATEST", c.t.copy(), c.s.copy())),
-    Aggregate("min", lambda i: filtered(exp.Min(this=i.value.copy()), adds(i)),
-              lambda c: exp.func("LEAST", c.t.copy(), c.s.copy())),
-    Aggregate("last_value", lambda i: _latest(i, non_null=False),
-              lambda c: exp.If(this=c.wins.copy(), true=c.s.copy(), false=c.t.copy()),
-              retracts=True, counts_nulls=True, picks="last", version=_latest_version(False)),
-    Aggregate("last_non_null_value", lambda i: _latest(i, non_null=True),
-              lambda c: exp.If(this=exp.or_(c.t.copy().is_(exp.null()), c.wins.copy()),
-                               true=c.s.copy(), false=c.t.copy()),
-              retracts=True, picks="last", version=_latest_version(True)),
-    Aggregate("first_value", lambda i: _earliest(i, non_null=False),
-              lambda c: exp.If(this=exp.or_(c.t.copy().is_(exp.null()), c.older.copy()),
-                               true=c.s.copy(), false=c.t.copy()),
-              counts_nulls=True, picks="first", version=_earliest_version(False)),
-    Aggregate("first_non_null_value", lambda i: _earliest(i, non_null=True),
-              lambda c: exp.If(this=exp.or_(c.t.copy().is_(exp.null()), c.older.copy()),
-                               true=c.s.copy(), false=c.t.copy()),
-              picks="first", version=_earliest_version(True)),
-    Aggregate("listagg", gather.listagg_fold, gather.listagg_combine,
-              types=Accepts.of("STRING", "VARCHAR", "CHAR"),
-              options=("delimiter", "distinct")),
-    Aggregate("bool_and", lambda i: filtered(exp.func("BOOL_AND", i.value.copy()), adds(i)),
-              _bool(exp.And), types=Accepts.of("BOOLEAN")),
-    Aggregate("bool_or", lambda i: filtered(exp.func("BOOL_OR", i.value.copy()), adds(i)),
-              _bool(exp.Or), types=Accepts.of("BOOLEAN")),
-    Aggregate("collect", gather.collect_fold, gather.collect_combine, retracts=True,
-              types=Accepts.of("ARRAY"),
-              ops=gather.ordered_ops, options=("distinct",)),
-    Aggregate("merge_map", gather.merge_map_fold, gather.merge_map_combine, retracts=True,
-              types=Accepts.of("MAP"),
-              ops=gather.ordered_ops),
-)}
+REGISTRY: dict[str, Aggregate] = {
+    a.name: a
+    for a in (
+        Aggregate(
+            "sum",
+            lambda i: filtered(exp.func("SUM", _signed(i, lambda v: exp.Neg(this=v))), present(i)),
+            _sum_combine,
+            retracts=True,
+            types=NUMERIC,
+        ),
+        Aggregate(
+            "product",
+            _product_fold,
+            lambda c: coalesce_pair(exp.Mul(this=c.t.copy(), expression=c.s.copy()), c),
+            retracts=True,
+            types=NUMERIC,
+        ),
+        Aggregate(
+            "max",
+            lambda i: filtered(exp.Max(this=i.value.copy()), adds(i)),
+            lambda c: exp.func("GREATEST", c.t.copy(), c.s.copy()),
+        ),
+        Aggregate(
+            "min",
+            lambda i: filtered(exp.Min(this=i.value.copy()), adds(i)),
+            lambda c: exp.func("LEAST", c.t.copy(), c.s.copy()),
+        ),
+        Aggregate(
+            "last_value",
+            lambda i: _latest(i, non_null=False),
+            lambda c: exp.If(this=c.wins.copy(), true=c.s.copy(), false=c.t.copy()),
+            retracts=True,
+            counts_nulls=True,
+            picks="last",
+            version=_latest_version(False),
+        ),
+        Aggregate(
+            "last_non_null_value",
+            lambda i: _latest(i, non_null=True),
+            lambda c: exp.If(
+                this=exp.or_(c.t.copy().is_(exp.null()), c.wins.copy()),
+                true=c.s.copy(),
+                false=c.t.copy(),
+            ),
+            retracts=True,
+            picks="last",
+            version=_latest_version(True),
+        ),
+        Aggregate(
+            "first_value",
+            lambda i: _earliest(i, non_null=False),
+            lambda c: exp.If(
+                this=exp.or_(c.t.copy().is_(exp.null()), c.older.copy()),
+                true=c.s.copy(),
+                false=c.t.copy(),
+            ),
+            counts_nulls=True,
+            picks="first",
+            version=_earliest_version(False),
+        ),
+        Aggregate(
+            "first_non_null_value",
+            lambda i: _earliest(i, non_null=True),
+            lambda c: exp.If(
+                this=exp.or_(c.t.copy().is_(exp.null()), c.older.copy()),
+                true=c.s.copy(),
+                false=c.t.copy(),
+            ),
+            picks="first",
+            version=_earliest_version(True),
+        ),
+        Aggregate(
+            "listagg",
+            gather.listagg_fold,
+            gather.listagg_combine,
+            types=Accepts.of("STRING", "VARCHAR", "CHAR"),
+            options=("delimiter", "distinct"),
+        ),
+        Aggregate(
+            "bool_and",
+            lambda i: filtered(exp.func("BOOL_AND", i.value.copy()), adds(i)),
+            _bool(exp.And),
+            types=Accepts.of("BOOLEAN"),
+        ),
+        Aggregate(
+            "bool_or",
+            lambda i: filtered(exp.func("BOOL_OR", i.value.copy()), adds(i)),
+            _bool(exp.Or),
+            types=Accepts.of("BOOLEAN"),
+        ),
+        Aggregate(
+            "collect",
+            gather.collect_fold,
+            gather.collect_combine,
+            retracts=True,
+            types=Accepts.of("ARRAY"),
+            ops=gather.ordered_ops,
+            options=("distinct",),
+        ),
+        Aggregate(
+            "merge_map",
+            gather.merge_map_fold,
+            gather.merge_map_combine,
+            retracts=True,
+            types=Accepts.of("MAP"),
+            ops=gather.ordered_ops,
+        ),
+    )
+}
 
 ACCUMULATING = ("sum", "product", "listagg", "collect")

@@ -13,8 +13,9 @@ from lakewide.compiler.wide_model import Branch, WideModel
 from lakewide.errors import CompileError
 
 
-def reduce_per_key(rows: Rows, source: exp.Query,
-                   arrival: exp.Expression | None = None) -> exp.Select:
+def reduce_per_key(
+    rows: Rows, source: exp.Query, arrival: exp.Expression | None = None
+) -> exp.Select:
     """Fold ``source`` (rows aliased to model column names) to one row per primary key.
 
     Rows whose primary key has a NULL are dropped here (a key table cannot hold them).
@@ -25,8 +26,9 @@ def reduce_per_key(rows: Rows, source: exp.Query,
     # builders run with copy=False: the trees are fresh, and copying them at every step is
     # most of the compile time
     arrival = arrival if arrival is not None else exp.func("MONOTONICALLY_INCREASING_ID")
-    numbered = (exp.select(exp.Star(), exp.alias_(arrival, ROW_COLUMN), copy=False)
-                .from_(source.subquery("b", copy=False), copy=False))
+    numbered = exp.select(exp.Star(), exp.alias_(arrival, ROW_COLUMN), copy=False).from_(
+        source.subquery("b", copy=False), copy=False
+    )
     prefilter = rows.prefilter()
     if prefilter is not None:
         numbered = numbered.where(prefilter, copy=False)
@@ -34,35 +36,49 @@ def reduce_per_key(rows: Rows, source: exp.Query,
     # use a sort-based aggregate whose partial buffers (one struct per column) are far larger
     # than the rows; with the rows already distributed there is no partial-aggregate shuffle
     # (1M keys x 4 sources: about half the CPU seconds of the bootstrap, see README Benchmarks)
-    numbered.set("distribute", exp.Distribute(
-        expressions=[exp.column(k) for k in model.primary_key]))
+    numbered.set(
+        "distribute", exp.Distribute(expressions=[exp.column(k) for k in model.primary_key])
+    )
     window = rows.window()
     if window:
         numbered = exp.select(exp.Star(), *window, copy=False).from_(
-            numbered.subquery("w", copy=False), copy=False)
-    key_not_null = exp.and_(*(exp.column(k).is_(exp.null()).not_() for k in model.primary_key),
-                            copy=False)
+            numbered.subquery("w", copy=False), copy=False
+        )
+    key_not_null = exp.and_(
+        *(exp.column(k).is_(exp.null()).not_() for k in model.primary_key), copy=False
+    )
     keys = [exp.column(k) for k in model.primary_key]
-    return (exp.select(*keys, *folds(rows), copy=False)
-            .from_(numbered.subquery("r", copy=False), copy=False)
-            .where(key_not_null, copy=False).group_by(*(k.copy() for k in keys), copy=False))
+    return (
+        exp.select(*keys, *folds(rows), copy=False)
+        .from_(numbered.subquery("r", copy=False), copy=False)
+        .where(key_not_null, copy=False)
+        .group_by(*(k.copy() for k in keys), copy=False)
+    )
 
 
 def null_key_count(model: WideModel, source: exp.Query) -> exp.Select:
     """``SELECT COUNT(*)`` of the rows whose primary key has a NULL (they are rejected)."""
     any_null = exp.or_(*(exp.column(k).is_(exp.null()) for k in model.primary_key))
-    return exp.select(exp.alias_(exp.Count(this=exp.Star()), "rejected")).from_(
-        source.subquery("b", copy=False), copy=False).where(any_null, copy=False)
+    return (
+        exp.select(exp.alias_(exp.Count(this=exp.Star()), "rejected"))
+        .from_(source.subquery("b", copy=False), copy=False)
+        .where(any_null, copy=False)
+    )
 
 
 def tagged_branch(model: WideModel, branch: Branch) -> exp.Select:
     """The branch's SELECT aliased to the model's columns and tagged with its position."""
     select = copy_without(branch.select, "expressions")
-    select.set("expressions", [
-        *(exp.alias_((p.this if isinstance(p, exp.Alias) else p).copy(), name, copy=False)
-          for name, p in zip(model.columns, branch.select.expressions)),
-        exp.alias_(exp.Literal.number(branch.index), BRANCH_COLUMN, copy=False),
-    ])
+    select.set(
+        "expressions",
+        [
+            *(
+                exp.alias_((p.this if isinstance(p, exp.Alias) else p).copy(), name, copy=False)
+                for name, p in zip(model.columns, branch.select.expressions)
+            ),
+            exp.alias_(exp.Literal.number(branch.index), BRANCH_COLUMN, copy=False),
+        ],
+    )
     return select
 
 
@@ -89,7 +105,8 @@ def bootstrap_query(model: WideModel) -> exp.Select:
     if keep is None and not any(_is_helper(p) for p in folded.expressions):
         return folded
     final = exp.select(*(exp.column(c) for c in model.table_columns)).from_(
-        folded.subquery("f", copy=False), copy=False)
+        folded.subquery("f", copy=False), copy=False
+    )
     return final.where(keep, copy=False) if keep is not None else final
 
 
@@ -106,9 +123,13 @@ def build_bootstrap(model: WideModel, *, replace: bool = False) -> exp.Create:
     keys = sort_keys(model.node)
     unknown = [k.this.name for k in keys if k.this.name not in model.stored]
     if unknown:
-        raise CompileError(f"sort_by names {', '.join(unknown)}, not a stored column of the "
-                           f"model; expected one of {', '.join(model.stored)}",
-                           path=model.node.path, model=model.node.name, key="sort_by")
+        raise CompileError(
+            f"sort_by names {', '.join(unknown)}, not a stored column of the "
+            f"model; expected one of {', '.join(model.stored)}",
+            path=model.node.path,
+            model=model.node.name,
+            key="sort_by",
+        )
     if keys:
         query = query.order_by(*keys, copy=False)
     return create_table_as(model.node, query, replace=replace)

@@ -46,8 +46,11 @@ class ChangelogMerge:
 
 def _unretractable(model: WideModel) -> list[tuple[str, str]]:
     """(column, function) pairs whose aggregate cannot retract and does not ignore retracts."""
-    return [(c, model.aggregate(c).name) for c in model.aggregated
-            if model.aggregate(c).refuses_retracts]
+    return [
+        (c, model.aggregate(c).name)
+        for c in model.aggregated
+        if model.aggregate(c).refuses_retracts
+    ]
 
 
 def retract_policy(model: WideModel, driver: str) -> tuple[bool, bool]:
@@ -59,8 +62,9 @@ def retract_policy(model: WideModel, driver: str) -> tuple[bool, bool]:
     """
     if model.engine == "first_row" or model.deletes.ignore_delete:
         return True, False
-    if model.engine == "partial_update" and not (model.deletes.remove_record_on_delete
-                                                 or model.groups):
+    if model.engine == "partial_update" and not (
+        model.deletes.remove_record_on_delete or model.groups
+    ):
         return True, True
     stuck = _unretractable(model)
     if not stuck:
@@ -73,15 +77,19 @@ def retract_policy(model: WideModel, driver: str) -> tuple[bool, bool]:
         f"{name} on column '{column}' cannot retract the old values; set "
         f"aggregates={{'{column}': {{'function': '{name}', 'ignore_retract': true}}}} or "
         "ignore_delete=true (old values stay counted), keep that source append-only, or run "
-        "with --full-refresh", model=model.node.name)
+        "with --full-refresh",
+        model=model.node.name,
+    )
 
 
 def refused_deletes(driver: str, start: str, end: str) -> str:
     """The run-time twin of the compiler's "deletes without a policy" rule, as a message
     formatted at run time with ``{count}`` and the parameters ``start`` and ``end`` name."""
-    return (f"source {driver} deleted {{count}} row(s) between snapshots {{{start}}} and "
-            f"{{{end}}} (read through its changelog); partial_update cannot take deletes "
-            f"without a policy; {_escaped(POLICY_CHOICES)}; or run with --full-refresh")
+    return (
+        f"source {driver} deleted {{count}} row(s) between snapshots {{{start}}} and "
+        f"{{{end}}} (read through its changelog); partial_update cannot take deletes "
+        f"without a policy; {_escaped(POLICY_CHOICES)}; or run with --full-refresh"
+    )
 
 
 def _escaped(text: str) -> str:
@@ -100,39 +108,65 @@ def _source(model: WideModel, branch: Branch, carried: list[str]) -> exp.Select:
     """The branch's changelog rows as model columns plus KIND and ORDER."""
     qualifier = _qualifier(branch)
     inner = branch.projected(carried)
-    inner.select(exp.alias_(exp.column(CHANGE_TYPE, table=qualifier), RAW_KIND),
-                 exp.alias_(exp.column(CHANGE_ORDINAL, table=qualifier), ORDINAL), copy=False)
-    is_add = exp.Case(ifs=[exp.If(this=kinds_in(RAW_KIND, ADD_KINDS),
-                                  true=exp.Literal.number(1))],
-                      default=exp.Literal.number(0))
-    readded = exp.Window(this=exp.Max(this=is_add.copy()),
-                         partition_by=[*(exp.column(k) for k in model.primary_key),
-                                       exp.column(ORDINAL)])
-    kind = exp.Case(ifs=[exp.If(this=exp.and_(kinds_in(RAW_KIND, DELETE_KINDS),
-                                              exp.EQ(this=readded, expression=exp.Literal.number(1))),
-                                true=exp.Literal.string("UPDATE_BEFORE"))],
-                    default=exp.column(RAW_KIND))
-    order = exp.Add(this=exp.Mul(this=exp.column(ORDINAL), expression=exp.Literal.number(2)),
-                    expression=is_add)
-    return exp.select(*(exp.column(c) for c in carried), exp.alias_(kind, KIND),
-                      exp.alias_(order, ORDER)).from_(inner.subquery("c"))
+    inner.select(
+        exp.alias_(exp.column(CHANGE_TYPE, table=qualifier), RAW_KIND),
+        exp.alias_(exp.column(CHANGE_ORDINAL, table=qualifier), ORDINAL),
+        copy=False,
+    )
+    is_add = exp.Case(
+        ifs=[exp.If(this=kinds_in(RAW_KIND, ADD_KINDS), true=exp.Literal.number(1))],
+        default=exp.Literal.number(0),
+    )
+    readded = exp.Window(
+        this=exp.Max(this=is_add.copy()),
+        partition_by=[*(exp.column(k) for k in model.primary_key), exp.column(ORDINAL)],
+    )
+    kind = exp.Case(
+        ifs=[
+            exp.If(
+                this=exp.and_(
+                    kinds_in(RAW_KIND, DELETE_KINDS),
+                    exp.EQ(this=readded, expression=exp.Literal.number(1)),
+                ),
+                true=exp.Literal.string("UPDATE_BEFORE"),
+            )
+        ],
+        default=exp.column(RAW_KIND),
+    )
+    order = exp.Add(
+        this=exp.Mul(this=exp.column(ORDINAL), expression=exp.Literal.number(2)), expression=is_add
+    )
+    return exp.select(
+        *(exp.column(c) for c in carried), exp.alias_(kind, KIND), exp.alias_(order, ORDER)
+    ).from_(inner.subquery("c"))
 
 
 def changelog_merge(model: WideModel, branch: Branch, driver: str) -> ChangelogMerge:
     """The branch's batch and MERGE over a changelog view replacing its driving table."""
     drop, refuse = retract_policy(model, driver)
-    derived_branch = Branch(branch.index, branch.name, branch.select,
-                            {**branch.owned, KIND: exp.column(KIND)})
-    deletes = dataclasses.replace(model.deletes,
-                                  ignore_delete=model.deletes.ignore_delete or drop)
-    derived = dataclasses.replace(model, row_kind=KIND, deletes=deletes,
-                                  columns=[*model.columns, KIND], branches=[derived_branch])
+    derived_branch = Branch(
+        branch.index, branch.name, branch.select, {**branch.owned, KIND: exp.column(KIND)}
+    )
+    deletes = dataclasses.replace(model.deletes, ignore_delete=model.deletes.ignore_delete or drop)
+    derived = dataclasses.replace(
+        model,
+        row_kind=KIND,
+        deletes=deletes,
+        columns=[*model.columns, KIND],
+        branches=[derived_branch],
+    )
     columns = [c for c in derived.stored if c in branch.owned]
     rows = Rows(derived, columns, with_branch=False, has_row_kind=True, branch=branch.index)
     source = _source(model, branch, [c for c in model.columns if c in columns])
-    arrival = exp.Struct(expressions=[exp.column(ORDER),
-                                      exp.func("MONOTONICALLY_INCREASING_ID")])
-    deletes = exp.select(exp.Count(this=exp.Star())).from_(source.subquery("d")) \
+    arrival = exp.Struct(expressions=[exp.column(ORDER), exp.func("MONOTONICALLY_INCREASING_ID")])
+    deletes = (
+        exp.select(exp.Count(this=exp.Star()))
+        .from_(source.subquery("d"))
         .where(kinds_in(KIND, DELETE_KINDS))
-    return ChangelogMerge(reduce_per_key(rows, source.copy(), arrival),
-                          build_merge(derived, derived_branch), deletes, refuse)
+    )
+    return ChangelogMerge(
+        reduce_per_key(rows, source.copy(), arrival),
+        build_merge(derived, derived_branch),
+        deletes,
+        refuse,
+    )

@@ -16,13 +16,13 @@ the two snapshots; ``KEYS``, the staged batch (any view holding the key columns)
 
 from __future__ import annotations
 
-from sqlglot import exp
-
 from collections.abc import Iterable
 
+from sqlglot import exp
+
 from lakewide.compiler.wide_model import WideModel
-from lakewide.plan import param
 from lakewide.nodes import ModelNode, Relation
+from lakewide.plan import param
 
 SUFFIX = "__changelog"
 CHANGE_TYPE, CHANGE_ORDINAL, COMMIT = "_change_type", "_change_ordinal", "_commit_snapshot_id"
@@ -53,8 +53,9 @@ def statements(model: WideModel, keys_view: str) -> list[exp.Expression]:
 
 def _side(view: str, columns: list[str], key: list[str], keys_view: str | None) -> exp.Select:
     """The model's columns of ``view``, restricted to the keys of ``keys_view`` (if any)."""
-    select = exp.select(*(exp.column(c, table="v") for c in columns)) \
-        .from_(exp.table_(view, alias="v"))
+    select = exp.select(*(exp.column(c, table="v") for c in columns)).from_(
+        exp.table_(view, alias="v")
+    )
     if keys_view is not None:
         on = exp.and_(*(exp.column(k, table="v").eq(exp.column(k, table="kv")) for k in key))
         keys = exp.select(*(exp.column(k) for k in key)).distinct().from_(keys_view)
@@ -74,28 +75,45 @@ def diff(model: WideModel, keys_view: str | None) -> exp.Select:
     had = exp.column(key[0], table="b").is_(exp.null()).not_()
     has = exp.column(key[0], table="a").is_(exp.null()).not_()
     on = exp.and_(*(exp.column(k, table="b").eq(exp.column(k, table="a")) for k in key))
-    joined = exp.select(exp.alias_(old, OLD), exp.alias_(new, NEW), exp.alias_(had, HAD),
-                        exp.alias_(has, HAS)) \
-        .from_(_side(BEFORE, columns, key, keys_view).subquery("b")) \
+    joined = (
+        exp.select(
+            exp.alias_(old, OLD), exp.alias_(new, NEW), exp.alias_(had, HAD), exp.alias_(has, HAS)
+        )
+        .from_(_side(BEFORE, columns, key, keys_view).subquery("b"))
         .join(_side(AFTER, columns, key, keys_view).subquery("a"), on=on, join_type="FULL OUTER")
-    same = exp.and_(exp.column(HAD), exp.column(HAS),
-                    exp.NullSafeEQ(this=exp.column(OLD), expression=exp.column(NEW)))
+    )
+    same = exp.and_(
+        exp.column(HAD),
+        exp.column(HAS),
+        exp.NullSafeEQ(this=exp.column(OLD), expression=exp.column(NEW)),
+    )
     return exp.select("*").from_(joined.subquery("j")).where(exp.not_(exp.paren(same)))
 
 
 def _images(image: str, present: str, other: str, both: str, alone: str) -> exp.Select:
-    kind = exp.Case(ifs=[exp.If(this=exp.column(other), true=exp.Literal.string(both))],
-                    default=exp.Literal.string(alone))
-    return exp.select(exp.column(exp.Star(), table=image), exp.alias_(kind, CHANGE_TYPE),
-                      exp.alias_(exp.cast(param("ordinal"), "BIGINT"), CHANGE_ORDINAL),
-                      exp.alias_(exp.cast(param("snapshot"), "BIGINT"), COMMIT)) \
-        .from_(DIFF).where(exp.column(present))
+    kind = exp.Case(
+        ifs=[exp.If(this=exp.column(other), true=exp.Literal.string(both))],
+        default=exp.Literal.string(alone),
+    )
+    return (
+        exp.select(
+            exp.column(exp.Star(), table=image),
+            exp.alias_(kind, CHANGE_TYPE),
+            exp.alias_(exp.cast(param("ordinal"), "BIGINT"), CHANGE_ORDINAL),
+            exp.alias_(exp.cast(param("snapshot"), "BIGINT"), COMMIT),
+        )
+        .from_(DIFF)
+        .where(exp.column(present))
+    )
 
 
 def changes() -> exp.Union:
     """The changelog rows of the staged ``DIFF``: before images, then after images."""
-    return exp.union(_images(OLD, HAD, HAS, "UPDATE_BEFORE", "DELETE"),
-                     _images(NEW, HAS, HAD, "UPDATE_AFTER", "INSERT"), distinct=False)
+    return exp.union(
+        _images(OLD, HAD, HAS, "UPDATE_BEFORE", "DELETE"),
+        _images(NEW, HAS, HAD, "UPDATE_AFTER", "INSERT"),
+        distinct=False,
+    )
 
 
 def append(relation: Relation) -> exp.Insert:
@@ -105,19 +123,37 @@ def append(relation: Relation) -> exp.Insert:
 
 def create(model: WideModel, relation: Relation, *, replace: bool) -> exp.Create:
     """The empty changelog table, its columns typed like the model's table (read as AFTER)."""
-    select = exp.select(*(exp.column(c) for c in model.columns),
-                        exp.alias_(exp.cast(exp.null(), "STRING"), CHANGE_TYPE),
-                        exp.alias_(exp.cast(exp.null(), "BIGINT"), CHANGE_ORDINAL),
-                        exp.alias_(exp.cast(exp.null(), "BIGINT"), COMMIT)) \
-        .from_(AFTER).where(exp.false())
+    select = (
+        exp.select(
+            *(exp.column(c) for c in model.columns),
+            exp.alias_(exp.cast(exp.null(), "STRING"), CHANGE_TYPE),
+            exp.alias_(exp.cast(exp.null(), "BIGINT"), CHANGE_ORDINAL),
+            exp.alias_(exp.cast(exp.null(), "BIGINT"), COMMIT),
+        )
+        .from_(AFTER)
+        .where(exp.false())
+    )
     properties = exp.Properties(expressions=[exp.FileFormatProperty(this=exp.var("iceberg"))])
-    return exp.Create(this=changelog_relation(relation).table(), kind="TABLE", replace=replace,
-                      exists=not replace, expression=select, properties=properties)
+    return exp.Create(
+        this=changelog_relation(relation).table(),
+        kind="TABLE",
+        replace=replace,
+        exists=not replace,
+        expression=select,
+        properties=properties,
+    )
 
 
 def read(relation: Relation, low: str = "low", high: str = "high") -> exp.Select:
     """A downstream read: the changes of the commits with ordinals in ``(:low, :high]``."""
     ordinal = exp.column(CHANGE_ORDINAL)
-    return exp.select("*").from_(changelog_relation(relation).table()).where(exp.and_(
-        exp.GT(this=ordinal, expression=exp.cast(param(low), "BIGINT")),
-        exp.LTE(this=ordinal.copy(), expression=exp.cast(param(high), "BIGINT"))))
+    return (
+        exp.select("*")
+        .from_(changelog_relation(relation).table())
+        .where(
+            exp.and_(
+                exp.GT(this=ordinal, expression=exp.cast(param(low), "BIGINT")),
+                exp.LTE(this=ordinal.copy(), expression=exp.cast(param(high), "BIGINT")),
+            )
+        )
+    )

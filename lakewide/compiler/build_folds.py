@@ -7,8 +7,7 @@ from sqlglot import exp
 
 from lakewide.compiler import versions
 from lakewide.compiler.aggregate_inputs import FoldInput, filtered
-from lakewide.compiler.fold_rows import (Rows, and_all, any_not_null, count_where,
-                                         helper)
+from lakewide.compiler.fold_rows import Rows, and_all, any_not_null, count_where, helper
 from lakewide.compiler.ordering import BRANCH_COLUMN
 from lakewide.compiler.wide_model import Group
 
@@ -29,8 +28,11 @@ def folds(rows: Rows) -> list[exp.Expression]:
         for column in rows.values():
             out.append(exp.alias_(pick(this=exp.column(column), expression=order.copy()), column))
         if rows.retracts:
-            out.append(exp.alias_(exp.ArgMax(this=rows.retract(), expression=order.copy()),
-                                  helper("deleted")))
+            out.append(
+                exp.alias_(
+                    exp.ArgMax(this=rows.retract(), expression=order.copy()), helper("deleted")
+                )
+            )
         if model.versions.row:
             place = exp.Max if engine == "deduplicate" else exp.Min
             out.append(exp.alias_(place(this=rows.version()), versions.ROW_VERSION))
@@ -52,24 +54,38 @@ def folds(rows: Rows) -> list[exp.Expression]:
             out.append(_last_of(column, order, cond))  # and_all copied plain_keep
             stored_version = model.versions.of(column)
             if stored_version is not None:
-                out.append(exp.alias_(filtered(exp.Max(this=rows.version_of(column)), cond.copy()),
-                                      stored_version))
+                out.append(
+                    exp.alias_(
+                        filtered(exp.Max(this=rows.version_of(column)), cond.copy()), stored_version
+                    )
+                )
     for group in model.groups:
         if any(c in rows.columns for c in group.all_columns):
             present = any_not_null(group.sequence)
             out.append(exp.alias_(count_where(present), helper(f"gn_{group.index}")))
             if rows.retracts:  # a -D removes the row (remove_record_on_sequence_group); -U not
-                out.append(exp.alias_(filtered(exp.ArgMax(this=rows.is_delete(),
-                                                         expression=rows.order(group.sequence)),
-                                              present.copy()), helper(f"gdel_{group.index}")))
+                out.append(
+                    exp.alias_(
+                        filtered(
+                            exp.ArgMax(
+                                this=rows.is_delete(), expression=rows.order(group.sequence)
+                            ),
+                            present.copy(),
+                        ),
+                        helper(f"gdel_{group.index}"),
+                    )
+                )
     if rows.removes_on_delete:
         out.append(exp.alias_(count_where(rows.is_delete()), helper("dels")))
         out.append(exp.alias_(count_where(and_all(live, exp.not_(rows.retract()))), helper("live")))
     if model.versions.count:
         counted: exp.Expression = exp.Count(this=exp.Star())
         if rows.retracts:  # an upstream row deleted or updated away counts -1
-            counted = exp.Sum(this=exp.If(this=rows.retract(), true=exp.Literal.number(-1),
-                                          false=exp.Literal.number(1)))
+            counted = exp.Sum(
+                this=exp.If(
+                    this=rows.retract(), true=exp.Literal.number(-1), false=exp.Literal.number(1)
+                )
+            )
         out.append(exp.alias_(counted, versions.ROW_COUNT))
     return out
 
@@ -85,8 +101,9 @@ def _group_column_fold(rows: Rows, group: Group, column: str) -> list[exp.Expres
     return [exp.alias_(filtered(exp.ArgMax(this=value, expression=order), present), column)]
 
 
-def _aggregate_fold(rows: Rows, column: str, order: exp.Expression,
-                    keep: exp.Expression | None) -> list[exp.Expression]:
+def _aggregate_fold(
+    rows: Rows, column: str, order: exp.Expression, keep: exp.Expression | None
+) -> list[exp.Expression]:
     """The fold of an aggregate column plus its helper columns (count, ordered records)."""
     keep = and_all(keep, _owners(rows, column))
     aggregate = rows.model.aggregate(column)
@@ -95,10 +112,13 @@ def _aggregate_fold(rows: Rows, column: str, order: exp.Expression,
     if rows.retracts and retract is None:  # ignore_retract (validated at compile time)
         keep = and_all(keep, exp.not_(rows.retract()))
     inp = FoldInput(exp.column(column), retract, order, aggregate.options, keep)
-    counted = (keep if function.counts_nulls
-               else and_all(keep, exp.column(column).is_(exp.null()).not_()))
-    out = [exp.alias_(function.fold(inp), column),
-           exp.alias_(count_where(counted), helper(f"n_{column}"))]
+    counted = (
+        keep if function.counts_nulls else and_all(keep, exp.column(column).is_(exp.null()).not_())
+    )
+    out = [
+        exp.alias_(function.fold(inp), column),
+        exp.alias_(count_where(counted), helper(f"n_{column}")),
+    ]
     stored_version = rows.model.versions.of(column)
     if stored_version is not None and function.version is not None:
         out.append(exp.alias_(function.version(inp, rows.version_of(column)), stored_version))
@@ -115,8 +135,9 @@ def _owners(rows: Rows, column: str) -> exp.Expression | None:
     owners = [b.index for b in rows.model.branches if column in b.owned]
     if len(owners) == len(rows.model.branches):
         return None
-    return exp.In(this=exp.column(BRANCH_COLUMN),
-                  expressions=[exp.Literal.number(i) for i in owners])
+    return exp.In(
+        this=exp.column(BRANCH_COLUMN), expressions=[exp.Literal.number(i) for i in owners]
+    )
 
 
 def keep_key(rows: Rows) -> exp.Expression | None:
@@ -128,6 +149,12 @@ def keep_key(rows: Rows) -> exp.Expression | None:
         return exp.GT(this=exp.column(helper("live")), expression=exp.Literal.number(0))
     removing = [g for g in model.groups if g.removes_record]
     if removing and rows.retracts:
-        return exp.not_(exp.or_(*(exp.func("COALESCE", exp.column(helper(f"gdel_{g.index}")),
-                                           exp.false()) for g in removing)))
+        return exp.not_(
+            exp.or_(
+                *(
+                    exp.func("COALESCE", exp.column(helper(f"gdel_{g.index}")), exp.false())
+                    for g in removing
+                )
+            )
+        )
     return None

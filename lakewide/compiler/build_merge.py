@@ -6,7 +6,7 @@ from sqlglot import exp
 
 from lakewide.compiler.build_bootstrap import reduce_per_key, tagged_branch, union_all
 from lakewide.compiler.build_whens import whens
-from lakewide.compiler.fold_rows import S, T, Rows
+from lakewide.compiler.fold_rows import Rows, S, T
 from lakewide.compiler.ordering import BRANCH_COLUMN
 from lakewide.compiler.wide_model import Branch, WideModel
 
@@ -39,12 +39,18 @@ def build_batch(model: WideModel, branch: Branch) -> exp.Select:
 def build_merge(model: WideModel, branch: Branch) -> exp.Merge:
     """MERGE the branch's staged batch into only the columns the branch owns."""
     rows = _rows(model, branch)
-    on = exp.and_(*(exp.EQ(this=exp.column(k, table=T),
-                           expression=exp.column(k, table=S))
-                    for k in model.primary_key))
-    return exp.Merge(this=model.node.relation.table(alias=T),
-                     using=exp.table_(batch_view(branch), alias=S),
-                     on=on, whens=exp.Whens(expressions=whens(rows)))
+    on = exp.and_(
+        *(
+            exp.EQ(this=exp.column(k, table=T), expression=exp.column(k, table=S))
+            for k in model.primary_key
+        )
+    )
+    return exp.Merge(
+        this=model.node.relation.table(alias=T),
+        using=exp.table_(batch_view(branch), alias=S),
+        on=on,
+        whens=exp.Whens(expressions=whens(rows)),
+    )
 
 
 def key_bounds(model: WideModel, branch: Branch | None) -> exp.Select:
@@ -72,36 +78,44 @@ def build_combined_batch(model: WideModel, tagged: dict[int, exp.Select]) -> exp
     folded = reduce_per_key(_combined_rows(model), union_all(list(tagged.values())))
     for index in tagged:
         mine = exp.EQ(this=exp.column(BRANCH_COLUMN), expression=exp.Literal.number(index))
-        folded.select(exp.alias_(exp.func("BOOL_OR", mine), touched(index)), append=True,
-                      copy=False)
+        folded.select(
+            exp.alias_(exp.func("BOOL_OR", mine), touched(index)), append=True, copy=False
+        )
     return folded
 
 
 def combined_batch(model: WideModel) -> exp.Select:
     """The combined batch over every branch, unbound (what ``compile`` writes)."""
-    return build_combined_batch(model, {b.index: tagged_branch(model, b)
-                                        for b in model.branches})
+    return build_combined_batch(model, {b.index: tagged_branch(model, b) for b in model.branches})
 
 
 def build_combined_merge(model: WideModel) -> exp.Merge:
     """MERGE the combined batch: every stored column, each by its own rule (one target scan,
     one commit for every source with new rows)."""
-    on = exp.and_(*(exp.EQ(this=exp.column(k, table=T),
-                           expression=exp.column(k, table=S))
-                    for k in model.primary_key))
-    return exp.Merge(this=model.node.relation.table(alias=T),
-                     using=exp.table_(COMBINED_VIEW, alias=S),
-                     on=on, whens=exp.Whens(expressions=whens(_combined_rows(model))))
+    on = exp.and_(
+        *(
+            exp.EQ(this=exp.column(k, table=T), expression=exp.column(k, table=S))
+            for k in model.primary_key
+        )
+    )
+    return exp.Merge(
+        this=model.node.relation.table(alias=T),
+        using=exp.table_(COMBINED_VIEW, alias=S),
+        on=on,
+        whens=exp.Whens(expressions=whens(_combined_rows(model))),
+    )
 
 
 def keys_touched(indexes: list[int]) -> exp.Select:
     """Per source, how many keys of the staged combined batch it touched."""
-    return exp.select(*(exp.func("COUNT_IF", exp.column(touched(i))) for i in indexes)) \
-        .from_(COMBINED_VIEW)
+    return exp.select(*(exp.func("COUNT_IF", exp.column(touched(i))) for i in indexes)).from_(
+        COMBINED_VIEW
+    )
 
 
-def narrow_merge(model: WideModel, statement: exp.Merge, low: exp.Expression,
-                 high: exp.Expression) -> exp.Merge:
+def narrow_merge(
+    model: WideModel, statement: exp.Merge, low: exp.Expression, high: exp.Expression
+) -> exp.Merge:
     """The MERGE with ``t.k BETWEEN low AND high`` added to its ON clause (``merge_filter``;
     the run plan passes ``:low`` / ``:high`` parameters, bound to the staged batch's key range
     when both are exact literals: ``lakewide.plan.exact_literal``).

@@ -7,7 +7,7 @@ from sqlglot import exp
 
 from lakewide.compiler import versions
 from lakewide.compiler.aggregate_inputs import Combine
-from lakewide.compiler.fold_rows import S, T, Rows, case, helper, positive
+from lakewide.compiler.fold_rows import Rows, S, T, case, helper, positive
 from lakewide.compiler.ordering import incoming_older, incoming_wins
 from lakewide.compiler.wide_model import Group
 
@@ -31,8 +31,11 @@ def updates(rows: Rows) -> list[exp.Expression]:
             value = case(wins.copy(), s, t)
         elif group is not None and model.group_aggregated(column):
             gwins = _group_wins(group)
-            value = case(positive(helper(f"gn_{group.index}")),
-                         _aggregate_merge(rows, column, gwins, exp.not_(gwins.copy())), t)
+            value = case(
+                positive(helper(f"gn_{group.index}")),
+                _aggregate_merge(rows, column, gwins, exp.not_(gwins.copy())),
+                t,
+            )
         elif group is not None:
             value = case(_group_wins(group), s, t)
         elif model.engine == "aggregation":
@@ -40,8 +43,11 @@ def updates(rows: Rows) -> list[exp.Expression]:
         elif not model.sequence:
             value = exp.func("COALESCE", s, t)
         else:
-            take = exp.and_(s.is_(exp.null()).not_(copy=False),
-                            exp.or_(t.is_(exp.null()), wins.copy(), copy=False), copy=False)
+            take = exp.and_(
+                s.is_(exp.null()).not_(copy=False),
+                exp.or_(t.is_(exp.null()), wins.copy(), copy=False),
+                copy=False,
+            )
             value = case(take, s, t)  # is_() copied s and t
         out.append(exp.EQ(this=exp.column(column, table=T), expression=value))
     return out
@@ -50,14 +56,21 @@ def updates(rows: Rows) -> list[exp.Expression]:
 def _versioned_update(rows: Rows, column: str, stored_version: str) -> list[exp.Expression]:
     """A versioned column and its version take the batch's when the batch's record sorts
     after the one that set it (first_*: before it)."""
+
     def take() -> exp.Expression:
         if column in rows.model.versions.plain:
             return versions.newer_plain(column, stored_version, S, T)
-        return versions.newer(stored_version, S, T,
-                              older=versions.picks(rows.model, column) == "first")
-    return [exp.EQ(this=exp.column(name, table=T),
-                   expression=case(take(), exp.column(name, table=S), exp.column(name, table=T)))
-            for name in (column, stored_version)]
+        return versions.newer(
+            stored_version, S, T, older=versions.picks(rows.model, column) == "first"
+        )
+
+    return [
+        exp.EQ(
+            this=exp.column(name, table=T),
+            expression=case(take(), exp.column(name, table=S), exp.column(name, table=T)),
+        )
+        for name in (column, stored_version)
+    ]
 
 
 def _present(rows: Rows) -> list[str]:
@@ -93,17 +106,19 @@ def whens(rows: Rows) -> list[exp.When]:
     if model.versions.row:
         wins = versions.newer(versions.ROW_VERSION, S, T)
     present = _present(rows)
-    insert = exp.Insert(this=exp.Tuple(expressions=[exp.column(c) for c in present]),
-                        expression=exp.Tuple(expressions=[exp.column(c, table=S)
-                                                          for c in present]))
+    insert = exp.Insert(
+        this=exp.Tuple(expressions=[exp.column(c) for c in present]),
+        expression=exp.Tuple(expressions=[exp.column(c, table=S) for c in present]),
+    )
     matched: list[tuple[exp.Expression | None, exp.Expression]] = []
     insert_if: exp.Expression | None = None
     if model.engine == "first_row":
         out = [exp.When(matched=False, source=False, then=insert)]
         if model.versions.row:  # a record of a lower source is first, whenever it arrives
             first = versions.newer(versions.ROW_VERSION, S, T, older=True)
-            out.insert(0, exp.When(matched=True, source=False, condition=first,
-                                   then=_replace_row(rows)))
+            out.insert(
+                0, exp.When(matched=True, source=False, condition=first, then=_replace_row(rows))
+            )
         return out
     if model.engine == "deduplicate":
         if rows.retracts:
@@ -113,46 +128,84 @@ def whens(rows: Rows) -> list[exp.When]:
     else:
         if rows.removes_on_delete:
             deleted = exp.and_(positive(helper("dels")), wins.copy())
-            matched.append((exp.and_(deleted, exp.EQ(this=exp.column(helper("live"), table=S),
-                                                     expression=exp.Literal.number(0))),
-                            exp.var("DELETE")))
+            matched.append(
+                (
+                    exp.and_(
+                        deleted,
+                        exp.EQ(
+                            this=exp.column(helper("live"), table=S),
+                            expression=exp.Literal.number(0),
+                        ),
+                    ),
+                    exp.var("DELETE"),
+                )
+            )
             matched.append((deleted.copy(), _replace_row(rows)))
             insert_if = positive(helper("live"))
-        removing = [g for g in model.groups
-                    if g.sequence and g.removes_record
-                    and any(c in rows.columns for c in g.all_columns) and rows.retracts]
+        removing = [
+            g
+            for g in model.groups
+            if g.sequence
+            and g.removes_record
+            and any(c in rows.columns for c in g.all_columns)
+            and rows.retracts
+        ]
         if removing:
-            matched.append((exp.or_(*(exp.and_(_flag(f"gdel_{g.index}"), _group_wins(g))
-                                      for g in removing)), exp.var("DELETE")))
+            matched.append(
+                (
+                    exp.or_(
+                        *(exp.and_(_flag(f"gdel_{g.index}"), _group_wins(g)) for g in removing)
+                    ),
+                    exp.var("DELETE"),
+                )
+            )
             insert_if = exp.not_(exp.or_(*(_flag(f"gdel_{g.index}") for g in removing)))
         sets = updates(rows)
         if model.versions.count:
-            total = exp.Add(this=exp.column(versions.ROW_COUNT, table=T),
-                            expression=exp.column(versions.ROW_COUNT, table=S))
+            total = exp.Add(
+                this=exp.column(versions.ROW_COUNT, table=T),
+                expression=exp.column(versions.ROW_COUNT, table=S),
+            )
             if rows.retracts:  # every upstream row of the key is gone: so is the key
-                matched.append((exp.LTE(this=total.copy(), expression=exp.Literal.number(0)),
-                                exp.var("DELETE")))
+                matched.append(
+                    (
+                        exp.LTE(this=total.copy(), expression=exp.Literal.number(0)),
+                        exp.var("DELETE"),
+                    )
+                )
                 insert_if = positive(versions.ROW_COUNT)
             sets.append(exp.EQ(this=exp.column(versions.ROW_COUNT, table=T), expression=total))
         if sets:
             matched.append((None, exp.Update(expressions=sets)))
-    out = [exp.When(matched=True, source=False, condition=_paren(cond), then=then)
-           for cond, then in matched]
+    out = [
+        exp.When(matched=True, source=False, condition=_paren(cond), then=then)
+        for cond, then in matched
+    ]
     out.append(exp.When(matched=False, source=False, condition=_paren(insert_if), then=insert))
     return out
 
 
-def _aggregate_merge(rows: Rows, column: str, wins: exp.Expression,
-                     older: exp.Expression) -> exp.Expression:
+def _aggregate_merge(
+    rows: Rows, column: str, wins: exp.Expression, older: exp.Expression
+) -> exp.Expression:
     aggregate = rows.model.aggregate(column)
-    ops = (exp.column(helper(f"ops_{column}"), table=S)
-           if aggregate.function.ops is not None and rows.aggregate_retracts(column) else None)
-    combined = aggregate.function.combine(Combine(exp.column(column, table=T),
-                                                  exp.column(column, table=S), ops, wins,
-                                                  older, aggregate.options))
+    ops = (
+        exp.column(helper(f"ops_{column}"), table=S)
+        if aggregate.function.ops is not None and rows.aggregate_retracts(column)
+        else None
+    )
+    combined = aggregate.function.combine(
+        Combine(
+            exp.column(column, table=T),
+            exp.column(column, table=S),
+            ops,
+            wins,
+            older,
+            aggregate.options,
+        )
+    )
     return case(positive(helper(f"n_{column}")), combined, exp.column(column, table=T))
 
 
 def _group_wins(group: Group) -> exp.Expression:
-    return exp.and_(positive(helper(f"gn_{group.index}")),
-                    incoming_wins(group.sequence, S, T))
+    return exp.and_(positive(helper(f"gn_{group.index}")), incoming_wins(group.sequence, S, T))

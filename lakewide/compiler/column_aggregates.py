@@ -14,7 +14,6 @@ from lakewide.compiler.aggregates import REGISTRY, Aggregate
 from lakewide.config_specs import DEFAULT_AGGREGATE, AggregateSpec
 
 
-
 @dataclass(frozen=True)
 class ColumnAggregate:
     """The aggregate function of one column, as its spec (``config.AggregateSpec``) names it."""

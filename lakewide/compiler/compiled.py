@@ -10,9 +10,15 @@ from sqlglot import exp
 
 from lakewide.compiler import build_changes
 from lakewide.compiler.build_bootstrap import build_bootstrap, null_key_count, union_of_branches
-from lakewide.compiler.build_merge import (COMBINED_VIEW, batch_view, build_batch,
-                                           build_combined_merge, build_merge, combined_batch,
-                                           key_bounds)
+from lakewide.compiler.build_merge import (
+    COMBINED_VIEW,
+    batch_view,
+    build_batch,
+    build_combined_merge,
+    build_merge,
+    combined_batch,
+    key_bounds,
+)
 from lakewide.compiler.layout import create_table_as, write_ordered_by
 from lakewide.compiler.run_plan import PlanContext, build_run_plans, plan_files
 from lakewide.compiler.validate import validate
@@ -39,8 +45,12 @@ class SourceMerge:
 
         ``copy=False`` moves the batch itself into the view (for a caller dropping this object).
         """
-        view = exp.Create(this=exp.table_(self.batch_view), kind="VIEW", replace=True,
-                          expression=self.batch.copy() if copy else self.batch)
+        view = exp.Create(
+            this=exp.table_(self.batch_view),
+            kind="VIEW",
+            replace=True,
+            expression=self.batch.copy() if copy else self.batch,
+        )
         view.set("properties", exp.Properties(expressions=[exp.TemporaryProperty()]))
         return view
 
@@ -80,10 +90,14 @@ class CompiledModel:
         has new rows (its batch shown over every source; a run folds those with new rows)."""
         if self.model is None or len(self.model.branches) < 2:
             return None
-        return SourceMerge(-1, "all", COMBINED_VIEW, combined_batch(self.model),
-                           build_combined_merge(self.model),
-                           bounds=key_bounds(self.model, None)
-                           if self.model.merge_filter else None)
+        return SourceMerge(
+            -1,
+            "all",
+            COMBINED_VIEW,
+            combined_batch(self.model),
+            build_combined_merge(self.model),
+            bounds=key_bounds(self.model, None) if self.model.merge_filter else None,
+        )
 
     @cached_property
     def null_keys(self) -> exp.Select | None:
@@ -92,8 +106,9 @@ class CompiledModel:
             return None
         return null_key_count(self.model, union_of_branches(self.model))
 
-    def files(self, *, in_place: bool = False, changelog: bool | None = None,
-              plans: bool = False) -> dict[str, str]:
+    def files(
+        self, *, in_place: bool = False, changelog: bool | None = None, plans: bool = False
+    ) -> dict[str, str]:
         """File name -> SQL text, as written under ``target/compiled/<model>/``.
 
         ``changelog``: the model produces its changelog (``changelog.sql``: what follows each
@@ -109,18 +124,23 @@ class CompiledModel:
         # the plans share trees with the statements: printed first, before any in place
         shown_plans = plan_files(self.plans, to_sql) if plans and self.plans is not None else {}
         first = "bootstrap.sql" if self.kind == "primary_key" else f"{self.kind}.sql"
-        out = {first: to_sql(self.bootstrap, copy=copy)
-               + (to_sql(self.write_order, copy=copy) if self.write_order is not None else "")}
+        out = {
+            first: to_sql(self.bootstrap, copy=copy)
+            + (to_sql(self.write_order, copy=copy) if self.write_order is not None else "")
+        }
         for merge in self.merges:
-            out[f"merge_{merge.branch + 1:02d}_{merge.name}.sql"] = (
-                to_sql(merge.staging(copy=copy), copy=False) + to_sql(merge.statement, copy=copy))
+            out[f"merge_{merge.branch + 1:02d}_{merge.name}.sql"] = to_sql(
+                merge.staging(copy=copy), copy=False
+            ) + to_sql(merge.statement, copy=copy)
         if self.combined is not None:  # several sources with new rows: one MERGE for all
-            out["merge_all.sql"] = (to_sql(self.combined.staging(copy=copy), copy=False)
-                                    + to_sql(self.combined.statement, copy=copy))
+            out["merge_all.sql"] = to_sql(self.combined.staging(copy=copy), copy=False) + to_sql(
+                self.combined.statement, copy=copy
+            )
         if changelog and self.model is not None:
             keys = self.combined.batch_view if self.combined else self.merges[0].batch_view
-            out["changelog.sql"] = "".join(to_sql(s, copy=False)
-                                           for s in build_changes.statements(self.model, keys))
+            out["changelog.sql"] = "".join(
+                to_sql(s, copy=False) for s in build_changes.statements(self.model, keys)
+            )
         out.update(shown_plans)
         return out
 
@@ -137,8 +157,9 @@ def to_sql(statement: exp.Expression, *, pretty: bool = True, copy: bool = True)
 def _query(node: ModelNode) -> exp.Query:
     query = parse_model_sql(node)
     if not isinstance(query, exp.Query):
-        raise CompileError(f"a model is a SELECT query, found {query.key.upper()}",
-                           path=node.path, model=node.name)
+        raise CompileError(
+            f"a model is a SELECT query, found {query.key.upper()}", path=node.path, model=node.name
+        )
     return query
 
 
@@ -148,24 +169,48 @@ def compile_model(node: ModelNode, context: PlanContext | None = None) -> Compil
     context = context or PlanContext()
     kind = node.config.kind
     if kind == "view":
-        view = exp.Create(this=node.relation.table(), kind="VIEW", replace=True,
-                          expression=_query(node))
+        view = exp.Create(
+            this=node.relation.table(), kind="VIEW", replace=True, expression=_query(node)
+        )
         if not node.relation.catalog:
             view.set("properties", exp.Properties(expressions=[exp.TemporaryProperty()]))
         return CompiledModel(node, kind, view)
     if kind in ("table", "incremental"):
         if kind == "incremental":
-            raise CompileError("materialized='incremental' (append-only log tables) is not "
-                               "supported yet; use 'table', 'view' or a merge_engine",
-                               path=node.path, model=node.name, key="materialized")
-        return CompiledModel(node, kind, create_table_as(node, _query(node), replace=True),
-                             write_order=write_ordered_by(node), context=context)
+            raise CompileError(
+                "materialized='incremental' (append-only log tables) is not "
+                "supported yet; use 'table', 'view' or a merge_engine",
+                path=node.path,
+                model=node.name,
+                key="materialized",
+            )
+        return CompiledModel(
+            node,
+            kind,
+            create_table_as(node, _query(node), replace=True),
+            write_order=write_ordered_by(node),
+            context=context,
+        )
     model = analyze(node)
     validate(model)
-    merges = [SourceMerge(b.index, b.name, batch_view(b), build_batch(model, b),
-                          build_merge(model, b),
-                          null_key_count(model, b.projected(model.primary_key)),
-                         key_bounds(model, b) if model.merge_filter else None)
-              for b in model.branches]
-    return CompiledModel(node, kind, build_bootstrap(model), merges, model=model,
-                         write_order=write_ordered_by(node), context=context)
+    merges = [
+        SourceMerge(
+            b.index,
+            b.name,
+            batch_view(b),
+            build_batch(model, b),
+            build_merge(model, b),
+            null_key_count(model, b.projected(model.primary_key)),
+            key_bounds(model, b) if model.merge_filter else None,
+        )
+        for b in model.branches
+    ]
+    return CompiledModel(
+        node,
+        kind,
+        build_bootstrap(model),
+        merges,
+        model=model,
+        write_order=write_ordered_by(node),
+        context=context,
+    )

@@ -14,8 +14,7 @@ from sqlglot import exp
 from lakewide.compiler import versions
 from lakewide.compiler.aggregate_inputs import filtered
 from lakewide.compiler.ordering import BRANCH_COLUMN, ordering
-from lakewide.compiler.wide_model import (DELETE_KINDS, RETRACT_KINDS, UPDATE_BEFORE_KINDS,
-                                          WideModel)
+from lakewide.compiler.wide_model import DELETE_KINDS, RETRACT_KINDS, UPDATE_BEFORE_KINDS, WideModel
 
 T, S = "t", "s"
 LAST_DELETE = "__lw_last_delete"
@@ -65,8 +64,11 @@ class Rows:
     @property
     def retracts(self) -> bool:
         """Whether retract rows reach the folds (ignore_delete and first_row drop them)."""
-        return self.has_row_kind and not self.model.deletes.ignore_delete \
+        return (
+            self.has_row_kind
+            and not self.model.deletes.ignore_delete
             and self.model.engine != "first_row"
+        )
 
     @property
     def removes_on_delete(self) -> bool:
@@ -89,13 +91,17 @@ class Rows:
 
     def version(self) -> exp.Struct:
         """A record's place without its arrival: what a versioned column stores."""
-        source = (exp.column(BRANCH_COLUMN) if self.with_branch
-                  else exp.Literal.number(self.branch if self.branch is not None else 0))
+        source = (
+            exp.column(BRANCH_COLUMN)
+            if self.with_branch
+            else exp.Literal.number(self.branch if self.branch is not None else 0)
+        )
         return versions.version_struct(self.model.sequence, source)
 
     def order(self, fields: list[str] | None = None) -> exp.Expression:
-        return ordering(self.model.sequence if fields is None else fields,
-                        with_branch=self.with_branch)
+        return ordering(
+            self.model.sequence if fields is None else fields, with_branch=self.with_branch
+        )
 
     def prefilter(self) -> exp.Expression | None:
         """Rows dropped before folding: ignored retracts; ``-U`` under remove_record_on_delete
@@ -115,15 +121,18 @@ class Rows:
             return []
         last = exp.Window(
             this=exp.Max(this=exp.If(this=self.is_delete(), true=self.order(), false=exp.null())),
-            partition_by=[exp.column(k) for k in self.model.primary_key])
+            partition_by=[exp.column(k) for k in self.model.primary_key],
+        )
         return [exp.alias_(last, LAST_DELETE)]
 
     def live(self) -> exp.Expression | None:
         """Rows after the key's last delete (remove_record_on_delete), else every row."""
         if not self.removes_on_delete:
             return None
-        return exp.or_(exp.column(LAST_DELETE).is_(exp.null()),
-                       exp.GT(this=self.order(), expression=exp.column(LAST_DELETE)))
+        return exp.or_(
+            exp.column(LAST_DELETE).is_(exp.null()),
+            exp.GT(this=self.order(), expression=exp.column(LAST_DELETE)),
+        )
 
     def aggregate_retracts(self, column: str) -> bool:
         """Whether retract rows reach ``column``'s aggregate (``ignore_retract`` drops them,

@@ -40,12 +40,18 @@ def sort_keys(node: ModelNode) -> list[exp.Ordered]:
             ordered = sqlglot.parse_one(text, read="spark", into=exp.Ordered)
         except ParseError:
             ordered = None
-        if not isinstance(ordered, exp.Ordered) or not isinstance(ordered.this, exp.Column) \
-                or ordered.this.table:
+        if (
+            not isinstance(ordered, exp.Ordered)
+            or not isinstance(ordered.this, exp.Column)
+            or ordered.this.table
+        ):
             raise CompileError(
                 f"sort_by entry {text!r} is not a column with an optional direction; expected "
                 "'col', 'col DESC' or 'col ASC NULLS LAST'",
-                path=node.path, model=node.name, key="sort_by")
+                path=node.path,
+                model=node.name,
+                key="sort_by",
+            )
         keys.append(ordered)
     return keys
 
@@ -63,12 +69,19 @@ def write_ordered_by(node: ModelNode) -> exp.Command | None:
     table = node.relation.table().sql(dialect="spark")
     # direction and null order spelled out: Spark's defaults (ASC NULLS FIRST, DESC NULLS
     # LAST), which the bootstrap's ORDER BY follows, are then the table's sort order too
-    order = ", ".join(" ".join((key.this.sql(dialect="spark"),
-                                "DESC" if key.args.get("desc") else "ASC",
-                                "NULLS FIRST" if key.args.get("nulls_first") else "NULLS LAST"))
-                      for key in keys)
-    return exp.Command(this="ALTER", expression=" ".join(("TABLE", table, "WRITE ORDERED BY",
-                                                          order)))
+    order = ", ".join(
+        " ".join(
+            (
+                key.this.sql(dialect="spark"),
+                "DESC" if key.args.get("desc") else "ASC",
+                "NULLS FIRST" if key.args.get("nulls_first") else "NULLS LAST",
+            )
+        )
+        for key in keys
+    )
+    return exp.Command(
+        this="ALTER", expression=" ".join(("TABLE", table, "WRITE ORDERED BY", order))
+    )
 
 
 def _partition_expressions(node: ModelNode) -> list[exp.Expression]:
@@ -80,7 +93,10 @@ def _partition_expressions(node: ModelNode) -> list[exp.Expression]:
             raise CompileError(
                 f"partition_by entry {text!r} does not parse; expected a column or an Iceberg "
                 "transform: bucket(N, col), truncate(N, col), years/months/days/hours(col)",
-                path=node.path, model=node.name, key="partition_by") from None
+                path=node.path,
+                model=node.name,
+                key="partition_by",
+            ) from None
     return parsed
 
 
@@ -91,7 +107,13 @@ def create_table_as(node: ModelNode, query: exp.Query, *, replace: bool) -> exp.
     if partitions:
         properties.append(exp.PartitionedByProperty(this=exp.Schema(expressions=partitions)))
     for name, value in table_properties(node).items():
-        properties.append(exp.Property(this=exp.Literal.string(name),
-                                       value=exp.Literal.string(value)))
-    return exp.Create(this=node.relation.table(), kind="TABLE", replace=replace,
-                      expression=query, properties=exp.Properties(expressions=properties))
+        properties.append(
+            exp.Property(this=exp.Literal.string(name), value=exp.Literal.string(value))
+        )
+    return exp.Create(
+        this=node.relation.table(),
+        kind="TABLE",
+        replace=replace,
+        expression=query,
+        properties=exp.Properties(expressions=properties),
+    )

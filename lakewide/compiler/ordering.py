@@ -25,12 +25,16 @@ def _greater(new: exp.Expression, old: exp.Expression, *, or_equal: bool) -> exp
     ``new`` and ``old`` become part of the result: pass columns used nowhere else.
     """
     if or_equal:
-        return exp.or_(old.is_(exp.null()),
-                       exp.func("COALESCE", exp.GTE(this=new, expression=old), exp.false(),
-                                copy=False), copy=False)
-    return exp.or_(exp.and_(old.is_(exp.null()), new.is_(exp.null()).not_(copy=False), copy=False),
-                   exp.func("COALESCE", exp.GT(this=new, expression=old), exp.false(), copy=False),
-                   copy=False)
+        return exp.or_(
+            old.is_(exp.null()),
+            exp.func("COALESCE", exp.GTE(this=new, expression=old), exp.false(), copy=False),
+            copy=False,
+        )
+    return exp.or_(
+        exp.and_(old.is_(exp.null()), new.is_(exp.null()).not_(copy=False), copy=False),
+        exp.func("COALESCE", exp.GT(this=new, expression=old), exp.false(), copy=False),
+        copy=False,
+    )
 
 
 def incoming_wins(fields: list[str], new: str, old: str) -> exp.Expression:
@@ -42,8 +46,9 @@ def incoming_wins(fields: list[str], new: str, old: str) -> exp.Expression:
     for name in reversed(leading):
         n, o = exp.column(name, table=new), exp.column(name, table=old)
         same = exp.NullSafeEQ(this=n.copy(), expression=o.copy())
-        result = exp.or_(_greater(n, o, or_equal=False), exp.and_(same, result, copy=False),
-                         copy=False)
+        result = exp.or_(
+            _greater(n, o, or_equal=False), exp.and_(same, result, copy=False), copy=False
+        )
     return result
 
 

@@ -24,26 +24,36 @@ def model_columns(first: exp.Select, *, model: str, path: object = None) -> list
     names: list[str] = []
     for position, projection in enumerate(first.expressions, start=1):
         if isinstance(projection, exp.Star) or (
-                isinstance(projection, exp.Column) and isinstance(projection.this, exp.Star)):
+            isinstance(projection, exp.Column) and isinstance(projection.this, exp.Star)
+        ):
             raise CompileError(
                 "SELECT * cannot be split into owned columns; list the columns of the first "
-                "branch explicitly", model=model, path=path)
+                "branch explicitly",
+                model=model,
+                path=path,
+            )
         named = isinstance(projection, exp.Alias) or (
-            isinstance(projection, exp.Column) and not isinstance(projection.this, exp.Star))
+            isinstance(projection, exp.Column) and not isinstance(projection.this, exp.Star)
+        )
         name = projection.alias_or_name if named else ""
         if not name:
             raise CompileError(
                 f"column {position} of the first branch has no name; add AS <column_name> "
-                f"to `{projection.sql('spark')}`", model=model, path=path)
+                f"to `{projection.sql('spark')}`",
+                model=model,
+                path=path,
+            )
         if name in names:
-            raise CompileError(f"column '{name}' appears twice in the first branch",
-                               model=model, path=path)
+            raise CompileError(
+                f"column '{name}' appears twice in the first branch", model=model, path=path
+            )
         names.append(name)
     return names
 
 
-def owned_columns(branch: exp.Select, columns: list[str], *, index: int, model: str,
-                  path: object = None) -> dict[str, exp.Expression]:
+def owned_columns(
+    branch: exp.Select, columns: list[str], *, index: int, model: str, path: object = None
+) -> dict[str, exp.Expression]:
     """Map each column the branch owns to its (unaliased) expression, in model column order."""
     projections = branch.expressions
     if len(projections) != len(columns):
@@ -51,7 +61,9 @@ def owned_columns(branch: exp.Select, columns: list[str], *, index: int, model: 
             f"UNION ALL branch {index + 1} has {len(projections)} columns but the model has "
             f"{len(columns)} ({', '.join(columns)}); align every branch to the same columns, "
             "using CAST(NULL AS <type>) for columns a source does not own",
-            model=model, path=path)
+            model=model,
+            path=path,
+        )
     owned: dict[str, exp.Expression] = {}
     for name, projection in zip(columns, projections):
         if not is_null_projection(projection):

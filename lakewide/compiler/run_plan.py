@@ -9,18 +9,22 @@ trees name those views and ``:param`` placeholders; the executor binds values an
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 from sqlglot import exp
 
 from lakewide import plan as p
 from lakewide.compiler import build_changes
 from lakewide.compiler.build_bootstrap import null_key_count, tagged_branch, union_all
-from lakewide.compiler.build_changelog_read import changelog_merge, refused_deletes, \
-    reread_safe
-from lakewide.compiler.build_merge import COMBINED_VIEW, build_combined_batch, keys_touched, \
-    narrow_merge
+from lakewide.compiler.build_changelog_read import changelog_merge, refused_deletes, reread_safe
+from lakewide.compiler.build_merge import (
+    COMBINED_VIEW,
+    build_combined_batch,
+    keys_touched,
+    narrow_merge,
+)
 from lakewide.compiler.rewrite import driving_table, relation_key, replace_tables
 from lakewide.compiler.validate import type_probes, typed_aggregates
 from lakewide.compiler.wide_model import Branch, WideModel
@@ -69,30 +73,35 @@ class _Builder:
         self.compiled, self.context = compiled, context
         self.node = compiled.node
         self.self_key = relation_key(self.node.relation)
-        self.pins = [p.Read(pin_view(n), key, "snapshot", at=f"pin_{n + 1}")
-                     for n, key in enumerate(context.upstream)]
+        self.pins = [
+            p.Read(pin_view(n), key, "snapshot", at=f"pin_{n + 1}")
+            for n, key in enumerate(context.upstream)
+        ]
         self.pinned = {read.table: read.view for read in self.pins}
         self.tables = {**context.upstream, self.self_key: self.node.relation}
         if context.produces:
-            self.changelog_key = relation_key(build_changes.changelog_relation(
-                self.node.relation))
-            self.tables[self.changelog_key] = build_changes.changelog_relation(
-                self.node.relation)
+            self.changelog_key = relation_key(build_changes.changelog_relation(self.node.relation))
+            self.tables[self.changelog_key] = build_changes.changelog_relation(self.node.relation)
 
     # ------------------------------------------------------------------ new tables
     def bootstrap(self, statement: exp.Expression) -> list[p.Step]:
         steps: list[p.Step] = []
         model = self.compiled.model
         if model is not None:
-            union = union_all([replace_tables(tagged_branch(model, b), self.pinned)
-                               for b in model.branches])
+            union = union_all(
+                [replace_tables(tagged_branch(model, b), self.pinned) for b in model.branches]
+            )
             steps.append(p.Query(null_key_count(model, union), ("rejected",)))
         steps.append(p.Commit(self.self_key, replace_tables(statement, self.pinned)))
         if model is not None and self.context.produces:  # a new history: an empty changelog
-            steps += [p.Read(build_changes.AFTER, self.self_key, "version", at="snapshot",
-                             when="snapshot"),
-                      p.Run(build_changes.create(model, self.node.relation, replace=True),
-                            when="snapshot")]
+            steps += [
+                p.Read(
+                    build_changes.AFTER, self.self_key, "version", at="snapshot", when="snapshot"
+                ),
+                p.Run(
+                    build_changes.create(model, self.node.relation, replace=True), when="snapshot"
+                ),
+            ]
         if self.compiled.write_order is not None:  # metadata only: no snapshot, no offsets
             steps.append(p.Run(self.compiled.write_order))
         return steps
@@ -102,9 +111,12 @@ class _Builder:
         if model is None:
             return []
         functions = typed_aggregates(model)
-        return [p.CheckTypes(replace_tables(probe, self.pinned), functions,
-                             str(self.node.path), self.node.name)
-                for probe in type_probes(model)]
+        return [
+            p.CheckTypes(
+                replace_tables(probe, self.pinned), functions, str(self.node.path), self.node.name
+            )
+            for probe in type_probes(model)
+        ]
 
     # ------------------------------------------------------------------ incremental
     def views(self, branch: Branch) -> dict[str, str]:
@@ -117,9 +129,10 @@ class _Builder:
         reads: dict[str, list[p.Step]] = {
             "incremental": [p.Read(view, driver, "appends", at=end, after=start)],
             "full": [p.Read(view, driver, "snapshot", at=end)],
-            "lineage": [p.Sequence(driver, start, f"sequence_{b + 1}"),
-                        p.Read(view, driver, "lineage", at=end,
-                               newer_than=f"sequence_{b + 1}")],
+            "lineage": [
+                p.Sequence(driver, start, f"sequence_{b + 1}"),
+                p.Read(view, driver, "lineage", at=end, newer_than=f"sequence_{b + 1}"),
+            ],
             "changelog": [p.Read(view, driver, "changes", at=end, after=start)],
             "empty": [p.Read(view, driver, "empty", at=end)],
         }
@@ -128,8 +141,11 @@ class _Builder:
             self.tables[relation_key(changes)] = changes
             low, high = f"low_{b + 1}", f"high_{b + 1}"
             read = build_changes.read(self.context.upstream[driver], low=low, high=high)
-            reads["produced"] = [p.Sequence(driver, start, low), p.Sequence(driver, end, high),
-                                 p.Run(_temporary_view(view, read))]
+            reads["produced"] = [
+                p.Sequence(driver, start, low),
+                p.Sequence(driver, end, high),
+                p.Run(_temporary_view(view, read)),
+            ]
         return reads
 
     def commit(self, statement: exp.Merge, merge: SourceMerge, keys_view: str) -> list[p.Step]:
@@ -140,8 +156,11 @@ class _Builder:
         if merge.bounds is not None:
             narrowed = narrow_merge(model, statement, p.param("low"), p.param("high"))
         marker = {PRODUCES: "lookup"} if self.context.produces else {}
-        steps: list[p.Step] = [p.Commit(self.self_key, statement, narrowed, merge.bounds,
-                                        properties=marker, when="staged")]
+        steps: list[p.Step] = [
+            p.Commit(
+                self.self_key, statement, narrowed, merge.bounds, properties=marker, when="staged"
+            )
+        ]
         if self.context.produces:
             steps += self.changes(keys_view, when="snapshot")
         return steps
@@ -153,15 +172,19 @@ class _Builder:
         assert model is not None
         relation = self.node.relation
         return [
-            p.Read(build_changes.BEFORE, self.self_key, "version", at="parent", when=when,
-                   checkpoint="before-changelog"),
+            p.Read(
+                build_changes.BEFORE,
+                self.self_key,
+                "version",
+                at="parent",
+                when=when,
+                checkpoint="before-changelog",
+            ),
             p.Read(build_changes.AFTER, self.self_key, "version", at="snapshot", when=when),
             p.Run(build_changes.create(model, relation, replace=False), when=when),
-            p.Stage(build_changes.DIFF, build_changes.diff(model, keys_view), "changes",
-                    when=when),
+            p.Stage(build_changes.DIFF, build_changes.diff(model, keys_view), "changes", when=when),
             p.Sequence(self.self_key, "snapshot", "ordinal", when=when),
-            p.Commit(self.changelog_key, build_changes.append(relation), changelog=True,
-                     when=when),
+            p.Commit(self.changelog_key, build_changes.append(relation), changelog=True, when=when),
         ]
 
     def branch(self, branch: Branch, merge: SourceMerge) -> p.BranchPlan:
@@ -171,9 +194,14 @@ class _Builder:
         views = self.views(branch)
         alone: list[p.Step] = [
             p.Query(replace_tables(merge.null_keys, views), ("rejected",)),
-            p.Stage(merge.batch_view, replace_tables(merge.batch, views), "staged",
-                    checkpoint="before-stage"),
-            *self.commit(merge.statement, merge, merge.batch_view)]
+            p.Stage(
+                merge.batch_view,
+                replace_tables(merge.batch, views),
+                "staged",
+                checkpoint="before-stage",
+            ),
+            *self.commit(merge.statement, merge, merge.batch_view),
+        ]
         changelog: list[p.Step] | None = None
         refusal = None
         if driver is not None:
@@ -184,47 +212,81 @@ class _Builder:
             else:
                 changelog = [p.Query(replace_tables(merge.null_keys, views), ("rejected",))]
                 if change.refuse_deletes:
-                    changelog += [p.Query(replace_tables(change.deletes, views), ("deleted",)),
-                                  p.Refuse("deleted", refused_deletes(driver, p.start(branch.index),
-                                                                      p.end(branch.index)))]
-                changelog += [p.Stage(merge.batch_view, replace_tables(change.batch, views),
-                                      "staged", checkpoint="before-stage"),
-                              *self.commit(change.statement, merge, merge.batch_view)]
+                    changelog += [
+                        p.Query(replace_tables(change.deletes, views), ("deleted",)),
+                        p.Refuse(
+                            "deleted",
+                            refused_deletes(driver, p.start(branch.index), p.end(branch.index)),
+                        ),
+                    ]
+                changelog += [
+                    p.Stage(
+                        merge.batch_view,
+                        replace_tables(change.batch, views),
+                        "staged",
+                        checkpoint="before-stage",
+                    ),
+                    *self.commit(change.statement, merge, merge.batch_view),
+                ]
         return p.BranchPlan(
-            branch.index, branch.name, driver, new_view(branch.index),
-            self.reads(branch, driver) if driver else {}, alone, changelog, refusal,
-            reread_safe(model), model.row_kind is not None and model.row_kind in branch.owned,
+            branch.index,
+            branch.name,
+            driver,
+            new_view(branch.index),
+            self.reads(branch, driver) if driver else {},
+            alone,
+            changelog,
+            refusal,
+            reread_safe(model),
+            model.row_kind is not None and model.row_kind in branch.owned,
             relation_key(build_changes.changelog_relation(self.context.upstream[driver]))
-            if driver in self.context.producing else None)
+            if driver in self.context.producing
+            else None,
+        )
 
     def combined(self, model: WideModel) -> list[p.Step] | None:
         combined = self.compiled.combined
         if combined is None:
             return None
-        tagged = {b.index: replace_tables(tagged_branch(model, b), self.views(b))
-                  for b in model.branches}
+        tagged = {
+            b.index: replace_tables(tagged_branch(model, b), self.views(b)) for b in model.branches
+        }
         union = union_all([t.copy() for t in tagged.values()])
         indexes = [b.index for b in model.branches]
         return [
             p.Query(null_key_count(model, union), ("rejected",)),
-            p.Stage(COMBINED_VIEW, build_combined_batch(model, tagged), "staged",
-                    checkpoint="before-stage"),
-            p.Query(keys_touched(indexes), tuple(f"keys_{i + 1}" for i in indexes),
-                    when="staged"),
-            *self.commit(combined.statement, combined, COMBINED_VIEW)]
+            p.Stage(
+                COMBINED_VIEW,
+                build_combined_batch(model, tagged),
+                "staged",
+                checkpoint="before-stage",
+            ),
+            p.Query(keys_touched(indexes), tuple(f"keys_{i + 1}" for i in indexes), when="staged"),
+            *self.commit(combined.statement, combined, COMBINED_VIEW),
+        ]
 
     def build(self) -> p.ModelPlans:
         compiled, model = self.compiled, self.compiled.model
         full_refresh = compiled.full_refresh if model is not None else compiled.bootstrap
         assert full_refresh is not None
-        branches = [] if model is None else \
-            [self.branch(b, m) for b, m in zip(model.branches, compiled.merges)]
+        branches = (
+            []
+            if model is None
+            else [self.branch(b, m) for b, m in zip(model.branches, compiled.merges)]
+        )
         produces = model is not None and self.context.produces
         return p.ModelPlans(
-            self.node.relation, self.tables, self.pins, self.checks(),
-            self.bootstrap(compiled.bootstrap), self.bootstrap(full_refresh), branches,
+            self.node.relation,
+            self.tables,
+            self.pins,
+            self.checks(),
+            self.bootstrap(compiled.bootstrap),
+            self.bootstrap(full_refresh),
+            branches,
             None if model is None else self.combined(model),
-            self.changes(None, when=None) if produces else None, produces)
+            self.changes(None, when=None) if produces else None,
+            produces,
+        )
 
 
 def build_run_plans(compiled: CompiledModel, context: PlanContext) -> p.ModelPlans:
@@ -236,33 +298,48 @@ def _shown(step: p.Step, to_sql: Callable[[exp.Expression], str]) -> str:
     """One step as ``compile`` writes it: its SQL, engine operations as comments."""
     when = f"-- only when :{step.when}\n" if step.when else ""
     if isinstance(step, p.Read):
-        what = {"snapshot": "at :{at} (arrival order)", "version": "at :{at}",
-                "appends": "rows appended after :{after} up to :{at}",
-                "lineage": "rows at :{at} with _last_updated_sequence_number > :{newer_than}",
-                "changes": "Iceberg changelog (create_changelog_view) after :{after} up to :{at}",
-                "empty": "no rows (its columns at :{at})"}[step.kind]
-        text = f"-- read {step.view} := {step.table} " + what.format(
-            at=step.at or "current", after=step.after, newer_than=step.newer_than) + "\n"
+        what = {
+            "snapshot": "at :{at} (arrival order)",
+            "version": "at :{at}",
+            "appends": "rows appended after :{after} up to :{at}",
+            "lineage": "rows at :{at} with _last_updated_sequence_number > :{newer_than}",
+            "changes": "Iceberg changelog (create_changelog_view) after :{after} up to :{at}",
+            "empty": "no rows (its columns at :{at})",
+        }[step.kind]
+        text = (
+            f"-- read {step.view} := {step.table} "
+            + what.format(at=step.at or "current", after=step.after, newer_than=step.newer_than)
+            + "\n"
+        )
     elif isinstance(step, p.Sequence):
         text = f"-- :{step.into} := sequence number of {step.table} snapshot :{step.of}\n"
     elif isinstance(step, p.Refuse):
         text = f"-- fail the model when :{step.result} > 0: {step.message}\n"
     elif isinstance(step, p.CheckTypes):
-        text = "-- type check (analysis only, no rows read): " + ", ".join(
-            f"{c}: {f} takes {'/'.join(t)}" for c, (f, t) in step.functions.items()) + "\n" \
+        text = (
+            "-- type check (analysis only, no rows read): "
+            + ", ".join(f"{c}: {f} takes {'/'.join(t)}" for c, (f, t) in step.functions.items())
+            + "\n"
             + to_sql(step.probe)
+        )
     elif isinstance(step, p.Query):
         text = to_sql(step.query) + f"-- into {', '.join(':' + i for i in step.into)}\n"
     elif isinstance(step, p.Stage):
-        text = to_sql(_temporary_view(step.view, step.query)) \
+        text = (
+            to_sql(_temporary_view(step.view, step.query))
             + f"-- staged (local checkpoint); its row count into :{step.into}\n"
+        )
     elif isinstance(step, p.Commit):
         where = "changelog table" if step.changelog else "table, with the offsets"
         text = f"-- commit to the {where}\n" + to_sql(step.statement)
         if step.narrowed is not None and step.bounds is not None:
-            text = (to_sql(step.bounds) + "-- into :low, :high (the staged key range)\n"
-                    + text + "-- or, when :low and :high are exact literals:\n"
-                    + to_sql(step.narrowed))
+            text = (
+                to_sql(step.bounds)
+                + "-- into :low, :high (the staged key range)\n"
+                + text
+                + "-- or, when :low and :high are exact literals:\n"
+                + to_sql(step.narrowed)
+            )
     else:
         text = to_sql(step.statement)
     return when + text
@@ -275,15 +352,20 @@ def plan_text(steps: list[p.Step], to_sql: Callable[[exp.Expression], str]) -> s
 def plan_files(plans: p.ModelPlans, to_sql: Callable[[exp.Expression], str]) -> dict[str, str]:
     """File name -> text of every plan (``target/compiled/<model>/plans/``)."""
     pins = plan_text(list(plans.pins) + list(plans.checks), to_sql)
-    out = {"plans/bootstrap.sql": pins + plan_text(plans.bootstrap, to_sql),
-           "plans/full_refresh.sql": pins + plan_text(plans.full_refresh, to_sql)}
+    out = {
+        "plans/bootstrap.sql": pins + plan_text(plans.bootstrap, to_sql),
+        "plans/full_refresh.sql": pins + plan_text(plans.full_refresh, to_sql),
+    }
     for branch in plans.branches:
         stem = f"plans/incremental_{branch.index + 1:02d}_{branch.name}"
         for mode, steps in branch.reads.items():
             out[f"{stem}_read_{mode}.sql"] = plan_text(steps, to_sql)
         out[f"{stem}_merge.sql"] = plan_text(branch.merge, to_sql)
-        out[f"{stem}_merge_changelog.sql"] = plan_text(branch.changelog, to_sql) \
-            if branch.changelog is not None else f"-- refused: {branch.changelog_refusal}\n"
+        out[f"{stem}_merge_changelog.sql"] = (
+            plan_text(branch.changelog, to_sql)
+            if branch.changelog is not None
+            else f"-- refused: {branch.changelog_refusal}\n"
+        )
     if plans.combined is not None:
         out["plans/incremental_all_merge.sql"] = plan_text(plans.combined, to_sql)
     if plans.recover is not None:

@@ -26,18 +26,25 @@ def split_union(query: exp.Expression, *, model: str, path: object = None) -> li
     branches: list[exp.Select] = []
 
     def walk(node: exp.Expression) -> None:
-        if isinstance(node, exp.Subquery) and isinstance(node.this, (exp.Union, exp.Select)) \
-                and not node.alias:
+        if (
+            isinstance(node, exp.Subquery)
+            and isinstance(node.this, (exp.Union, exp.Select))
+            and not node.alias
+        ):
             walk(node.this)
         elif isinstance(node, exp.Union):
             if node.args.get("distinct"):
                 raise CompileError(
                     "a wide-table model combines its sources with UNION ALL, not UNION "
                     "(UNION removes duplicates before the merge engine sees them); write UNION ALL",
-                    **where)
+                    **where,
+                )
             if node is not query and node.args.get("with_") is not None:
-                raise CompileError("a WITH inside a parenthesized UNION ALL is not supported; "
-                                   "move it to the top of the model", **where)
+                raise CompileError(
+                    "a WITH inside a parenthesized UNION ALL is not supported; "
+                    "move it to the top of the model",
+                    **where,
+                )
             _refuse_whole_result(node, "the UNION ALL", **where)
             walk(node.left)
             walk(node.right)
@@ -47,7 +54,9 @@ def split_union(query: exp.Expression, *, model: str, path: object = None) -> li
         else:
             raise CompileError(
                 f"expected SELECT branches joined by UNION ALL, found {node.key.upper()}; "
-                "INTERSECT/EXCEPT are not sources", **where)
+                "INTERSECT/EXCEPT are not sources",
+                **where,
+            )
 
     walk(query)
     shared = _definitions(ctes, {}, **where) if ctes is not None else {}
@@ -67,15 +76,22 @@ def _refuse_whole_result(node: exp.Query, what: str, *, model: str, path: object
                 "its own (only its new rows in incremental runs), so it would not apply to the "
                 f"rows you expect; remove it (order records with sequence_field, filter with "
                 "WHERE), or put the limited query in a table model the wide model reads",
-                model=model, path=path)
+                model=model,
+                path=path,
+            )
 
 
-def _definitions(with_: exp.With, outer: dict[str, exp.CTE], *, model: str,
-                 path: object) -> dict[str, exp.CTE]:
+def _definitions(
+    with_: exp.With, outer: dict[str, exp.CTE], *, model: str, path: object
+) -> dict[str, exp.CTE]:
     """CTE name -> its definition with earlier CTEs already inlined (later names shadow)."""
     if with_.args.get("recursive"):
-        raise CompileError("WITH RECURSIVE cannot be split into sources; compute it in a "
-                           "table model and read that with ref()", model=model, path=path)
+        raise CompileError(
+            "WITH RECURSIVE cannot be split into sources; compute it in a "
+            "table model and read that with ref()",
+            model=model,
+            path=path,
+        )
     defined = dict(outer)
     for cte in with_.expressions:
         inlined = cte.copy()
@@ -84,15 +100,18 @@ def _definitions(with_: exp.With, outer: dict[str, exp.CTE], *, model: str,
     return defined
 
 
-def _inline(tree: exp.Expression, defined: dict[str, exp.CTE], *, model: str,
-            path: object) -> None:
+def _inline(tree: exp.Expression, defined: dict[str, exp.CTE], *, model: str, path: object) -> None:
     """Replace, in place, each table reference to a CTE of ``defined`` by its query."""
     if not defined:
         return
     for nested in tree.find_all(exp.CTE):
         if nested.alias_or_name.lower() in defined:
-            raise CompileError(f"CTE '{nested.alias_or_name}' is defined twice (once inside a "
-                               "query, once around it); rename one", model=model, path=path)
+            raise CompileError(
+                f"CTE '{nested.alias_or_name}' is defined twice (once inside a "
+                "query, once around it); rename one",
+                model=model,
+                path=path,
+            )
     for table in list(tree.find_all(exp.Table)):
         name = table.name.lower()
         if table.args.get("db") or table.args.get("catalog") or name not in defined:

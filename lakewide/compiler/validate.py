@@ -23,8 +23,12 @@ def _check_aggregates(model: WideModel) -> None:
             _fail(model, key, f"'{column}' is not a value column of the model")
         declared = model.declared.get(column)
         if function.types and declared is not None and not function.types.admits(declared):
-            _fail(model, key, f"{name} cannot aggregate column '{column}' of type "
-                  f"{declared.sql('spark').upper()}; it takes {', '.join(function.types.names)}")
+            _fail(
+                model,
+                key,
+                f"{name} cannot aggregate column '{column}' of type "
+                f"{declared.sql('spark').upper()}; it takes {', '.join(function.types.names)}",
+            )
 
 
 def _check_groups(model: WideModel) -> None:
@@ -32,26 +36,44 @@ def _check_groups(model: WideModel) -> None:
         label = group.name
         for column in group.all_columns:
             if column not in model.stored:
-                _fail(model, "sequence_groups", f"group '{label}' names '{column}', which is not "
-                      f"a column of the model (columns: {', '.join(model.stored)})")
+                _fail(
+                    model,
+                    "sequence_groups",
+                    f"group '{label}' names '{column}', which is not "
+                    f"a column of the model (columns: {', '.join(model.stored)})",
+                )
         for branch in model.branches:
             owned = [c for c in group.all_columns if c in branch.owned]
             if owned and len(owned) != len(group.all_columns):
                 missing = [c for c in group.all_columns if c not in branch.owned]
-                _fail(model, "sequence_groups", f"UNION ALL branch {branch.index + 1} "
-                      f"({branch.name}) owns part of group '{label}' but not "
-                      f"{', '.join(missing)}; a source writes a whole group or none of it")
+                _fail(
+                    model,
+                    "sequence_groups",
+                    f"UNION ALL branch {branch.index + 1} "
+                    f"({branch.name}) owns part of group '{label}' but not "
+                    f"{', '.join(missing)}; a source writes a whole group or none of it",
+                )
     default = model.default_function
-    if model.engine == "partial_update" and default is not None \
-            and default.name != DEFAULT_AGGREGATE:
+    if (
+        model.engine == "partial_update"
+        and default is not None
+        and default.name != DEFAULT_AGGREGATE
+    ):
         fixed = {*model.primary_key, *model.sequence, model.row_kind}
-        outside = [c for c in model.stored if c not in fixed and model.group_of(c) is None
-                   and c not in model.aggregates]
+        outside = [
+            c
+            for c in model.stored
+            if c not in fixed and model.group_of(c) is None and c not in model.aggregates
+        ]
         if outside:
-            _fail(model, "default_aggregate", f"partial_update applies default_aggregate "
-                  f"{default.name!r} to the columns of sequence groups, and '{outside[0]}' is in "
-                  "no group; add it to sequence_groups or drop default_aggregate (Paimon: "
-                  "aggregation functions need a sequence group)")
+            _fail(
+                model,
+                "default_aggregate",
+                f"partial_update applies default_aggregate "
+                f"{default.name!r} to the columns of sequence groups, and '{outside[0]}' is in "
+                "no group; add it to sequence_groups or drop default_aggregate (Paimon: "
+                "aggregation functions need a sequence group)",
+            )
 
 
 def typed_aggregates(model: WideModel) -> dict[str, tuple[str, tuple[str, ...]]]:
@@ -88,15 +110,20 @@ def check_probed_types(model: WideModel, types: dict[str, str]) -> None:
     its aggregate function (the run plan's ``CheckTypes`` step)."""
     from lakewide.plan import CheckTypes
 
-    CheckTypes(exp.Null(), typed_aggregates(model), str(model.node.path),
-               model.node.name).check(types)
+    CheckTypes(exp.Null(), typed_aggregates(model), str(model.node.path), model.node.name).check(
+        types
+    )
 
 
 def validate(model: WideModel) -> None:
     """Raise CompileError for what Paimon rejects and needs the model's columns to see (the
     rules that need only the config are its model validators: ``lakewide.config``)."""
     if model.row_kind is not None and model.row_kind not in model.columns:
-        _fail(model, "row_kind_column", f"row_kind_column '{model.row_kind}' is not a column of "
-              f"the model (columns: {', '.join(model.columns)})")
+        _fail(
+            model,
+            "row_kind_column",
+            f"row_kind_column '{model.row_kind}' is not a column of "
+            f"the model (columns: {', '.join(model.columns)})",
+        )
     _check_groups(model)
     _check_aggregates(model)

@@ -86,14 +86,19 @@ def resolve(model: WideModel) -> Versions:
         if pick is None:
             continue
         owners = sum(1 for b in model.branches if column in b.owned)
-        first_value = (model.engine == "aggregation"
-                       and model.aggregate(column).name == "first_value")
+        first_value = (
+            model.engine == "aggregation" and model.aggregate(column).name == "first_value"
+        )
         if model.sequence or owners > 1 or first_value:
             columns.append(column)
     count = model.engine == "aggregation" and model.row_kind is None
-    plain = tuple(c for c in columns if model.engine == "partial_update"
-                  and len(model.sequence) == 1
-                  and sum(1 for b in model.branches if c in b.owned) == 1)
+    plain = tuple(
+        c
+        for c in columns
+        if model.engine == "partial_update"
+        and len(model.sequence) == 1
+        and sum(1 for b in model.branches if c in b.owned) == 1
+    )
     return Versions(columns=tuple(columns), count=count, plain=plain)
 
 
@@ -109,10 +114,15 @@ def newer_plain(column: str, name: str, incoming: str, stored: str) -> exp.Expre
     greater."""
     present = exp.column(column, table=incoming).is_(exp.null()).not_(copy=False)
     old = exp.column(name, table=stored)
-    compare = exp.func("COALESCE", exp.GTE(this=exp.column(name, table=incoming),
-                                           expression=old.copy()), exp.false(), copy=False)
-    return exp.and_(present, exp.Paren(this=exp.or_(old.is_(exp.null()), compare, copy=False)),
-                    copy=False)
+    compare = exp.func(
+        "COALESCE",
+        exp.GTE(this=exp.column(name, table=incoming), expression=old.copy()),
+        exp.false(),
+        copy=False,
+    )
+    return exp.and_(
+        present, exp.Paren(this=exp.or_(old.is_(exp.null()), compare, copy=False)), copy=False
+    )
 
 
 def newer(name: str, incoming: str, stored: str, *, older: bool = False) -> exp.Expression:
@@ -120,6 +130,7 @@ def newer(name: str, incoming: str, stored: str, *, older: bool = False) -> exp.
     ``stored.name``. A stored NULL version means "never set". ``older`` turns the test into
     "strictly before" (first_* functions keep the first record; ties arrived later and lose).
     """
+
     def new() -> exp.Column:
         return exp.column(name, table=incoming)
 
@@ -127,6 +138,8 @@ def newer(name: str, incoming: str, stored: str, *, older: bool = False) -> exp.
         return exp.column(name, table=stored)
 
     compare = (exp.LT if older else exp.GTE)(this=new(), expression=old())
-    return exp.and_(new().is_(exp.null()).not_(copy=False),
-                    exp.Paren(this=exp.or_(old().is_(exp.null()), compare, copy=False)),
-                    copy=False)
+    return exp.and_(
+        new().is_(exp.null()).not_(copy=False),
+        exp.Paren(this=exp.or_(old().is_(exp.null()), compare, copy=False)),
+        copy=False,
+    )

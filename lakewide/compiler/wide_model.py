@@ -10,8 +10,7 @@ from sqlglot import exp
 from sqlglot.errors import ParseError
 
 from lakewide.compiler.aggregates import REGISTRY, Aggregate
-from lakewide.compiler.column_aggregates import (ColumnAggregate, column_aggregate,
-                                                 default_aggregate)
+from lakewide.compiler.column_aggregates import ColumnAggregate, column_aggregate, default_aggregate
 from lakewide.compiler.owned_columns import model_columns, owned_columns
 from lakewide.compiler.split_union import split_union
 from lakewide.compiler.trees import copy_without
@@ -39,8 +38,10 @@ class Branch:
     def projected(self, columns: list[str]) -> exp.Select:
         """The branch's SELECT narrowed to ``columns`` (owned ones), aliased to model names."""
         select = copy_without(self.select, "expressions")
-        select.set("expressions", [exp.alias_(self.owned[c].copy(), c, quoted=None, copy=False)
-                                   for c in columns])
+        select.set(
+            "expressions",
+            [exp.alias_(self.owned[c].copy(), c, quoted=None, copy=False) for c in columns],
+        )
         return select
 
 
@@ -134,8 +135,12 @@ class WideModel:
         """partial_update: whether a sequence group's column is folded by an aggregate function
         (its own in ``aggregates``, else ``default_aggregate``, as Paimon applies it)."""
         group = self.group_of(column)
-        return (self.engine == "partial_update" and group is not None
-                and column in group.columns and column in self.aggregates)
+        return (
+            self.engine == "partial_update"
+            and group is not None
+            and column in group.columns
+            and column in self.aggregates
+        )
 
     def group_of(self, column: str) -> Group | None:
         """The sequence group guarding or sequencing ``column``, if any."""
@@ -151,11 +156,18 @@ def parse_model_sql(node: ModelNode) -> exp.Expression:
         statements = [s for s in sqlglot.parse(node.sql, read=DIALECT) if s is not None]
     except ParseError as err:
         detail = err.errors[0] if err.errors else {}
-        raise CompileError(f"SQL does not parse: {detail.get('description', err)}",
-                           path=node.path, line=detail.get("line"), model=node.name) from None
+        raise CompileError(
+            f"SQL does not parse: {detail.get('description', err)}",
+            path=node.path,
+            line=detail.get("line"),
+            model=node.name,
+        ) from None
     if len(statements) != 1:
-        raise CompileError(f"a model is one SELECT statement, found {len(statements)} statements",
-                           path=node.path, model=node.name)
+        raise CompileError(
+            f"a model is one SELECT statement, found {len(statements)} statements",
+            path=node.path,
+            model=node.name,
+        )
     return statements[0]
 
 
@@ -182,11 +194,14 @@ def _groups(config: KeyTableConfig) -> list[Group]:
     return [Group(index, g, g.name in removing) for index, g in enumerate(config.sequence_groups)]
 
 
-def _aggregates(config: KeyTableConfig, value_columns: list[str],
-                groups: list[Group]) -> tuple[dict[str, ColumnAggregate], Aggregate | None]:
+def _aggregates(
+    config: KeyTableConfig, value_columns: list[str], groups: list[Group]
+) -> tuple[dict[str, ColumnAggregate], Aggregate | None]:
     """The aggregates ``aggregates`` names, then the defaulted columns', and the default."""
-    out = {column: column_aggregate(column, spec, configured=True)
-           for column, spec in config.aggregates.items()}
+    out = {
+        column: column_aggregate(column, spec, configured=True)
+        for column, spec in config.aggregates.items()
+    }
     default = config.default_aggregate
     function = REGISTRY[default.function] if default is not None else None
     if config.merge_engine == "aggregation":
@@ -197,8 +212,11 @@ def _aggregates(config: KeyTableConfig, value_columns: list[str],
         defaulted = []
     for column in defaulted:
         if column not in out:
-            out[column] = (column_aggregate(column, default, configured=False)
-                           if default is not None else default_aggregate(column))
+            out[column] = (
+                column_aggregate(column, default, configured=False)
+                if default is not None
+                else default_aggregate(column)
+            )
     return out, function
 
 
@@ -211,31 +229,53 @@ def analyze(node: ModelNode) -> WideModel:
     columns = model_columns(branches[0], **where)
     config = node.config
     assert isinstance(config, KeyTableConfig), "analyze takes merge-engine models"
-    for key, names in (("primary_key", config.primary_key),
-                       ("sequence_field", config.sequence_field)):
+    for key, names in (
+        ("primary_key", config.primary_key),
+        ("sequence_field", config.sequence_field),
+    ):
         for name in names:
             if name not in columns:
-                raise CompileError(f"{key} column '{name}' is not a column of the model "
-                                   f"(columns: {', '.join(columns)})", key=key, **where)
+                raise CompileError(
+                    f"{key} column '{name}' is not a column of the model "
+                    f"(columns: {', '.join(columns)})",
+                    key=key,
+                    **where,
+                )
     built: list[Branch] = []
     for index, select in enumerate(branches):
         owned = owned_columns(select, columns, index=index, **where)
-        for key, names in (("primary_key", config.primary_key),
-                           ("sequence_field", config.sequence_field)):
+        for key, names in (
+            ("primary_key", config.primary_key),
+            ("sequence_field", config.sequence_field),
+        ):
             missing = [n for n in names if n not in owned]
             if missing:
                 raise CompileError(
                     f"UNION ALL branch {index + 1} ({_branch_name(select, index)}) does not "
                     f"provide {key} column(s) {', '.join(missing)}; every source must give "
-                    f"the full {key}", key=key, **where)
+                    f"the full {key}",
+                    key=key,
+                    **where,
+                )
         built.append(Branch(index, _branch_name(select, index), select, owned))
     groups = _groups(config)
     fixed = {*config.primary_key, *config.sequence_field, config.row_kind_column}
     aggregates, default = _aggregates(config, [c for c in columns if c not in fixed], groups)
     model = WideModel(
-        node, str(config.merge_engine), columns, list(config.primary_key),
-        list(config.sequence_field), built, groups, config.row_kind_column,
-        DeletePolicy(config.ignore_delete, config.ignore_update_before,
-                     config.remove_record_on_delete),
-        aggregates, default, _declared(columns, built), config.merge_filter)
+        node,
+        str(config.merge_engine),
+        columns,
+        list(config.primary_key),
+        list(config.sequence_field),
+        built,
+        groups,
+        config.row_kind_column,
+        DeletePolicy(
+            config.ignore_delete, config.ignore_update_before, config.remove_record_on_delete
+        ),
+        aggregates,
+        default,
+        _declared(columns, built),
+        config.merge_filter,
+    )
     return dataclasses.replace(model, versions=resolve(model))

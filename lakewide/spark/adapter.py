@@ -45,9 +45,16 @@ class SparkAdapter(SeedLoading, MetadataReads):
         frame = self.sql(query)
         return {f.name: f.dataType.simpleString() for f in frame.schema.fields}
 
-    def register_read(self, view: str, relation: Relation, snapshot: int | None,
-                      after: int | None = None, newer_than_sequence: int | None = None,
-                      meta: TableMeta | None = None, empty: bool = False) -> None:
+    def register_read(
+        self,
+        view: str,
+        relation: Relation,
+        snapshot: int | None,
+        after: int | None = None,
+        newer_than_sequence: int | None = None,
+        meta: TableMeta | None = None,
+        empty: bool = False,
+    ) -> None:
         """Temporary view of ``relation`` at ``snapshot``, or of the rows appended after ``after``.
 
         ``snapshot`` None: the table as it is (it has no snapshot yet). ``meta``: the table's
@@ -60,22 +67,36 @@ class SparkAdapter(SeedLoading, MetadataReads):
         try:
             self._catch_up(relation)
             if snapshot is None or empty:
-                frame = self.spark.table(str(relation)) if snapshot is None else \
-                    self._read(relation, Read(snapshot))
+                frame = (
+                    self.spark.table(str(relation))
+                    if snapshot is None
+                    else self._read(relation, Read(snapshot))
+                )
                 if empty:
                     frame = frame.limit(0)
                 frame.createOrReplaceTempView(view)
                 return
-            reads = [Read(snapshot, after)] if newer_than_sequence is not None else \
-                arrival_reads(TableMeta(snapshot, meta.snapshots if meta is not None
-                                        else self._snapshots(relation)), snapshot, after)
+            reads = (
+                [Read(snapshot, after)]
+                if newer_than_sequence is not None
+                else arrival_reads(
+                    TableMeta(
+                        snapshot, meta.snapshots if meta is not None else self._snapshots(relation)
+                    ),
+                    snapshot,
+                    after,
+                )
+            )
             frame = None
             for read in reads:  # oldest commit first: row numbers follow arrival
                 part = self._read(relation, read)
                 frame = part if frame is None else frame.unionByName(part)
             if newer_than_sequence is not None:
-                frame = frame.select("*", LINEAGE_SEQUENCE) \
-                    .where(frame[LINEAGE_SEQUENCE] > newer_than_sequence).drop(LINEAGE_SEQUENCE)
+                frame = (
+                    frame.select("*", LINEAGE_SEQUENCE)
+                    .where(frame[LINEAGE_SEQUENCE] > newer_than_sequence)
+                    .drop(LINEAGE_SEQUENCE)
+                )
             frame.createOrReplaceTempView(view)
         except Exception as err:  # noqa: BLE001
             raise ModelRunError(short(err)) from err
@@ -85,8 +106,9 @@ class SparkAdapter(SeedLoading, MetadataReads):
         if read.after is None:
             reader = reader.option("snapshot-id", str(read.snapshot))
         else:
-            reader = reader.option("start-snapshot-id", str(read.after)) \
-                .option("end-snapshot-id", str(read.snapshot))
+            reader = reader.option("start-snapshot-id", str(read.after)).option(
+                "end-snapshot-id", str(read.snapshot)
+            )
         return reader.load(str(relation))
 
     def _catch_up(self, relation: Relation) -> None:
@@ -101,6 +123,7 @@ class SparkAdapter(SeedLoading, MetadataReads):
         Iceberg's ``create_changelog_view`` procedure: every changed row with ``_change_type``
         and ``_change_ordinal``, carry-over rows of copy-on-write rewrites removed.
         """
+
         def arg(name: str, value: exp.Expression) -> exp.Kwarg:
             return exp.Kwarg(this=exp.var(name), expression=value)
 
@@ -108,16 +131,28 @@ class SparkAdapter(SeedLoading, MetadataReads):
             self._catch_up(relation)
         except Exception as err:  # noqa: BLE001
             raise ModelRunError(short(err)) from err
-        options = exp.Anonymous(this="map", expressions=[exp.Literal.string(v) for v in (
-            "start-snapshot-id", str(after), "end-snapshot-id", str(snapshot))])
-        procedure = exp.Anonymous(this="create_changelog_view", expressions=[
-            arg("table", exp.Literal.string(str(relation))), arg("options", options),
-            arg("changelog_view", exp.Literal.string(view))])
-        target = exp.Dot.build([exp.to_identifier(relation.catalog),
-                                exp.to_identifier("system"), procedure])
+        options = exp.Anonymous(
+            this="map",
+            expressions=[
+                exp.Literal.string(v)
+                for v in ("start-snapshot-id", str(after), "end-snapshot-id", str(snapshot))
+            ],
+        )
+        procedure = exp.Anonymous(
+            this="create_changelog_view",
+            expressions=[
+                arg("table", exp.Literal.string(str(relation))),
+                arg("options", options),
+                arg("changelog_view", exp.Literal.string(view)),
+            ],
+        )
+        target = exp.Dot.build(
+            [exp.to_identifier(relation.catalog), exp.to_identifier("system"), procedure]
+        )
         # sqlglot has no CALL node: the call is built as a tree, rendered here at the boundary
-        self.sql(exp.Command(this="CALL", expression=exp.Literal.string(to_sql(target,
-                                                                                pretty=False))))
+        self.sql(
+            exp.Command(this="CALL", expression=exp.Literal.string(to_sql(target, pretty=False)))
+        )
 
     def commit(self, statement: exp.Expression, properties: dict[str, str]) -> None:
         """Run a writing statement whose Iceberg commit carries ``properties``."""

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable, TypeVar
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from lakewide.errors import RuntimeSetupError
 
@@ -30,7 +31,7 @@ class _ActionCallable:
 
 
 def commit_with_properties(spark: Any, properties: dict[str, str], action: Callable[[], T]) -> T:
-    """Run ``action`` so the Iceberg commits it makes carry ``properties`` in their snapshot summary.
+    """Run ``action`` so that its Iceberg commits carry ``properties`` in the snapshot summary.
 
     ``action`` issues ``spark.sql(...)`` statements (MERGE, INSERT, ...); it runs on a py4j
     callback thread pinned to the JVM thread where Iceberg's CommitMetadata thread-local is set.
@@ -45,11 +46,15 @@ def commit_with_properties(spark: Any, properties: dict[str, str], action: Calla
     if not isinstance(gateway, ClientServer):
         # Without pinned threads the callback's spark.sql runs on another JVM thread, which
         # does not see the CommitMetadata thread-local: the properties would be silently lost.
-        raise RuntimeSetupError("commit properties need PySpark's pinned-thread mode: unset PYSPARK_PIN_THREAD.")
+        raise RuntimeSetupError(
+            "commit properties need PySpark's pinned-thread mode: unset PYSPARK_PIN_THREAD."
+        )
     jvm = gateway.jvm
     commit_metadata = jvm.org.apache.iceberg.spark.CommitMetadata
     if isinstance(commit_metadata, JavaPackage):  # py4j's answer for "class not found"
-        raise RuntimeSetupError("Iceberg's Spark runtime is not on the Spark classpath (spark.jars).")
+        raise RuntimeSetupError(
+            "Iceberg's Spark runtime is not on the Spark classpath (spark.jars)."
+        )
     ensure_callback_server_started(gateway)  # idempotent
     props = jvm.java.util.HashMap()
     for key, value in properties.items():

@@ -8,8 +8,12 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from lakewide.metadata import CorruptMetadataError, corrupt_metadata, current_metadata_file, \
-    warehouse_path
+from lakewide.metadata import (
+    CorruptMetadataError,
+    corrupt_metadata,
+    current_metadata_file,
+    warehouse_path,
+)
 from lakewide.nodes import Relation
 from lakewide.profiles import Output
 
@@ -47,8 +51,10 @@ def _root_cause(err: Exception) -> str:
 
 
 #: Iceberg's exceptions for a commit another writer got in first
-CONFLICTS = ("org.apache.iceberg.exceptions.CommitFailedException",
-             "org.apache.iceberg.exceptions.ValidationException")
+CONFLICTS = (
+    "org.apache.iceberg.exceptions.CommitFailedException",
+    "org.apache.iceberg.exceptions.ValidationException",
+)
 
 
 def is_conflict(err: BaseException | None) -> bool:

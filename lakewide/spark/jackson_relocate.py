@@ -62,7 +62,7 @@ def iter_utf8_constants(class_bytes: bytes) -> list[str]:
 
 
 def relocate_class(class_bytes: bytes) -> bytes:
-    """Rewrite the constant pool of a class file so Jackson references point to the shaded package."""
+    """Rewrite a class file's constant pool: Jackson references point to the shaded package."""
     return _walk_constant_pool(class_bytes, relocate_bytes)
 
 

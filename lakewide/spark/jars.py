@@ -35,7 +35,9 @@ def _package_dir(name: str, install: str) -> Path:
     """Directory of an installed package, found without importing it (no JVM starts)."""
     spec = importlib.util.find_spec(name)
     if spec is None or not spec.submodule_search_locations:
-        raise RuntimeSetupError(f"Python package {name!r} is not installed: `pip install {install}`.")
+        raise RuntimeSetupError(
+            f"Python package {name!r} is not installed: `pip install {install}`."
+        )
     return Path(next(iter(spec.submodule_search_locations)))
 
 
@@ -63,7 +65,8 @@ def iceberg_runtime_jar() -> Path:
     found = sorted(jars.glob("iceberg-spark-runtime-3.5_" + scala + "-*.jar"))
     if not found:
         raise RuntimeSetupError(
-            f"No iceberg-spark-runtime-3.5_{scala} jar in {jars}; reinstall snowpark-connect-deps-iceberg."
+            f"No iceberg-spark-runtime-3.5_{scala} jar in {jars}; "
+            "reinstall snowpark-connect-deps-iceberg."
         )
     return found[-1]
 
@@ -78,7 +81,9 @@ def _jackson_sources() -> tuple[list[Path], str]:
         pattern = re.compile(r"^jackson-" + artifact + r"-(\d+\.\d+\.\d+[\w.-]*)\.jar$")
         matches = sorted(p for p in jars_dir.glob("jackson-*.jar") if pattern.match(p.name))
         if not matches:
-            raise RuntimeSetupError(f"jackson-{artifact} jar not found in {jars_dir}; is PySpark 3.5 installed?")
+            raise RuntimeSetupError(
+                f"jackson-{artifact} jar not found in {jars_dir}; is PySpark 3.5 installed?"
+            )
         sources.append(matches[-1])
         version = pattern.match(matches[-1].name).group(1)  # type: ignore[union-attr]
         if version not in versions:
@@ -149,4 +154,5 @@ def check_catalog_supported(output: Output) -> None:
         "(one writer), or, on a machine that reaches Maven, set spark_conf: "
         "{spark.jars.packages: 'org.apache.iceberg:iceberg-spark-runtime-3.5_2.12:1.10.2'} "
         "(or spark.jars: a complete runtime jar) so lakewide adds none of its own",
-        "catalog_type")
+        "catalog_type",
+    )

@@ -31,9 +31,13 @@ class JavaInfo:
 def _java_major(executable: Path) -> int:
     """Run ``java -version`` and return the major version (8 for "1.8.0_x", 17 for "17.0.1")."""
     try:
-        proc = subprocess.run([str(executable), "-version"], capture_output=True, text=True, timeout=60)
+        proc = subprocess.run(
+            [str(executable), "-version"], capture_output=True, text=True, timeout=60
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
-        raise RuntimeSetupError(f"Could not run `{executable} -version`: {exc}. {_INSTALL_HINT}") from exc
+        raise RuntimeSetupError(
+            f"Could not run `{executable} -version`: {exc}. {_INSTALL_HINT}"
+        ) from exc
     match = re.search(r'version "(\d+)(?:\.(\d+))?', proc.stderr + proc.stdout)
     if proc.returncode != 0 or match is None:
         raise RuntimeSetupError(
@@ -85,8 +89,8 @@ def find_java() -> JavaInfo:
     major = _java_major(executable)
     if major < MIN_JAVA:
         raise RuntimeSetupError(
-            f"Java {MIN_JAVA} not found: {executable} (from {source}) is Java {major}. {_INSTALL_HINT}",
+            f"Java {MIN_JAVA} not found: {executable} (from {source}) is Java {major}. "
+            f"{_INSTALL_HINT}",
             key="JAVA_HOME" if source == "JAVA_HOME" else None,
         )
     return JavaInfo(home=home, executable=executable, major=major)
-

@@ -35,7 +35,9 @@ def spark_conf(
     ``spark.jars.packages`` (users who can reach Maven bring their own).
     """
     if not _CATALOG_NAME.match(catalog):
-        raise ConfigError(f"invalid catalog name {catalog!r}: use letters, digits and _", key="catalog")
+        raise ConfigError(
+            f"invalid catalog name {catalog!r}: use letters, digits and _", key="catalog"
+        )
     prefix = "spark.sql.catalog." + catalog
     conf: dict[str, str] = {
         "spark.ui.enabled": "false",
@@ -67,7 +69,9 @@ def create_session(app_name: str, master: str, conf: dict[str, str]) -> Any:
     try:
         from pyspark.sql import SparkSession
     except ImportError as exc:
-        raise RuntimeSetupError("PySpark is not installed: `pip install 'pyspark>=3.5,<3.6'`.") from exc
+        raise RuntimeSetupError(
+            "PySpark is not installed: `pip install 'pyspark>=3.5,<3.6'`."
+        ) from exc
     builder = SparkSession.builder.appName(app_name).master(master)
     for key, value in conf.items():
         builder = builder.config(key, value)
@@ -115,8 +119,9 @@ class _Py4jRecords(logging.Filter):
     a call is interrupted); lakewide reports those faults itself."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        return not (record.name.startswith("py4j")
-                    or f"{os.sep}py4j{os.sep}" in (record.pathname or ""))
+        return not (
+            record.name.startswith("py4j") or f"{os.sep}py4j{os.sep}" in (record.pathname or "")
+        )
 
 
 def _quiet_py4j() -> None:

@@ -37,9 +37,11 @@ class SeedLoading(MetadataReads):
         frame = self._seed_frame(path, column_types)
         self.ensure_namespace(relation)
         try:
-            commit_with_properties(self.spark, marker,
-                                   lambda: frame.writeTo(str(relation)).using("iceberg")
-                                   .createOrReplace())
+            commit_with_properties(
+                self.spark,
+                marker,
+                lambda: frame.writeTo(str(relation)).using("iceberg").createOrReplace(),
+            )
         except Exception as err:  # noqa: BLE001
             raise ModelRunError(short(err), path=path) from err
         return int(self.spark.table(str(relation)).count())
@@ -51,8 +53,10 @@ class SeedLoading(MetadataReads):
             self._seed_frame(path, column_types)
 
     def _seed_unchanged(self, relation: Relation, digest: str) -> bool:
-        return self.table_exists(relation) and \
-            self.snapshot_summary(relation).get(SEED_DIGEST) == digest
+        return (
+            self.table_exists(relation)
+            and self.snapshot_summary(relation).get(SEED_DIGEST) == digest
+        )
 
     def _seed_frame(self, path: Path, column_types: dict[str, str]) -> Any:
         """The CSV as a DataFrame: inferred types, declared columns read as text and cast.
@@ -70,13 +74,22 @@ class SeedLoading(MetadataReads):
         try:
             frame = self.spark.read.csv(str(path), header=True, inferSchema=True)
             if column_types:
-                text = StructType([StructField(f.name, StringType()) if f.name in column_types
-                                   else f for f in frame.schema.fields])
+                text = StructType(
+                    [
+                        StructField(f.name, StringType()) if f.name in column_types else f
+                        for f in frame.schema.fields
+                    ]
+                )
                 frame = self.spark.read.csv(str(path), header=True, schema=text)
                 misfits = _misfits(frame, column_types)
-                frame = frame.select(*(F.col(_quoted(f.name)).cast(column_types[f.name])
-                                       .alias(f.name) if f.name in column_types
-                                       else F.col(_quoted(f.name)) for f in frame.schema.fields))
+                frame = frame.select(
+                    *(
+                        F.col(_quoted(f.name)).cast(column_types[f.name]).alias(f.name)
+                        if f.name in column_types
+                        else F.col(_quoted(f.name))
+                        for f in frame.schema.fields
+                    )
+                )
         except Exception as err:  # noqa: BLE001
             raise ModelRunError(short(err), path=path) from err
         if misfits:
@@ -106,12 +119,16 @@ def _misfits(frame: Any, column_types: dict[str, str]) -> dict[str, tuple[int, s
         bad = value.isNotNull() & value.cast(type_name).isNull()
         aggregates += [F.count(F.when(bad, 1)), F.min_by(value, F.when(bad, F.col(row)))]
     found = framed.agg(*aggregates).collect()[0]
-    return {column: (found[2 * i], found[2 * i + 1])
-            for i, column in enumerate(column_types) if found[2 * i]}
+    return {
+        column: (found[2 * i], found[2 * i + 1])
+        for i, column in enumerate(column_types)
+        if found[2 * i]
+    }
 
 
-def _misfit_error(path: Path, column_types: dict[str, str],
-                  misfits: dict[str, tuple[int, str]]) -> ConfigError:
+def _misfit_error(
+    path: Path, column_types: dict[str, str], misfits: dict[str, tuple[int, str]]
+) -> ConfigError:
     """One line per column whose values do not fit its declared type."""
     from lakewide.seeds import line_of_value
 
@@ -121,9 +138,11 @@ def _misfit_error(path: Path, column_types: dict[str, str],
         line = line_of_value(path, column, value)
         where = f"{shown}:{line}" if line else shown
         more = f" ({count} rows do not fit)" if count > 1 else ""
-        lines.append(f"{where}: [{column}] value '{value}' is not a valid "
-                     f"{column_types[column]}{more}; fix the value or the type declared for "
-                     "this column in the seed types file")
+        lines.append(
+            f"{where}: [{column}] value '{value}' is not a valid "
+            f"{column_types[column]}{more}; fix the value or the type declared for "
+            "this column in the seed types file"
+        )
     return ConfigError("\n".join(lines))
 
 

@@ -43,9 +43,12 @@ class Session:
             from lakewide.spark.jars import check_catalog_supported
 
             check_catalog_supported(self.output)
-            conf = runtime.spark_conf(self.output.master, self.output.catalog,
-                                      self.output.iceberg_catalog_properties(),
-                                      self.output.spark_conf)
+            conf = runtime.spark_conf(
+                self.output.master,
+                self.output.catalog,
+                self.output.iceberg_catalog_properties(),
+                self.output.spark_conf,
+            )
             self._spark = runtime.create_session(self.app_name, self.output.master, conf)
         return self._spark
 
@@ -92,11 +95,16 @@ class Session:
         code = runtime.jvm_exit_code(self._spark, wait)
         if code is not None:
             how = f"was killed by signal {-code}" if code < 0 else f"exited with code {code}"
-            hint = " (signal 9 is often the kernel's out-of-memory killer: lower " \
-                   "spark.driver.memory or free memory)" if code == -9 else ""
+            hint = (
+                " (signal 9 is often the kernel's out-of-memory killer: lower "
+                "spark.driver.memory or free memory)"
+                if code == -9
+                else ""
+            )
             raise SparkExitedError(
                 f"the Spark JVM {how} during the run{hint}; tables keep their last commit "
-                "(Iceberg commits are atomic), so `lakewide run` again resumes")
+                "(Iceberg commits are atomic), so `lakewide run` again resumes"
+            )
 
     def sql(self, statement: exp.Expression) -> Any:
         """Run one statement; Spark's errors become ModelRunError carrying the SQL."""
@@ -114,8 +122,9 @@ class Session:
     def ensure_namespace(self, relation: Relation) -> None:
         """Create ``relation``'s namespace when it has a catalog and the namespace is missing."""
         if relation.catalog:
-            namespace = exp.Table(this=exp.to_identifier(relation.namespace),
-                                  db=exp.to_identifier(relation.catalog))
+            namespace = exp.Table(
+                this=exp.to_identifier(relation.namespace), db=exp.to_identifier(relation.catalog)
+            )
             self.sql(exp.Create(this=namespace, kind="SCHEMA", exists=True))
 
     def namespaces(self) -> list[str]:
@@ -128,9 +137,11 @@ class Session:
             raise
         except Exception as err:  # noqa: BLE001 - py4j errors have many types
             where = self.output.uri or self.output.warehouse
-            raise RuntimeSetupError(f"catalog {self.output.catalog} ({self.output.catalog_type}, "
-                                    f"{where}) did not answer: {short(err)}; check the "
-                                    "profile's catalog_type, uri and warehouse") from None
+            raise RuntimeSetupError(
+                f"catalog {self.output.catalog} ({self.output.catalog_type}, "
+                f"{where}) did not answer: {short(err)}; check the "
+                "profile's catalog_type, uri and warehouse"
+            ) from None
 
     def refresh(self, relation: Relation) -> None:
         """Forget cached metadata of a table (after an outside writer committed)."""

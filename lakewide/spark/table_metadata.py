@@ -35,11 +35,16 @@ class MetadataReads(Session):
         reader = self._reader(relation)
         if reader is not None:
             found = reader.table_meta(relation)
-            current = None if found is None or found.current is None else \
-                found.snapshots.get(found.current)
+            current = (
+                None
+                if found is None or found.current is None
+                else found.snapshots.get(found.current)
+            )
             return {} if current is None else dict(current.summary)
         meta = relation.metadata_table("snapshots")
-        query = exp.select("summary").from_(meta).order_by(exp.column("committed_at").desc()).limit(1)
+        query = (
+            exp.select("summary").from_(meta).order_by(exp.column("committed_at").desc()).limit(1)
+        )
         _, rows = self.rows(query)
         return dict(rows[0][0]) if rows else {}
 
@@ -54,8 +59,11 @@ class MetadataReads(Session):
             snapshots = self._snapshots(relation)
         except ModelRunError as err:
             raise unreadable(self.output, relation, err.__cause__ or err) from err
-        refs = exp.select("snapshot_id").from_(relation.metadata_table("refs")) \
+        refs = (
+            exp.select("snapshot_id")
+            .from_(relation.metadata_table("refs"))
             .where(exp.column("name").eq(exp.Literal.string("main")))
+        )
         _, current = self.rows(refs)
         return TableMeta(current[0][0] if current else None, snapshots)
 
@@ -64,19 +72,30 @@ class MetadataReads(Session):
         if reader is not None:
             meta = reader.table_meta(relation)
             return {} if meta is None else meta.snapshots
-        query = exp.select("snapshot_id", "parent_id", "operation", "summary", "committed_at") \
-            .from_(relation.metadata_table("snapshots"))
+        query = exp.select(
+            "snapshot_id", "parent_id", "operation", "summary", "committed_at"
+        ).from_(relation.metadata_table("snapshots"))
         _, rows = self.rows(query)
-        return {r[0]: Snapshot(r[0], r[1], r[2] or "", dict(r[3] or {}),
-                               int(r[4].timestamp() * 1000) if r[4] else 0) for r in rows}
+        return {
+            r[0]: Snapshot(
+                r[0],
+                r[1],
+                r[2] or "",
+                dict(r[3] or {}),
+                int(r[4].timestamp() * 1000) if r[4] else 0,
+            )
+            for r in rows
+        }
 
     def _iceberg_table(self, relation: Relation) -> Any:
         jvm = self.spark.sparkContext._jvm
         return jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergTable(
-            self.spark._jsparkSession, str(relation))
+            self.spark._jsparkSession, str(relation)
+        )
 
-    def last_commit_meta(self, relation: Relation, marker: str,
-                         keys: tuple[str, ...]) -> TableMeta | None:
+    def last_commit_meta(
+        self, relation: Relation, marker: str, keys: tuple[str, ...]
+    ) -> TableMeta | None:
         """The current snapshot's ancestors back to the first whose summary holds ``marker``.
 
         Read without Spark where lakewide.metadata has a reader (then every snapshot, whole);
@@ -99,8 +118,12 @@ class MetadataReads(Session):
                 values = {k: str(v) for k in (marker, *keys) if (v := summary.get(k)) is not None}
                 parent = snapshot.parentId()
                 snapshot_id = int(snapshot.snapshotId())
-                found[snapshot_id] = Snapshot(snapshot_id, None if parent is None else int(parent),
-                                              str(snapshot.operation() or ""), values)
+                found[snapshot_id] = Snapshot(
+                    snapshot_id,
+                    None if parent is None else int(parent),
+                    str(snapshot.operation() or ""),
+                    values,
+                )
                 if marker in values or parent is None:
                     break
                 snapshot = table.snapshot(parent)

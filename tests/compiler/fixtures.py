@@ -37,7 +37,7 @@ def load_cases(file_name: str, *, has_input: bool = True) -> list[Case]:
         match = re.match(r"-- config: (.*)\n", body)
         if match:
             config = json.loads(match.group(1))
-            body = body[match.end():]
+            body = body[match.end() :]
         statements = _statements(body)
         if not has_input:
             cases.append(Case(name.strip(), config, "", statements))

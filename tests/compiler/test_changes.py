@@ -21,10 +21,13 @@ CHANGES = load_cases("build_changes.sql")
 def test_build_changes(case: Case) -> None:
     compiled = compile_model(node_for(case))
     assert compiled.model is not None and compiled.combined is not None
-    produced = [*build_changes.statements(compiled.model, compiled.combined.batch_view),
-                build_changes.read(compiled.node.relation)]
-    assert [normalize(to_sql(p, pretty=False)) for p in produced] == \
-        [normalize(e) for e in case.expected]
+    produced = [
+        *build_changes.statements(compiled.model, compiled.combined.batch_view),
+        build_changes.read(compiled.node.relation),
+    ]
+    assert [normalize(to_sql(p, pretty=False)) for p in produced] == [
+        normalize(e) for e in case.expected
+    ]
     files = compiled.files(changelog=True)
     assert files["changelog.sql"].count(";") == 3 and "m__changelog" in files["changelog.sql"]
     assert "changelog.sql" not in compiled.files()
@@ -37,20 +40,29 @@ def test_bind_replaces_named_parameters() -> None:
 
 
 def _node(name: str, config: dict, refs: list[str]) -> ModelNode:
-    return ModelNode(name=name, path=Path(f"models/{name}.sql"), raw_sql="", sql="",
-                     config=parse_model_config(config, path=f"{name}.sql"),
-                     relation=Relation("lw", "db", name), refs=refs)
+    return ModelNode(
+        name=name,
+        path=Path(f"models/{name}.sql"),
+        raw_sql="",
+        sql="",
+        config=parse_model_config(config, path=f"{name}.sql"),
+        relation=Relation("lw", "db", name),
+        refs=refs,
+    )
 
 
 KEYED = {"merge_engine": "partial_update", "primary_key": "k"}
 
 
-@pytest.mark.parametrize(("wide", "downstream", "expected"), [
-    (KEYED, KEYED, True),  # a key table reads it: its changes are needed
-    (KEYED, {"materialized": "table"}, False),  # a table is rebuilt from the whole upstream
-    ({**KEYED, "changelog_producer": "none"}, KEYED, False),
-    ({**KEYED, "changelog_producer": "lookup"}, {"materialized": "table"}, True),
-])
+@pytest.mark.parametrize(
+    ("wide", "downstream", "expected"),
+    [
+        (KEYED, KEYED, True),  # a key table reads it: its changes are needed
+        (KEYED, {"materialized": "table"}, False),  # a table is rebuilt from the whole upstream
+        ({**KEYED, "changelog_producer": "none"}, KEYED, False),
+        ({**KEYED, "changelog_producer": "lookup"}, {"materialized": "table"}, True),
+    ],
+)
 def test_who_produces_a_changelog(wide: dict, downstream: dict, expected: bool) -> None:
     models = [_node("wide", wide, []), _node("down", downstream, ["wide"])]
     assert build_changes.produces_changelog(models[0], models) is expected

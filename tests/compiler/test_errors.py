@@ -18,8 +18,9 @@ PK = {"merge_engine": "partial_update", "primary_key": "id"}
 
 def node(sql: str, config: dict[str, Any] | None = None) -> ModelNode:
     parsed = parse_model_config(PK if config is None else config, path=str(PATH))
-    return ModelNode(name="m", path=PATH, raw_sql=sql, sql=sql, config=parsed,
-                     relation=Relation("lw", "db", "m"))
+    return ModelNode(
+        name="m", path=PATH, raw_sql=sql, sql=sql, config=parsed, relation=Relation("lw", "db", "m")
+    )
 
 
 def compile_error(sql: str, config: dict[str, Any] | None = None) -> CompileError:
@@ -33,8 +34,9 @@ def compile_error(sql: str, config: dict[str, Any] | None = None) -> CompileErro
 
 
 def test_valid_model_compiles() -> None:
-    compiled = compile_model(node(
-        "SELECT id, a, CAST(NULL AS INT) AS b FROM s1 UNION ALL SELECT id, NULL, b FROM s2"))
+    compiled = compile_model(
+        node("SELECT id, a, CAST(NULL AS INT) AS b FROM s1 UNION ALL SELECT id, NULL, b FROM s2")
+    )
     assert [m.name for m in compiled.merges] == ["s1", "s2"]
 
 
@@ -46,8 +48,9 @@ def test_branches_with_different_column_counts() -> None:
 
 
 def test_third_branch_number_is_reported() -> None:
-    err = compile_error("SELECT id, a FROM s1 UNION ALL SELECT id, a FROM s2 "
-                        "UNION ALL SELECT id, a, a FROM s3")
+    err = compile_error(
+        "SELECT id, a FROM s1 UNION ALL SELECT id, a FROM s2 UNION ALL SELECT id, a, a FROM s3"
+    )
     assert "branch 3 has 3 columns but the model has 2 (id, a)" in err.message
 
 
@@ -59,15 +62,19 @@ def test_branch_not_providing_the_primary_key() -> None:
 
 
 def test_branch_not_providing_part_of_a_composite_key() -> None:
-    err = compile_error("SELECT u, i, a FROM s1 UNION ALL SELECT u, NULL, a FROM s2",
-                        {"merge_engine": "partial_update", "primary_key": ["u", "i"]})
+    err = compile_error(
+        "SELECT u, i, a FROM s1 UNION ALL SELECT u, NULL, a FROM s2",
+        {"merge_engine": "partial_update", "primary_key": ["u", "i"]},
+    )
     assert err.key == "primary_key"
     assert "does not provide primary_key column(s) i;" in err.message
 
 
 def test_branch_not_providing_the_sequence_field() -> None:
-    err = compile_error("SELECT id, a, ts FROM s1 UNION ALL SELECT id, a, NULL FROM s2",
-                        {**PK, "sequence_field": "ts"})
+    err = compile_error(
+        "SELECT id, a, ts FROM s1 UNION ALL SELECT id, a, NULL FROM s2",
+        {**PK, "sequence_field": "ts"},
+    )
     assert err.key == "sequence_field"
     assert "branch 2 (s2) does not provide sequence_field column(s) ts" in err.message
 
@@ -75,16 +82,21 @@ def test_branch_not_providing_the_sequence_field() -> None:
 def test_primary_key_not_a_column() -> None:
     err = compile_error("SELECT user_id, a FROM s1 UNION ALL SELECT user_id, a FROM s2")
     assert err.key == "primary_key"
-    assert "primary_key column 'id' is not a column of the model (columns: user_id, a)" \
-        in err.message
+    assert (
+        "primary_key column 'id' is not a column of the model (columns: user_id, a)" in err.message
+    )
 
 
 def test_sequence_field_not_a_column() -> None:
-    err = compile_error("SELECT id, a FROM s1 UNION ALL SELECT id, a FROM s2",
-                        {**PK, "sequence_field": "binlog_time"})
+    err = compile_error(
+        "SELECT id, a FROM s1 UNION ALL SELECT id, a FROM s2",
+        {**PK, "sequence_field": "binlog_time"},
+    )
     assert err.key == "sequence_field"
-    assert "sequence_field column 'binlog_time' is not a column of the model (columns: id, a)" \
+    assert (
+        "sequence_field column 'binlog_time' is not a column of the model (columns: id, a)"
         in err.message
+    )
 
 
 def test_union_distinct_is_rejected() -> None:
@@ -94,8 +106,9 @@ def test_union_distinct_is_rejected() -> None:
 
 
 def test_nested_union_distinct_is_rejected() -> None:
-    err = compile_error("SELECT id, a FROM s1 UNION ALL (SELECT id, a FROM s2 UNION "
-                        "SELECT id, a FROM s3)")
+    err = compile_error(
+        "SELECT id, a FROM s1 UNION ALL (SELECT id, a FROM s2 UNION SELECT id, a FROM s3)"
+    )
     assert "UNION ALL, not UNION" in err.message
 
 
@@ -123,8 +136,9 @@ def test_unnamed_function_call_in_first_branch() -> None:
 
 
 def test_unnamed_aggregate_in_first_branch() -> None:
-    err = compile_error("SELECT id, COUNT(*) FROM s1 GROUP BY id "
-                        "UNION ALL SELECT id, CAST(NULL AS BIGINT) FROM s2")
+    err = compile_error(
+        "SELECT id, COUNT(*) FROM s1 GROUP BY id UNION ALL SELECT id, CAST(NULL AS BIGINT) FROM s2"
+    )
     assert "column 2 of the first branch has no name" in err.message
 
 

@@ -11,28 +11,35 @@ import pytest
 
 from lakewide.compiler import compile_model, to_sql
 from lakewide.compiler.build_merge import narrow_merge
-from lakewide.plan import bind, exact_literal, param
 from lakewide.compiler.wide_model import analyze
 from lakewide.config import parse_model_config
 from lakewide.errors import CompileError
 from lakewide.nodes import ModelNode, Relation
+from lakewide.plan import bind, exact_literal, param
 
-SQL = ("SELECT id, a, CAST(NULL AS INT) AS b, ts FROM s1 "
-       "UNION ALL SELECT id, NULL, b, ts FROM s2")
+SQL = "SELECT id, a, CAST(NULL AS INT) AS b, ts FROM s1 UNION ALL SELECT id, NULL, b, ts FROM s2"
 PK = {"merge_engine": "partial_update", "primary_key": "id", "sequence_field": "ts"}
 
 
 def node(**config: Any) -> ModelNode:
     parsed = parse_model_config({**PK, **config}, path="models/m.sql")
-    return ModelNode(name="m", path=Path("models/m.sql"), raw_sql=SQL, sql=SQL, config=parsed,
-                     relation=Relation("lw", "db", "m"))
+    return ModelNode(
+        name="m",
+        path=Path("models/m.sql"),
+        raw_sql=SQL,
+        sql=SQL,
+        config=parsed,
+        relation=Relation("lw", "db", "m"),
+    )
 
 
 def test_sort_by_sets_the_write_order_after_the_create() -> None:
     compiled = compile_model(node(sort_by=["id", "ts DESC NULLS LAST"]))
     assert compiled.write_order is not None
-    assert to_sql(compiled.write_order, pretty=False) == \
-        "ALTER TABLE lw.db.m WRITE ORDERED BY id ASC NULLS FIRST, ts DESC NULLS LAST"
+    assert (
+        to_sql(compiled.write_order, pretty=False)
+        == "ALTER TABLE lw.db.m WRITE ORDERED BY id ASC NULLS FIRST, ts DESC NULLS LAST"
+    )
     # the bootstrap writes its rows in that order too (both plans)
     for create in (compiled.bootstrap, compiled.full_refresh):
         assert create is not None
@@ -48,15 +55,24 @@ def test_without_sort_by_nothing_is_ordered() -> None:
 
 def test_quoted_identifiers_stay_quoted_in_the_write_order() -> None:
     parsed = parse_model_config({**PK, "sort_by": "id"}, path="models/m.sql")
-    quoted = ModelNode(name="m", path=Path("models/m.sql"), raw_sql=SQL, sql=SQL, config=parsed,
-                       relation=Relation("lw", "my db", "m"))
-    assert to_sql(compile_model(quoted).write_order, pretty=False) == \
-        "ALTER TABLE lw.`my db`.m WRITE ORDERED BY id ASC NULLS FIRST"
+    quoted = ModelNode(
+        name="m",
+        path=Path("models/m.sql"),
+        raw_sql=SQL,
+        sql=SQL,
+        config=parsed,
+        relation=Relation("lw", "my db", "m"),
+    )
+    assert (
+        to_sql(compile_model(quoted).write_order, pretty=False)
+        == "ALTER TABLE lw.`my db`.m WRITE ORDERED BY id ASC NULLS FIRST"
+    )
 
 
-@pytest.mark.parametrize("entry, said", [("bucket(4, id)", "not a column"),
-                                         ("s.id", "not a column"),
-                                         ("nope", "not a stored column")])
+@pytest.mark.parametrize(
+    "entry, said",
+    [("bucket(4, id)", "not a column"), ("s.id", "not a column"), ("nope", "not a stored column")],
+)
 def test_sort_by_errors(entry: str, said: str) -> None:
     with pytest.raises(CompileError) as info:
         compile_model(node(sort_by=entry))
@@ -66,17 +82,25 @@ def test_sort_by_errors(entry: str, said: str) -> None:
 def test_merge_filter_reads_the_batch_key_range() -> None:
     compiled = compile_model(node(merge_filter=True))
     assert [to_sql(m.bounds, pretty=False) for m in compiled.merges if m.bounds] == [
-        "SELECT MIN(id), MAX(id) FROM __lw_batch_1", "SELECT MIN(id), MAX(id) FROM __lw_batch_2"]
+        "SELECT MIN(id), MAX(id) FROM __lw_batch_1",
+        "SELECT MIN(id), MAX(id) FROM __lw_batch_2",
+    ]
     assert all(m.bounds is None for m in compile_model(node()).merges)
 
 
-@pytest.mark.parametrize("low, high, literal", [
-    (3, 17, "3 AND 17"),
-    ("a'b", "z", "'a\\'b' AND 'z'"),
-    (datetime.date(2024, 1, 2), datetime.date(2024, 1, 3),
-     "CAST('2024-01-02' AS DATE) AND CAST('2024-01-03' AS DATE)"),
-    (decimal.Decimal("1.50"), decimal.Decimal("2"), "1.50 AND 2"),
-])
+@pytest.mark.parametrize(
+    "low, high, literal",
+    [
+        (3, 17, "3 AND 17"),
+        ("a'b", "z", "'a\\'b' AND 'z'"),
+        (
+            datetime.date(2024, 1, 2),
+            datetime.date(2024, 1, 3),
+            "CAST('2024-01-02' AS DATE) AND CAST('2024-01-03' AS DATE)",
+        ),
+        (decimal.Decimal("1.50"), decimal.Decimal("2"), "1.50 AND 2"),
+    ],
+)
 def test_narrow_merge_adds_the_key_range_to_on(low: Any, high: Any, literal: str) -> None:
     model_node = node(merge_filter=True)
     compiled = compile_model(model_node)
@@ -89,9 +113,15 @@ def test_narrow_merge_adds_the_key_range_to_on(low: Any, high: Any, literal: str
     assert "BETWEEN" not in to_sql(merge, pretty=False), "the compiled statement is not mutated"
 
 
-@pytest.mark.parametrize("low, high", [
-    (datetime.datetime(2024, 1, 1), datetime.datetime(2024, 1, 2)),  # time zone of the reader
-    (0.5, float("nan")), (None, None), (True, True)])
+@pytest.mark.parametrize(
+    "low, high",
+    [
+        (datetime.datetime(2024, 1, 1), datetime.datetime(2024, 1, 2)),  # time zone of the reader
+        (0.5, float("nan")),
+        (None, None),
+        (True, True),
+    ],
+)
 def test_inexact_bounds_are_not_bound_into_the_merge(low: Any, high: Any) -> None:
     """A run then takes the compiled MERGE without the range (lakewide.step_runner)."""
     assert not (exact_literal(low) and exact_literal(high))

@@ -16,8 +16,14 @@ from tests.compiler.fixtures import Case, load_cases, normalize
 
 def node_for(case: Case) -> ModelNode:
     config = parse_model_config(case.config, path="m.sql")
-    return ModelNode(name="m", path=Path("models/m.sql"), raw_sql=case.source, sql=case.source,
-                     config=config, relation=Relation("lw", "db", "m"))
+    return ModelNode(
+        name="m",
+        path=Path("models/m.sql"),
+        raw_sql=case.source,
+        sql=case.source,
+        config=config,
+        relation=Relation("lw", "db", "m"),
+    )
 
 
 def ids(cases: list[Case]) -> list[str]:
@@ -39,8 +45,9 @@ def test_split_union(case: Case) -> None:
 @pytest.mark.parametrize("case", BOOTSTRAP, ids=ids(BOOTSTRAP))
 def test_build_bootstrap(case: Case) -> None:
     compiled = compile_model(node_for(case))
-    assert [normalize(to_sql(compiled.bootstrap, pretty=False))] == \
-        [normalize(e) for e in case.expected]
+    assert [normalize(to_sql(compiled.bootstrap, pretty=False))] == [
+        normalize(e) for e in case.expected
+    ]
 
 
 @pytest.mark.parametrize("case", MERGE, ids=ids(MERGE))
@@ -56,8 +63,10 @@ def test_build_merge(case: Case) -> None:
 def test_build_combined(case: Case) -> None:
     compiled = compile_model(node_for(case))
     assert compiled.combined is not None
-    produced = [to_sql(compiled.combined.staging(), pretty=False),
-                to_sql(compiled.combined.statement, pretty=False)]
+    produced = [
+        to_sql(compiled.combined.staging(), pretty=False),
+        to_sql(compiled.combined.statement, pretty=False),
+    ]
     assert [normalize(p) for p in produced] == [normalize(e) for e in case.expected]
 
 
@@ -84,8 +93,14 @@ def test_aggregates(case: Case) -> None:
     retract = exp.column("rk") if case.config["retract"] else None
     inp = FoldInput(exp.column("v"), retract, exp.column("o"), options)
     ops = exp.column("ops", table="s") if function.ops and retract else None
-    combine = Combine(exp.column("v", table="t"), exp.column("v", table="s"), ops,
-                      exp.column("wins"), exp.column("older"), options)
+    combine = Combine(
+        exp.column("v", table="t"),
+        exp.column("v", table="s"),
+        ops,
+        exp.column("wins"),
+        exp.column("older"),
+        options,
+    )
     produced = [function.fold(inp), function.combine(combine)]
     if ops is not None:
         produced.append(function.ops(inp))

@@ -38,11 +38,22 @@ CASES = _cases()
 
 
 def compiled(config: dict[str, Any], context: dict[str, Any], sql: str):
-    node = ModelNode("m", Path("models/m.sql"), sql, sql, parse_model_config(config, path="m.sql"),
-                     Relation("lw", "db", "m"))
-    return compile_model(node, PlanContext(
-        {k: Relation(*k.split(".")) for k in context["upstream"]},
-        frozenset(context["producing"]), context["produces"]))
+    node = ModelNode(
+        "m",
+        Path("models/m.sql"),
+        sql,
+        sql,
+        parse_model_config(config, path="m.sql"),
+        Relation("lw", "db", "m"),
+    )
+    return compile_model(
+        node,
+        PlanContext(
+            {k: Relation(*k.split(".")) for k in context["upstream"]},
+            frozenset(context["producing"]),
+            context["produces"],
+        ),
+    )
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
@@ -67,22 +78,35 @@ def _trees(step: p.Step) -> list[Any]:
 def test_every_parameter_a_step_names_is_bound_before_it() -> None:
     """Walk each plan as the executor does: the parameters of every step are those a run binds
     up front (pins, branch ranges, the commit's parent/snapshot) or results of earlier steps."""
-    config = {"merge_engine": "partial_update", "primary_key": "id", "sequence_field": "ts",
-              "merge_filter": True}
-    sql = ("SELECT id, a, CAST(NULL AS INT) AS b, ts FROM lw.ods.a UNION ALL "
-           "SELECT u.id, NULL, u.b, u.ts FROM lw.db.up AS u")
-    plans = compiled(config, {"upstream": ["lw.ods.a", "lw.db.up"], "producing": ["lw.db.up"],
-                              "produces": True}, sql).plans
+    config = {
+        "merge_engine": "partial_update",
+        "primary_key": "id",
+        "sequence_field": "ts",
+        "merge_filter": True,
+    }
+    sql = (
+        "SELECT id, a, CAST(NULL AS INT) AS b, ts FROM lw.ods.a UNION ALL "
+        "SELECT u.id, NULL, u.b, u.ts FROM lw.db.up AS u"
+    )
+    plans = compiled(
+        config,
+        {"upstream": ["lw.ods.a", "lw.db.up"], "producing": ["lw.db.up"], "produces": True},
+        sql,
+    ).plans
     assert plans is not None
-    up_front = {r.at for r in plans.pins} | {p.start(b.index) for b in plans.branches} \
+    up_front = (
+        {r.at for r in plans.pins}
+        | {p.start(b.index) for b in plans.branches}
         | {p.end(b.index) for b in plans.branches}
+    )
 
     def walk(steps: list[p.Step], known: set[str]) -> None:
         known = set(known)
         for step in steps:
             for tree in _trees(step):
-                names = _placeholders(tree) - ({"low", "high"} if tree is
-                                               getattr(step, "narrowed", None) else set())
+                names = _placeholders(tree) - (
+                    {"low", "high"} if tree is getattr(step, "narrowed", None) else set()
+                )
                 assert names <= known, (step, names - known)
             for attribute in ("at", "after", "newer_than", "of"):
                 value = getattr(step, attribute, None)
@@ -103,8 +127,14 @@ def test_every_parameter_a_step_names_is_bound_before_it() -> None:
     assert plans.combined is not None and plans.recover is not None
     walk(plans.combined, up_front)
     walk(plans.recover, up_front | {"parent", "snapshot"})
-    assert set(plans.branches[1].reads) == {"incremental", "full", "lineage", "changelog",
-                                            "produced", "empty"}
+    assert set(plans.branches[1].reads) == {
+        "incremental",
+        "full",
+        "lineage",
+        "changelog",
+        "produced",
+        "empty",
+    }
     assert "produced" not in plans.branches[0].reads
 
 
@@ -118,8 +148,13 @@ def test_bind_replaces_parameters_and_refuses_a_missing_one() -> None:
         p.bind(tree, {})
 
 
-RUN_SIDE = ("executor.py", "incremental.py", "step_runner.py", "read_plan.py",
-            "changelog_producer.py")
+RUN_SIDE = (
+    "executor.py",
+    "incremental.py",
+    "step_runner.py",
+    "read_plan.py",
+    "changelog_producer.py",
+)
 
 
 @pytest.mark.parametrize("module", RUN_SIDE)
@@ -128,6 +163,7 @@ def test_the_run_side_imports_no_compiler_internals(module: str) -> None:
     run-time modules take the compiler's output (``lakewide.compiler``'s public names and
     ``lakewide.plan``), never its rule modules."""
     tree = ast.parse((PACKAGE / module).read_text(encoding="utf-8"))
-    imported = {node.module for node in ast.walk(tree)
-                if isinstance(node, ast.ImportFrom) and node.module}
+    imported = {
+        node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module
+    }
     assert not [m for m in imported if m.startswith("lakewide.compiler.")], imported

@@ -7,8 +7,9 @@ generator does change what it prints; so every compiled tree must own all of its
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 from sqlglot import exp
@@ -34,34 +35,78 @@ SELECT k, NULL, NULL, n, g2, op FROM t2
 """
 
 EXTRA = {
-    "aggregation_every_retractable_function": (TWO_SOURCES, {
-        "merge_engine": "aggregation", "primary_key": "k", "sequence_field": "ts",
-        "row_kind_column": "op",
-        "aggregates": {"a": "last_non_null_value", "n": "sum", "tags": "collect",
-                       "flags": "merge_map",
-                       "names": {"function": "listagg", "ignore_retract": True}}}),
-    "aggregation_without_retracts": (TWO_SOURCES, {
-        "merge_engine": "aggregation", "primary_key": "k", "sequence_field": "ts",
-        "aggregates": {"a": "max", "n": "product", "tags": {"function": "collect",
-                                                            "distinct": True},
-                       "names": {"function": "listagg", "distinct": True, "delimiter": "|"}}}),
-    "groups_with_retracts": (GROUPS, {
-        "merge_engine": "partial_update", "primary_key": "k", "row_kind_column": "op",
-        "sequence_groups": {"g1": ["a"], "g2": ["n"]}, "aggregates": {"n": "sum"},
-        "remove_record_on_sequence_group": ["g1"]}),
-    "deduplicate_with_retracts": (TWO_SOURCES, {
-        "merge_engine": "deduplicate", "primary_key": "k", "sequence_field": "ts",
-        "row_kind_column": "op"}),
-    "remove_record_on_delete": (TWO_SOURCES, {
-        "merge_engine": "partial_update", "primary_key": "k", "sequence_field": "ts",
-        "row_kind_column": "op", "remove_record_on_delete": True}),
+    "aggregation_every_retractable_function": (
+        TWO_SOURCES,
+        {
+            "merge_engine": "aggregation",
+            "primary_key": "k",
+            "sequence_field": "ts",
+            "row_kind_column": "op",
+            "aggregates": {
+                "a": "last_non_null_value",
+                "n": "sum",
+                "tags": "collect",
+                "flags": "merge_map",
+                "names": {"function": "listagg", "ignore_retract": True},
+            },
+        },
+    ),
+    "aggregation_without_retracts": (
+        TWO_SOURCES,
+        {
+            "merge_engine": "aggregation",
+            "primary_key": "k",
+            "sequence_field": "ts",
+            "aggregates": {
+                "a": "max",
+                "n": "product",
+                "tags": {"function": "collect", "distinct": True},
+                "names": {"function": "listagg", "distinct": True, "delimiter": "|"},
+            },
+        },
+    ),
+    "groups_with_retracts": (
+        GROUPS,
+        {
+            "merge_engine": "partial_update",
+            "primary_key": "k",
+            "row_kind_column": "op",
+            "sequence_groups": {"g1": ["a"], "g2": ["n"]},
+            "aggregates": {"n": "sum"},
+            "remove_record_on_sequence_group": ["g1"],
+        },
+    ),
+    "deduplicate_with_retracts": (
+        TWO_SOURCES,
+        {
+            "merge_engine": "deduplicate",
+            "primary_key": "k",
+            "sequence_field": "ts",
+            "row_kind_column": "op",
+        },
+    ),
+    "remove_record_on_delete": (
+        TWO_SOURCES,
+        {
+            "merge_engine": "partial_update",
+            "primary_key": "k",
+            "sequence_field": "ts",
+            "row_kind_column": "op",
+            "remove_record_on_delete": True,
+        },
+    ),
 }
 
 
 def _node(sql: str, config: dict[str, Any]) -> ModelNode:
-    return ModelNode(name="m", path=Path("models/m.sql"), raw_sql=sql, sql=sql,
-                     config=parse_model_config(config, path="m.sql"),
-                     relation=Relation("lw", "db", "m"))
+    return ModelNode(
+        name="m",
+        path=Path("models/m.sql"),
+        raw_sql=sql,
+        sql=sql,
+        config=parse_model_config(config, path="m.sql"),
+        relation=Relation("lw", "db", "m"),
+    )
 
 
 def _models() -> dict[str, ModelNode]:
@@ -95,7 +140,8 @@ def _owned_nodes(tree: exp.Expression) -> list[exp.Expression]:
         for child in node.iter_expressions():
             assert child.parent is node, (
                 f"{type(child).__name__} `{child.sql('spark')}` under {type(node).__name__} "
-                f"`{node.sql('spark')[:80]}` belongs to another parent")
+                f"`{node.sql('spark')[:80]}` belongs to another parent"
+            )
     return nodes
 
 
@@ -107,8 +153,9 @@ def test_compiled_trees_share_no_node(name: str) -> None:
     kept = [("branch", b.select) for b in compiled.model.branches]
     for label, tree in [*kept, *((f"plan {i}", t) for i, t in enumerate(_trees(compiled)))]:
         for node in _owned_nodes(tree):
-            assert seen.setdefault(id(node), label) == label, \
+            assert seen.setdefault(id(node), label) == label, (
                 f"`{node.sql('spark')}` is in both {seen[id(node)]} and {label}"
+            )
 
 
 @pytest.mark.parametrize("name", list(MODELS))
@@ -127,8 +174,9 @@ def test_compiling_copies_fewer_nodes_than_it_keeps(monkeypatch: pytest.MonkeyPa
     With the sqlglot builders' default (copy every argument) compiling this model copied over
     twice the nodes of its plans; fresh nodes and ``copy=False`` bring that under the plans' size.
     """
-    node = _node(TWO_SOURCES, {"merge_engine": "partial_update", "primary_key": "k",
-                               "sequence_field": "ts"})
+    node = _node(
+        TWO_SOURCES, {"merge_engine": "partial_update", "primary_key": "k", "sequence_field": "ts"}
+    )
     copied = 0
     deepcopy = core.deepcopy  # what every Expression.copy() goes through
 
@@ -143,7 +191,12 @@ def test_compiling_copies_fewer_nodes_than_it_keeps(monkeypatch: pytest.MonkeyPa
     compiled = compile_model(node)
     monkeypatch.undo()
     assert copied > 0  # the counter sees copies (a user's projections must be copied)
-    kept = sum(len(list(tree.walk())) for tree in (
-        compiled.bootstrap, *(m.batch for m in compiled.merges),
-        *(m.statement for m in compiled.merges)))
+    kept = sum(
+        len(list(tree.walk()))
+        for tree in (
+            compiled.bootstrap,
+            *(m.batch for m in compiled.merges),
+            *(m.statement for m in compiled.merges),
+        )
+    )
     assert copied < kept, f"compile copied {copied} nodes for plans of {kept}"

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import itertools
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 
@@ -65,8 +66,9 @@ class ProjectRun:
         return sorted((tuple(r) for r in frame.collect()), key=null_first)
 
     def sql(self, text: str) -> None:
-        self.spark.sql(text.replace("{ods}", f"lw.{self.seed_schema}")
-                       .replace("{ns}", f"lw.{self.namespace}"))
+        self.spark.sql(
+            text.replace("{ods}", f"lw.{self.seed_schema}").replace("{ns}", f"lw.{self.namespace}")
+        )
 
 
 @pytest.fixture
@@ -75,8 +77,13 @@ def example(tmp_path: Path, spark: Any, warehouse: Path) -> ProjectRun:
     return copy_project(tmp_path, spark, warehouse, REPO)
 
 
-def copy_project(tmp_path: Path, spark: Any, warehouse: Path, source: Path,
-                 edit: Callable[[Path], None] | None = None) -> ProjectRun:
+def copy_project(
+    tmp_path: Path,
+    spark: Any,
+    warehouse: Path,
+    source: Path,
+    edit: Callable[[Path], None] | None = None,
+) -> ProjectRun:
     """Copy a project, point its profile at the session warehouse with unique namespaces."""
     n = next(_counter)
     namespace, seed_schema = f"it{n}_analytics", f"it{n}_ods"
@@ -89,14 +96,16 @@ def copy_project(tmp_path: Path, spark: Any, warehouse: Path, source: Path,
         elif path.exists():
             shutil.copy(path, root / part)
     pyproject = root / "pyproject.toml"
-    pyproject.write_text(pyproject.read_text().replace('seed-schema = "ods"',
-                                                       f'seed-schema = "{seed_schema}"'))
+    pyproject.write_text(
+        pyproject.read_text().replace('seed-schema = "ods"', f'seed-schema = "{seed_schema}"')
+    )
     sources = root / "models" / "sources.yml"
     if sources.exists():
         sources.write_text(sources.read_text().replace("schema: ods", f"schema: {seed_schema}"))
     (root / "profiles.yml").write_text(
         "lakewide_example:\n  target: test\n  outputs:\n    test:\n      catalog: lw\n"
-        f"      catalog_type: hadoop\n      warehouse: {warehouse}\n      namespace: {namespace}\n")
+        f"      catalog_type: hadoop\n      warehouse: {warehouse}\n      namespace: {namespace}\n"
+    )
     if edit:
         edit(root)
     return ProjectRun(root, spark, namespace, seed_schema)
@@ -131,20 +140,25 @@ class ModelRun:
 @pytest.fixture
 def model_run(tmp_path: Path, spark: Any, warehouse: Path) -> Callable[..., ModelRun]:
     """Factory: ``model_run(sql, schemas)`` builds a project with model ``m`` over ``src``."""
+
     def build(sql: str, schemas: dict[str, str]) -> ModelRun:
         n = next(_counter)
         namespace, seed_schema = f"m{n}_analytics", f"m{n}_src"
         root = tmp_path / f"model{n}"
         (root / "models").mkdir(parents=True)
         (root / "pyproject.toml").write_text(
-            '[project]\nname = "t"\n\n[tool.lakewide]\nprofile = "t"\n')
+            '[project]\nname = "t"\n\n[tool.lakewide]\nprofile = "t"\n'
+        )
         (root / "profiles.yml").write_text(
             "t:\n  target: test\n  outputs:\n    test:\n      catalog: lw\n"
             f"      catalog_type: hadoop\n      warehouse: {warehouse}\n"
-            f"      namespace: {namespace}\n")
+            f"      namespace: {namespace}\n"
+        )
         tables = "".join(f"      - name: {t}\n" for t in schemas)
         (root / "models" / "sources.yml").write_text(
-            f"sources:\n  - name: src\n    schema: {seed_schema}\n    tables:\n{tables}")
+            f"sources:\n  - name: src\n    schema: {seed_schema}\n    tables:\n{tables}"
+        )
         (root / "models" / "m.sql").write_text(sql)
         return ModelRun(ProjectRun(root, spark, namespace, seed_schema), schemas)
+
     return build

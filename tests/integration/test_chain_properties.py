@@ -10,7 +10,8 @@ reads in full: it follows the wide table's produced changelog, updates and delet
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -45,21 +46,29 @@ def _groups(wide: list[tuple]) -> list[tuple]:
     return sorted((tuple(r) for r in out.values()), key=null_first)
 
 
-STEP = st.fixed_dictionaries({
-    "dim": st.lists(st.tuples(KEYS, st.sampled_from(["a", "b", "c"])), max_size=4),
-    "fact": st.lists(st.tuples(KEYS, st.integers(-5, 20)), max_size=4),
-    "delete": st.lists(KEYS, max_size=2, unique=True),
-})
+STEP = st.fixed_dictionaries(
+    {
+        "dim": st.lists(st.tuples(KEYS, st.sampled_from(["a", "b", "c"])), max_size=4),
+        "fact": st.lists(st.tuples(KEYS, st.integers(-5, 20)), max_size=4),
+        "delete": st.lists(KEYS, max_size=2, unique=True),
+    }
+)
 
 
-@settings(max_examples=4, deadline=None, derandomize=True, print_blob=True,
-          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
-@given(layout=st.sampled_from([("merge-on-read", 2), ("merge-on-read", 3),
-                               ("copy-on-write", 2)]),
-       steps=st.lists(STEP, min_size=2, max_size=3))
-def test_downstream_sum_follows_the_wide_table(model_run: Callable[..., ModelRun],
-                                               layout: tuple[str, int],
-                                               steps: list[dict[str, Any]]) -> None:
+@settings(
+    max_examples=4,
+    deadline=None,
+    derandomize=True,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    layout=st.sampled_from([("merge-on-read", 2), ("merge-on-read", 3), ("copy-on-write", 2)]),
+    steps=st.lists(STEP, min_size=2, max_size=3),
+)
+def test_downstream_sum_follows_the_wide_table(
+    model_run: Callable[..., ModelRun], layout: tuple[str, int], steps: list[dict[str, Any]]
+) -> None:
     m = model_run(BY_GROUP, SCHEMAS)
     mode, version = layout
     (m.run.root / "models" / "wide.sql").write_text(WIDE.format(mode=mode, version=version))

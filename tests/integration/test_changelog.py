@@ -8,7 +8,8 @@ bootstrap path, which never reads a changelog).
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -22,8 +23,13 @@ COUNTS = """
 {{ config(merge_engine='aggregation', primary_key='k', aggregates={'clicks': 'sum', 'n': 'sum'}) }}
 SELECT k, clicks, CAST(1 AS BIGINT) AS n FROM {{ source('src', 'a') }}
 """
-COUNT_SPEC = oracle.Spec("aggregation", ["k"], ["k", "clicks", "n", "op"],
-                         aggregates={"clicks": "sum", "n": "sum"}, row_kind_column="op")
+COUNT_SPEC = oracle.Spec(
+    "aggregation",
+    ["k"],
+    ["k", "clicks", "n", "op"],
+    aggregates={"clicks": "sum", "n": "sum"},
+    row_kind_column="op",
+)
 
 
 def _error(m: ModelRun) -> str:
@@ -45,7 +51,8 @@ def _range(m: ModelRun, table: str) -> dict[str, Any]:
 
 
 def test_sum_retracts_updated_and_deleted_rows_of_a_copy_on_write_source(
-        model_run: Callable[..., ModelRun]) -> None:
+    model_run: Callable[..., ModelRun],
+) -> None:
     m = model_run(COUNTS, {"a": "k INT, clicks BIGINT"})
     m.step({"a": [(1, 1), (2, 2), (3, 3)] + [(k, 1) for k in range(10, 30)]})
     src = f"lw.{m.run.seed_schema}.a"
@@ -54,12 +61,18 @@ def test_sum_retracts_updated_and_deleted_rows_of_a_copy_on_write_source(
     rows = m.step({"a": [(4, 4)]})
     assert _range(m, "a")["mode"] == "changelog"
     assert _range(m, "a")["keys"] == 3  # k 1, 2, 4: not the 22 rows a full re-read stages
-    stream = [[(0, {"k": k, "clicks": c, "n": 1, "op": "+I"})
-               for k, c in [(1, 1), (2, 2), (3, 3)] + [(k, 1) for k in range(10, 30)]],
-              [(0, {"k": 1, "clicks": 1, "n": 1, "op": "-U"}),
-               (0, {"k": 1, "clicks": 5, "n": 1, "op": "+U"}),
-               (0, {"k": 2, "clicks": 2, "n": 1, "op": "-D"}),
-               (0, {"k": 4, "clicks": 4, "n": 1, "op": "+I"})]]
+    stream = [
+        [
+            (0, {"k": k, "clicks": c, "n": 1, "op": "+I"})
+            for k, c in [(1, 1), (2, 2), (3, 3)] + [(k, 1) for k in range(10, 30)]
+        ],
+        [
+            (0, {"k": 1, "clicks": 1, "n": 1, "op": "-U"}),
+            (0, {"k": 1, "clicks": 5, "n": 1, "op": "+U"}),
+            (0, {"k": 2, "clicks": 2, "n": 1, "op": "-D"}),
+            (0, {"k": 4, "clicks": 4, "n": 1, "op": "+I"}),
+        ],
+    ]
     expected = oracle.as_rows(oracle.incremental(COUNT_SPEC, stream), ["k", "clicks", "n"])
     # the model counts the upstream rows of each key: the key whose only row was deleted
     # upstream is removed, as the rebuild does not have it (the row-kind oracle keeps a zero)
@@ -68,17 +81,22 @@ def test_sum_retracts_updated_and_deleted_rows_of_a_copy_on_write_source(
 
 
 def test_deduplicate_follows_updates_and_deletes(model_run: Callable[..., ModelRun]) -> None:
-    m = model_run("""
+    m = model_run(
+        """
 {{ config(merge_engine='deduplicate', primary_key='k') }}
 SELECT k, v FROM {{ source('src', 'd') }}
-""", {"d": "k INT, v STRING"})
+""",
+        {"d": "k INT, v STRING"},
+    )
     m.step({"d": [(1, "a"), (2, "b"), (3, "c")]})
     src = f"lw.{m.run.seed_schema}.d"
     m.run.spark.sql(f"UPDATE {src} SET v = 'B' WHERE k = 2")
     m.run.spark.sql(f"DELETE FROM {src} WHERE k = 3")
-    m.run.spark.sql(f"MERGE INTO {src} t USING (SELECT 1 AS k, 'A' AS v UNION ALL "
-                    "SELECT 4, 'd') s ON t.k = s.k WHEN MATCHED THEN UPDATE SET * "
-                    "WHEN NOT MATCHED THEN INSERT *")
+    m.run.spark.sql(
+        f"MERGE INTO {src} t USING (SELECT 1 AS k, 'A' AS v UNION ALL "
+        "SELECT 4, 'd') s ON t.k = s.k WHEN MATCHED THEN UPDATE SET * "
+        "WHEN NOT MATCHED THEN INSERT *"
+    )
     rows = m.step({})
     assert _range(m, "d")["mode"] == "changelog"
     assert rows == [(1, "A"), (2, "B"), (4, "d")]
@@ -94,7 +112,8 @@ SELECT k, CAST(NULL AS STRING), w FROM {{{{ source('src', 'q') }}}}
 
 
 def test_partial_update_takes_updates_and_refuses_deletes_without_a_policy(
-        model_run: Callable[..., ModelRun]) -> None:
+    model_run: Callable[..., ModelRun],
+) -> None:
     m = model_run(PARTIAL.format(extra=""), {"p": "k INT, v STRING", "q": "k INT, w STRING"})
     m.step({"p": [(1, "a"), (2, "b")], "q": [(1, "x")]})
     src = f"lw.{m.run.seed_schema}.p"
@@ -109,9 +128,12 @@ def test_partial_update_takes_updates_and_refuses_deletes_without_a_policy(
 
 
 def test_partial_update_remove_record_on_delete_removes_the_row(
-        model_run: Callable[..., ModelRun]) -> None:
-    m = model_run(PARTIAL.format(extra=", remove_record_on_delete=true"),
-                  {"p": "k INT, v STRING", "q": "k INT, w STRING"})
+    model_run: Callable[..., ModelRun],
+) -> None:
+    m = model_run(
+        PARTIAL.format(extra=", remove_record_on_delete=true"),
+        {"p": "k INT, v STRING", "q": "k INT, w STRING"},
+    )
     m.step({"p": [(1, "a"), (2, "b")], "q": [(1, "x"), (2, "y")]})
     src = f"lw.{m.run.seed_schema}.p"
     m.run.spark.sql(f"UPDATE {src} SET v = 'z' WHERE k = 1")  # an update is no delete
@@ -120,7 +142,8 @@ def test_partial_update_remove_record_on_delete_removes_the_row(
 
 
 def test_merge_on_read_source_refused_for_sum_with_the_fix(
-        model_run: Callable[..., ModelRun]) -> None:
+    model_run: Callable[..., ModelRun],
+) -> None:
     m = model_run(COUNTS, {"a": "k INT, clicks BIGINT"})
     m.step({"a": [(1, 1), (2, 2)]})
     src = f"lw.{m.run.seed_schema}.a"
@@ -132,13 +155,16 @@ def test_merge_on_read_source_refused_for_sum_with_the_fix(
 
 
 def test_format_v3_merge_on_read_source_reads_only_changed_rows(
-        model_run: Callable[..., ModelRun]) -> None:
+    model_run: Callable[..., ModelRun],
+) -> None:
     m = model_run(PARTIAL.format(extra=""), {"p": "k INT, v STRING", "q": "k INT, w STRING"})
     src = f"lw.{m.run.seed_schema}.p"
     m.run.spark.sql(f"CREATE NAMESPACE IF NOT EXISTS lw.{m.run.seed_schema}")
-    m.run.spark.sql(f"CREATE TABLE {src} (k INT, v STRING) USING iceberg TBLPROPERTIES ("
-                    "'format-version'='3', 'write.update.mode'='merge-on-read', "
-                    "'write.delete.mode'='merge-on-read', 'write.merge.mode'='merge-on-read')")
+    m.run.spark.sql(
+        f"CREATE TABLE {src} (k INT, v STRING) USING iceberg TBLPROPERTIES ("
+        "'format-version'='3', 'write.update.mode'='merge-on-read', "
+        "'write.delete.mode'='merge-on-read', 'write.merge.mode'='merge-on-read')"
+    )
     m.step({"p": [(k, "a") for k in range(20)], "q": [(1, "x")]})
     m.run.spark.sql(f"UPDATE {src} SET v = 'z' WHERE k IN (3, 7)")
     rows = m.step({})
@@ -173,11 +199,12 @@ def test_model_on_model_runs_incrementally(model_run: Callable[..., ModelRun]) -
     m = model_run(BY_GROUP, {"dim": "k INT, g STRING", "fact": "k INT, amount BIGINT"})
     (m.run.root / "models" / "wide.sql").write_text(WIDE)
     groups = [f"g{i}" for i in range(10)]
-    m.step({"dim": [(k, groups[k % 10]) for k in range(100)],
-            "fact": [(k, k) for k in range(100)]})
+    m.step({"dim": [(k, groups[k % 10]) for k in range(100)], "fact": [(k, k) for k in range(100)]})
     assert m.last.plan == "bootstrap"
-    steps = [({"fact": [(1, 1000)], "dim": [(200, "g1")]}, 1),  # k1 changes; k200 lacks amount
-             ({"dim": [(2, "g1"), (300, "new")], "fact": [(300, 7), (200, 5)]}, 3)]
+    steps = [
+        ({"fact": [(1, 1000)], "dim": [(200, "g1")]}, 1),  # k1 changes; k200 lacks amount
+        ({"dim": [(2, "g1"), (300, "new")], "fact": [(300, 7), (200, 5)]}, 3),
+    ]
     for batch, groups_touched in steps:
         rows = m.step(batch)
         assert m.last.plan == "incremental"

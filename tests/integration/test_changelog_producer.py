@@ -8,7 +8,8 @@ computed in plain Python from the wide table's rows, and ``--full-refresh`` of t
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -46,8 +47,7 @@ def _chain(model_run: Callable[..., ModelRun], extra: str = "") -> ModelRun:
     m = model_run(BY_GROUP, SCHEMAS)
     (m.run.root / "models" / "wide.sql").write_text(WIDE.format(extra=extra))
     groups = [f"g{i}" for i in range(10)]
-    m.step({"dim": [(k, groups[k % 10]) for k in range(100)],
-            "fact": [(k, k) for k in range(100)]})
+    m.step({"dim": [(k, groups[k % 10]) for k in range(100)], "fact": [(k, k) for k in range(100)]})
     return m
 
 
@@ -65,11 +65,14 @@ def _check(m: ModelRun) -> None:
 
 
 def test_merge_on_read_wide_table_feeds_a_sum_incrementally(
-        model_run: Callable[..., ModelRun]) -> None:
+    model_run: Callable[..., ModelRun],
+) -> None:
     m = _chain(model_run)
     src = f"lw.{m.run.seed_schema}"
-    steps = [({"fact": [(1, 1000)], "dim": [(200, "g1")]}, 1),  # k1 changes; k200 new
-             ({"dim": [(2, "g1"), (300, "new")], "fact": [(300, 7), (200, 5)]}, 3)]
+    steps = [
+        ({"fact": [(1, 1000)], "dim": [(200, "g1")]}, 1),  # k1 changes; k200 new
+        ({"dim": [(2, "g1"), (300, "new")], "fact": [(300, 7), (200, 5)]}, 3),
+    ]
     for batch, groups_touched in steps:
         rows = m.step(batch)
         assert m.last.plan == "incremental"
@@ -90,14 +93,18 @@ def test_changelog_rows_are_before_and_after_images(model_run: Callable[..., Mod
     m = _chain(model_run)
     m.step({"fact": [(1, 11), (500, 5)], "dim": [(2, "g2")]})  # k2 unchanged: no change row
     changes = m.run.spark.sql(
-        f"SELECT k, g, amount, _change_type FROM lw.{m.run.namespace}.wide__changelog").collect()
+        f"SELECT k, g, amount, _change_type FROM lw.{m.run.namespace}.wide__changelog"
+    ).collect()
     assert sorted(tuple(r) for r in changes) == [
-        (1, "g1", 1, "UPDATE_BEFORE"), (1, "g1", 11, "UPDATE_AFTER"),
-        (500, None, 5, "INSERT")]
+        (1, "g1", 1, "UPDATE_BEFORE"),
+        (1, "g1", 11, "UPDATE_AFTER"),
+        (500, None, 5, "INSERT"),
+    ]
 
 
 def test_a_run_stopped_before_the_changelog_is_completed_by_the_next(
-        model_run: Callable[..., ModelRun], monkeypatch: pytest.MonkeyPatch) -> None:
+    model_run: Callable[..., ModelRun], monkeypatch: pytest.MonkeyPatch
+) -> None:
     m = _chain(model_run)
 
     def stop(point: str) -> None:
@@ -112,17 +119,21 @@ def test_a_run_stopped_before_the_changelog_is_completed_by_the_next(
     m.step({"fact": [(7, 700)]})
     assert _wide_range(m)["mode"] == "changelog"
     _check(m)
-    ofs = m.run.spark.sql(f"SELECT summary['lakewide.changelog-of'] AS c FROM "
-                          f"lw.{m.run.namespace}.wide__changelog.snapshots").collect()
+    ofs = m.run.spark.sql(
+        f"SELECT summary['lakewide.changelog-of'] AS c FROM "
+        f"lw.{m.run.namespace}.wide__changelog.snapshots"
+    ).collect()
     recorded = [r.c for r in ofs if r.c is not None]
     assert len(recorded) == len(set(recorded)) == 2  # each MERGE's changes exactly once
 
 
 def test_without_a_changelog_a_merge_on_read_upstream_is_refused_for_sum(
-        model_run: Callable[..., ModelRun]) -> None:
+    model_run: Callable[..., ModelRun],
+) -> None:
     m = _chain(model_run, ", changelog_producer='none'")
     m.write("fact", [(1, 5)])
     from lakewide.executor import run_models
+
     manifest = m.run.manifest()
     results = {r.name: r for r in run_models(manifest, ["wide", "m"], m.run.adapter(manifest))}
     assert results["m"].status == "error"

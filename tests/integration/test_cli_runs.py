@@ -18,18 +18,25 @@ from tests.project_factory import copy_example_project, make_project
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
-USER_REC_WIDE = ["user_101 │ prod_501 │ 0.92      │ 3       │ 1",
-                 "user_101 │ prod_502 │ 0.78      │ 1       │ 2",
-                 "user_102 │ prod_503 │ 0.83      │ 7       │ 1",
-                 "user_103 │ prod_501 │ 0.67      │ 4       │ 1",
-                 "user_104 │ prod_504 │ 0.88      │ 2       │ 1"]
+USER_REC_WIDE = [
+    "user_101 │ prod_501 │ 0.92      │ 3       │ 1",
+    "user_101 │ prod_502 │ 0.78      │ 1       │ 2",
+    "user_102 │ prod_503 │ 0.83      │ 7       │ 1",
+    "user_103 │ prod_501 │ 0.67      │ 4       │ 1",
+    "user_104 │ prod_504 │ 0.88      │ 2       │ 1",
+]
 
 
-def lakewide(project: Path, *args: str, env: dict[str, str] | None = None,
-             timeout: int = 300) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "lakewide", "--project-dir", str(project), *args],
-                          capture_output=True, text=True, timeout=timeout,
-                          env={**os.environ, "COLUMNS": "200", **(env or {})})
+def lakewide(
+    project: Path, *args: str, env: dict[str, str] | None = None, timeout: int = 300
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "lakewide", "--project-dir", str(project), *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, "COLUMNS": "200", **(env or {})},
+    )
 
 
 def no_jvm_env(tmp_path: Path) -> dict[str, str]:
@@ -37,8 +44,10 @@ def no_jvm_env(tmp_path: Path) -> dict[str, str]:
     fake = tmp_path / "no_pyspark"
     (fake / "pyspark").mkdir(parents=True, exist_ok=True)
     (fake / "pyspark" / "__init__.py").write_text("raise ImportError('no JVM allowed here')\n")
-    return {"JAVA_HOME": "/nonexistent", "PYTHONPATH": f"{fake}{os.pathsep}"
-            + os.environ.get("PYTHONPATH", "")}
+    return {
+        "JAVA_HOME": "/nonexistent",
+        "PYTHONPATH": f"{fake}{os.pathsep}" + os.environ.get("PYTHONPATH", ""),
+    }
 
 
 @pytest.fixture(scope="module")
@@ -80,20 +89,25 @@ def test_second_process_refuses_a_held_warehouse(built_example: Path) -> None:
     assert "another lakewide process" in done.stdout
 
 
-
-
 def test_killed_runs_resume_exactly(tmp_path: Path, spark: Any, warehouse: Path) -> None:
     """SIGKILL before staging, before and after the run's one commit (both sources' new rows
     merge together)."""
     namespace = "crash_src"
-    project = make_project(tmp_path / "p", {
-        "profiles.yml": ("demo:\n  target: dev\n  outputs:\n    dev:\n      catalog: lw\n"
-                         f"      catalog_type: hadoop\n      warehouse: {warehouse}\n"
-                         "      namespace: crash\n"),
-        "models/sources.yml": (f"sources:\n  - name: src\n    schema: {namespace}\n"
-                               "    tables:\n      - name: a\n      - name: b\n"),
-        "models/m.sql": COUNTERS,
-    })
+    project = make_project(
+        tmp_path / "p",
+        {
+            "profiles.yml": (
+                "demo:\n  target: dev\n  outputs:\n    dev:\n      catalog: lw\n"
+                f"      catalog_type: hadoop\n      warehouse: {warehouse}\n"
+                "      namespace: crash\n"
+            ),
+            "models/sources.yml": (
+                f"sources:\n  - name: src\n    schema: {namespace}\n"
+                "    tables:\n      - name: a\n      - name: b\n"
+            ),
+            "models/m.sql": COUNTERS,
+        },
+    )
     spark.sql(f"CREATE NAMESPACE IF NOT EXISTS lw.{namespace}")
     spark.sql(f"CREATE TABLE lw.{namespace}.a (k INT, clicks BIGINT) USING iceberg")
     spark.sql(f"CREATE TABLE lw.{namespace}.b (k INT, buys BIGINT) USING iceberg")
@@ -122,8 +136,7 @@ def test_killed_runs_resume_exactly(tmp_path: Path, spark: Any, warehouse: Path)
     assert first.returncode == 0, first.stdout + first.stderr
     assert table() == reference()
     # both sources have new rows in every run: they merge in one MERGE, one commit
-    for n, point in enumerate(("before-stage:1", "before-commit:1", "after-commit:1"),
-                              start=2):
+    for n, point in enumerate(("before-stage:1", "before-commit:1", "after-commit:1"), start=2):
         append(n)
         killed = lakewide(project, "run", env={"LAKEWIDE_CRASH_AT": point})
         assert killed.returncode == -signal.SIGKILL, (point, killed.stdout + killed.stderr)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
 
 import pytest
 
@@ -24,17 +24,28 @@ def test_sequence_groups_seed_article(model_run: Callable[..., ModelRun]) -> Non
     assert rows == [(1, 2, 2, 2, 1, 1, 1)]
     rows = m.step({"sg": [(1, 3, 3, 1, 3, 3, 3)]})
     assert rows == [(1, 2, 2, 2, 3, 3, 3)]
-    rows = m.step({"sg": [(1, 3, 3, 3, 2, 2, None), (1, 4, 4, 4, 2, 2, None),
-                          (1, 5, 5, 3, 5, None, 4)]})
+    rows = m.step(
+        {"sg": [(1, 3, 3, 3, 2, 2, None), (1, 4, 4, 4, 2, 2, None), (1, 5, 5, 3, 5, None, 4)]}
+    )
     assert rows == [(1, 4, 4, 4, 5, None, 4)]
 
 
 def test_sequence_groups_bootstrap_of_all_rows_is_the_same(
-        model_run: Callable[..., ModelRun]) -> None:
+    model_run: Callable[..., ModelRun],
+) -> None:
     m = model_run(SG_MODEL, SG_SCHEMA)
-    rows = m.step({"sg": [(1, 1, 1, 1, 1, 1, 1), (1, 2, 2, 2, 2, 2, None),
-                          (1, 3, 3, 1, 3, 3, 3), (1, 3, 3, 3, 2, 2, None),
-                          (1, 4, 4, 4, 2, 2, None), (1, 5, 5, 3, 5, None, 4)]})
+    rows = m.step(
+        {
+            "sg": [
+                (1, 1, 1, 1, 1, 1, 1),
+                (1, 2, 2, 2, 2, 2, None),
+                (1, 3, 3, 1, 3, 3, 3),
+                (1, 3, 3, 3, 2, 2, None),
+                (1, 4, 4, 4, 2, 2, None),
+                (1, 5, 5, 3, 5, None, 4),
+            ]
+        }
+    )
     assert rows == [(1, 4, 4, 4, 5, None, 4)]
 
 
@@ -51,28 +62,43 @@ SELECT k, total, biggest, last_page, last_any, pages, tags, flags, factor, first
        any_mobile, ts, op
 FROM {{ source('src', 'ev') }}
 """
-AGG_SCHEMA = {"ev": "k INT, total BIGINT, biggest INT, last_page STRING, last_any STRING, "
-                    "pages STRING, tags ARRAY<STRING>, flags MAP<STRING, INT>, factor DOUBLE, "
-                    "first_page STRING, any_mobile BOOLEAN, ts INT, op STRING"}
+AGG_SCHEMA = {
+    "ev": "k INT, total BIGINT, biggest INT, last_page STRING, last_any STRING, "
+    "pages STRING, tags ARRAY<STRING>, flags MAP<STRING, INT>, factor DOUBLE, "
+    "first_page STRING, any_mobile BOOLEAN, ts INT, op STRING"
+}
 
 
-def _ev(k: int, total: int | None, page: str | None, ts: int, op: str = "+I",
-        tags: list[str] | None = None, flags: dict | None = None, factor: float | None = None,
-        mobile: bool | None = None) -> tuple:
+def _ev(
+    k: int,
+    total: int | None,
+    page: str | None,
+    ts: int,
+    op: str = "+I",
+    tags: list[str] | None = None,
+    flags: dict | None = None,
+    factor: float | None = None,
+    mobile: bool | None = None,
+) -> tuple:
     return (k, total, total, page, page, page, tags, flags, factor, page, mobile, ts, op)
 
 
 def test_aggregation_functions_and_retraction(model_run: Callable[..., ModelRun]) -> None:
     m = model_run(AGG_MODEL, AGG_SCHEMA)
-    first = [_ev(1, 5, "a", 1, tags=["x"], flags={"p": 1}, factor=2.0, mobile=False),
-             _ev(1, 7, None, 2, tags=["y"], flags={"q": 2}, factor=3.0),
-             _ev(2, 1, "z", 1, mobile=True)]
+    first = [
+        _ev(1, 5, "a", 1, tags=["x"], flags={"p": 1}, factor=2.0, mobile=False),
+        _ev(1, 7, None, 2, tags=["y"], flags={"q": 2}, factor=3.0),
+        _ev(2, 1, "z", 1, mobile=True),
+    ]
     rows = m.step({"ev": first})
     assert rows == [
         (1, 12, 7, "a", None, "a", ["x", "y"], {"p": 1, "q": 2}, 6.0, "a", False, 2),
-        (2, 1, 1, "z", "z", "z", None, None, None, "z", True, 1)]
-    second = [_ev(1, 7, None, 3, op="-U", tags=["y"], flags={"q": 2}, factor=3.0),
-              _ev(1, 4, "b", 4, tags=["w"], flags={"p": 9}, factor=0.5, mobile=True)]
+        (2, 1, 1, "z", "z", "z", None, None, None, "z", True, 1),
+    ]
+    second = [
+        _ev(1, 7, None, 3, op="-U", tags=["y"], flags={"q": 2}, factor=3.0),
+        _ev(1, 4, "b", 4, tags=["w"], flags={"p": 9}, factor=0.5, mobile=True),
+    ]
     rows = m.step({"ev": second})
     assert rows[0] == (1, 9, 7, "b", "b", "a|b", ["x", "w"], {"p": 9}, 1.0, "a", True, 4)
     assert rows[1] == (2, 1, 1, "z", "z", "z", None, None, None, "z", True, 1)
@@ -80,11 +106,13 @@ def test_aggregation_functions_and_retraction(model_run: Callable[..., ModelRun]
 
 def test_aggregation_bootstrap_matches_incremental(model_run: Callable[..., ModelRun]) -> None:
     m = model_run(AGG_MODEL, AGG_SCHEMA)
-    everything = [_ev(1, 5, "a", 1, tags=["x"], flags={"p": 1}, factor=2.0, mobile=False),
-                  _ev(1, 7, None, 2, tags=["y"], flags={"q": 2}, factor=3.0),
-                  _ev(2, 1, "z", 1, mobile=True),
-                  _ev(1, 7, None, 3, op="-U", tags=["y"], flags={"q": 2}, factor=3.0),
-                  _ev(1, 4, "b", 4, tags=["w"], flags={"p": 9}, factor=0.5, mobile=True)]
+    everything = [
+        _ev(1, 5, "a", 1, tags=["x"], flags={"p": 1}, factor=2.0, mobile=False),
+        _ev(1, 7, None, 2, tags=["y"], flags={"q": 2}, factor=3.0),
+        _ev(2, 1, "z", 1, mobile=True),
+        _ev(1, 7, None, 3, op="-U", tags=["y"], flags={"q": 2}, factor=3.0),
+        _ev(1, 4, "b", 4, tags=["w"], flags={"p": 9}, factor=0.5, mobile=True),
+    ]
     rows = m.step({"ev": everything})
     assert rows[0] == (1, 9, 7, "b", "b", "a|b", ["x", "w"], {"p": 9}, 1.0, "a", True, 4)
 
@@ -98,8 +126,9 @@ SELECT k, v, ts, op FROM {{ source('src', 'd') }}
 
 def test_deduplicate_last_row_wins_and_delete_deletes(model_run: Callable[..., ModelRun]) -> None:
     m = model_run(DEDUP_MODEL, {"d": "k INT, v STRING, ts INT, op STRING"})
-    rows = m.step({"d": [(1, "a", 2, "+I"), (1, None, 3, "+U"), (2, "b", 1, "+I"),
-                         (3, "c", 1, "+I")]})
+    rows = m.step(
+        {"d": [(1, "a", 2, "+I"), (1, None, 3, "+U"), (2, "b", 1, "+I"), (3, "c", 1, "+I")]}
+    )
     assert rows == [(1, None, 3), (2, "b", 1), (3, "c", 1)]
     rows = m.step({"d": [(1, "late", 1, "+I"), (2, None, 5, "-D"), (4, None, 1, "-D")]})
     assert rows == [(1, None, 3), (3, "c", 1)]
@@ -128,23 +157,40 @@ SELECT k, CAST(NULL AS STRING), b, ts, CAST(NULL AS STRING) FROM {{ source('src'
 
 
 def test_remove_record_on_delete(model_run: Callable[..., ModelRun]) -> None:
-    m = model_run(REMOVE_MODEL, {"x": "k INT, a STRING, ts INT, op STRING",
-                                 "y": "k INT, b STRING, ts INT"})
-    rows = m.step({"x": [(1, "a1", 1, "+I"), (2, "a2", 1, "+I"), (3, "a3", 1, "+I")],
-                   "y": [(1, "b1", 2), (2, "b2", 2)]})
+    m = model_run(
+        REMOVE_MODEL, {"x": "k INT, a STRING, ts INT, op STRING", "y": "k INT, b STRING, ts INT"}
+    )
+    rows = m.step(
+        {
+            "x": [(1, "a1", 1, "+I"), (2, "a2", 1, "+I"), (3, "a3", 1, "+I")],
+            "y": [(1, "b1", 2), (2, "b2", 2)],
+        }
+    )
     assert rows == [(1, "a1", "b1", 2), (2, "a2", "b2", 2), (3, "a3", None, 1)]
     # 1: deleted; 2: deleted then re-inserted (b from before the delete is gone); 3: -U ignored
-    rows = m.step({"x": [(1, None, 5, "-D"), (2, None, 5, "-D"), (2, "new", 6, "+I"),
-                         (3, None, 5, "-U")], "y": []})
+    rows = m.step(
+        {
+            "x": [(1, None, 5, "-D"), (2, None, 5, "-D"), (2, "new", 6, "+I"), (3, None, 5, "-U")],
+            "y": [],
+        }
+    )
     assert rows == [(2, "new", None, 6), (3, "a3", None, 1)]
 
 
 def test_null_primary_keys_are_rejected_and_counted(model_run: Callable[..., ModelRun]) -> None:
-    m = model_run(REMOVE_MODEL.replace("row_kind_column='op', remove_record_on_delete=true",
-                                       "row_kind_column='op', ignore_delete=true"),
-                  {"x": "k INT, a STRING, ts INT, op STRING", "y": "k INT, b STRING, ts INT"})
-    rows = m.step({"x": [(1, "a", 1, "+I"), (None, "lost", 1, "+I")],
-                   "y": [(None, "lost", 1), (None, "lost", 2)]})
+    m = model_run(
+        REMOVE_MODEL.replace(
+            "row_kind_column='op', remove_record_on_delete=true",
+            "row_kind_column='op', ignore_delete=true",
+        ),
+        {"x": "k INT, a STRING, ts INT, op STRING", "y": "k INT, b STRING, ts INT"},
+    )
+    rows = m.step(
+        {
+            "x": [(1, "a", 1, "+I"), (None, "lost", 1, "+I")],
+            "y": [(None, "lost", 1), (None, "lost", 2)],
+        }
+    )
     assert rows == [(1, "a", None, 1)]
     assert m.last.plan == "bootstrap" and m.last.rejected == 3
     assert "rejected 3 row(s)" in m.last.message

@@ -21,10 +21,26 @@ USER_REC_WIDE = [
     ("user_103", "prod_501", 0.67, 4, 1),
     ("user_104", "prod_504", 0.88, 2, 1),
 ]
-ORDER_COLUMNS = ["order_id", "product_type", "plat_name", "ref_id", "start_city_name",
-                 "end_city_name", "create_time", "order_status", "binlog_time"]
-INFO_COLUMNS = ["order_id", "product_type", "plat_name", "ref_id", "create_time",
-                "order_status", "binlog_time"]
+ORDER_COLUMNS = [
+    "order_id",
+    "product_type",
+    "plat_name",
+    "ref_id",
+    "start_city_name",
+    "end_city_name",
+    "create_time",
+    "order_status",
+    "binlog_time",
+]
+INFO_COLUMNS = [
+    "order_id",
+    "product_type",
+    "plat_name",
+    "ref_id",
+    "create_time",
+    "order_status",
+    "binlog_time",
+]
 ADDRESS_COLUMNS = ["order_id", "start_city_name", "end_city_name", "binlog_time"]
 
 
@@ -54,8 +70,9 @@ def test_build_gives_the_articles_wide_table(example: ProjectRun) -> None:
     results = example.run()
     assert results["user_rec_wide"].plan == "bootstrap"
     assert example.rows("user_rec_wide") == USER_REC_WIDE
-    expected = oracle.as_rows(oracle.bootstrap(order_records(), ["order_id"], ["binlog_time"]),
-                              ORDER_COLUMNS)
+    expected = oracle.as_rows(
+        oracle.bootstrap(order_records(), ["order_id"], ["binlog_time"]), ORDER_COLUMNS
+    )
     assert example.rows("order_detail") == expected
     assert results["order_detail"].rows == len(expected)
     # downstream table model sees the wide table
@@ -78,8 +95,10 @@ def test_appended_rows_merge_into_owned_columns_only(example: ProjectRun) -> Non
     example.run()
     # a new click count for an existing key, a brand-new key from impressions only,
     # and a NULL click count that must not erase the stored one
-    example.sql("INSERT INTO {ods}.clicks VALUES ('user_101', 'prod_501', 5), "
-                "('user_102', 'prod_503', NULL)")
+    example.sql(
+        "INSERT INTO {ods}.clicks VALUES ('user_101', 'prod_501', 5), "
+        "('user_102', 'prod_503', NULL)"
+    )
     example.sql("INSERT INTO {ods}.impressions VALUES ('user_105', 'prod_505', 9)")
     results = example.run("user_rec_wide")
     assert results["user_rec_wide"].plan == "incremental"
@@ -93,24 +112,46 @@ def test_late_record_only_fills_null_columns(example: ProjectRun) -> None:
     example.run("order_detail")
     late = dt.datetime(2024, 5, 1, 8, 0, 0)
     # order 1003 has no address yet; order 1001's status 2 is newer than this late row
-    example.sql("INSERT INTO {ods}.order_address VALUES "
-                "(1003, 'Nanjing', 'Wuhan', TIMESTAMP '2024-05-01 08:00:00')")
-    example.sql("INSERT INTO {ods}.order_info VALUES (1001, 'watch', 'web', 999, "
-                "TIMESTAMP '2024-05-01 08:00:00', 9, TIMESTAMP '2024-05-01 08:00:00')")
+    example.sql(
+        "INSERT INTO {ods}.order_address VALUES "
+        "(1003, 'Nanjing', 'Wuhan', TIMESTAMP '2024-05-01 08:00:00')"
+    )
+    example.sql(
+        "INSERT INTO {ods}.order_info VALUES (1001, 'watch', 'web', 999, "
+        "TIMESTAMP '2024-05-01 08:00:00', 9, TIMESTAMP '2024-05-01 08:00:00')"
+    )
     example.run("order_detail")
-    appended = [(1, {"order_id": 1003, "start_city_name": "Nanjing", "end_city_name": "Wuhan",
-                     "binlog_time": late}),
-                (0, {"order_id": 1001, "product_type": "watch", "plat_name": "web",
-                     "ref_id": 999, "create_time": late, "order_status": 9,
-                     "binlog_time": late})]
+    appended = [
+        (
+            1,
+            {
+                "order_id": 1003,
+                "start_city_name": "Nanjing",
+                "end_city_name": "Wuhan",
+                "binlog_time": late,
+            },
+        ),
+        (
+            0,
+            {
+                "order_id": 1001,
+                "product_type": "watch",
+                "plat_name": "web",
+                "ref_id": 999,
+                "create_time": late,
+                "order_status": 9,
+                "binlog_time": late,
+            },
+        ),
+    ]
     first = order_records()
     # bootstrap on the seeds, then the next run merges only the appended rows
     expected = oracle.incremental([first, appended], ["order_id"], ["binlog_time"], 2)
     rows = example.rows("order_detail")
     assert rows == oracle.as_rows(expected, ORDER_COLUMNS)
     by_id = {r[0]: r for r in rows}
-    assert by_id[1001][1] == "phone" and by_id[1001][7] == 2     # late row lost on 1001
-    assert by_id[1003][4:6] == ("Nanjing", "Wuhan")               # but filled 1003's nulls
+    assert by_id[1001][1] == "phone" and by_id[1001][7] == 2  # late row lost on 1001
+    assert by_id[1003][4:6] == ("Nanjing", "Wuhan")  # but filled 1003's nulls
 
 
 def test_full_refresh_equals_bootstrap(example: ProjectRun) -> None:
@@ -140,11 +181,16 @@ def test_unused_path_is_not_read(example: ProjectRun, tmp_path: Path) -> None:
 
     example.seed()
     broken = example.root / "models" / "wide" / "order_detail.sql"
-    broken.write_text(broken.read_text().replace("order_status, binlog_time",
-                                                 "no_such_column, binlog_time"))
+    broken.write_text(
+        broken.read_text().replace("order_status, binlog_time", "no_such_column, binlog_time")
+    )
     manifest = example.manifest()
-    results = {r.name: r for r in run_models(manifest, ["order_detail", "order_status_counts"],
-                                             example.adapter(manifest))}
+    results = {
+        r.name: r
+        for r in run_models(
+            manifest, ["order_detail", "order_status_counts"], example.adapter(manifest)
+        )
+    }
     assert results["order_detail"].status == "error"
     assert "no_such_column" in results["order_detail"].message
     assert results["order_status_counts"].status == "skipped"
@@ -154,9 +200,16 @@ def test_unused_path_is_not_read(example: ProjectRun, tmp_path: Path) -> None:
 def event_records() -> list[dict]:
     with open(REPO / "seeds" / "user_events.csv", newline="") as handle:
         rows = list(csv.DictReader(handle))
-    return [{"user_id": r["user_id"], "event_time": dt.datetime.fromisoformat(r["event_time"]),
-             "amount": float(r["amount"]) if r["amount"] else None,
-             "page": r["page"] or None, "is_mobile": r["is_mobile"] == "true"} for r in rows]
+    return [
+        {
+            "user_id": r["user_id"],
+            "event_time": dt.datetime.fromisoformat(r["event_time"]),
+            "amount": float(r["amount"]) if r["amount"] else None,
+            "page": r["page"] or None,
+            "is_mobile": r["is_mobile"] == "true",
+        }
+        for r in rows
+    ]
 
 
 def activity_reference(events: list[dict]) -> list[tuple]:
@@ -166,10 +219,19 @@ def activity_reference(events: list[dict]) -> list[tuple]:
         mine = sorted((e for e in events if e["user_id"] == user), key=lambda e: e["event_time"])
         amounts = [e["amount"] for e in mine if e["amount"] is not None]
         pages = [e["page"] for e in mine if e["page"] is not None]
-        out.append((user, len(mine), sum(amounts) if amounts else None,
-                    max(amounts) if amounts else None, pages[-1] if pages else None,
-                    " > ".join(pages) if pages else None, mine[0]["event_time"],
-                    any(e["is_mobile"] for e in mine), mine[-1]["event_time"]))
+        out.append(
+            (
+                user,
+                len(mine),
+                sum(amounts) if amounts else None,
+                max(amounts) if amounts else None,
+                pages[-1] if pages else None,
+                " > ".join(pages) if pages else None,
+                mine[0]["event_time"],
+                any(e["is_mobile"] for e in mine),
+                mine[-1]["event_time"],
+            )
+        )
     return out
 
 
@@ -179,14 +241,25 @@ def test_aggregation_example_counts_events_incrementally(example: ProjectRun) ->
     events = event_records()
     assert example.rows("user_activity") == activity_reference(events)
     # appended events: the next run reads only these
-    new = [("user_101", "2024-05-01 10:00:00", 5.0, "home", False),
-           ("user_104", "2024-05-01 10:01:00", 1.0, None, True)]
+    new = [
+        ("user_101", "2024-05-01 10:00:00", 5.0, "home", False),
+        ("user_104", "2024-05-01 10:01:00", 1.0, None, True),
+    ]
     for user, ts, amount, page, mobile in new:
         page_sql = "NULL" if page is None else f"'{page}'"
-        example.sql(f"INSERT INTO {{ods}}.user_events VALUES ('{user}', TIMESTAMP '{ts}', "
-                    f"{amount}, {page_sql}, {str(mobile).lower()})")
-        events.append({"user_id": user, "event_time": dt.datetime.fromisoformat(ts),
-                       "amount": amount, "page": page, "is_mobile": mobile})
+        example.sql(
+            f"INSERT INTO {{ods}}.user_events VALUES ('{user}', TIMESTAMP '{ts}', "
+            f"{amount}, {page_sql}, {str(mobile).lower()})"
+        )
+        events.append(
+            {
+                "user_id": user,
+                "event_time": dt.datetime.fromisoformat(ts),
+                "amount": amount,
+                "page": page,
+                "is_mobile": mobile,
+            }
+        )
     results = example.run("user_activity")
     assert results["user_activity"].plan == "incremental"
     assert example.rows("user_activity") == activity_reference(events)

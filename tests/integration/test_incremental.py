@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -38,14 +39,20 @@ def totals(batches: list[dict[str, list[tuple]]]) -> list[tuple]:
 
 def snapshots(m: ModelRun) -> list[Any]:
     name = f"lw.{m.run.namespace}.m.snapshots"
-    return m.run.spark.sql(f"SELECT snapshot_id, summary FROM {name} ORDER BY committed_at").collect()
+    return m.run.spark.sql(
+        f"SELECT snapshot_id, summary FROM {name} ORDER BY committed_at"
+    ).collect()
 
 
-def test_each_run_reads_only_new_rows_and_counts_exactly(model_run: Callable[..., ModelRun]) -> None:
+def test_each_run_reads_only_new_rows_and_counts_exactly(
+    model_run: Callable[..., ModelRun],
+) -> None:
     m = model_run(COUNTERS, SCHEMAS)
-    batches = [{"a": [(1, 2), (2, 1)], "b": [(1, 5)]},
-               {"a": [(1, 3)], "b": []},
-               {"a": [], "b": [(2, 7), (3, 1), (3, 1)]}]
+    batches = [
+        {"a": [(1, 2), (2, 1)], "b": [(1, 5)]},
+        {"a": [(1, 3)], "b": []},
+        {"a": [], "b": [(2, 7), (3, 1), (3, 1)]},
+    ]
     m.step(batches[0])
     assert m.last.plan == "bootstrap"
     for n in (1, 2):
@@ -70,8 +77,10 @@ def test_commits_carry_offsets_run_id_and_version(model_run: Callable[..., Model
     m.step({"a": [(1, 1)], "b": [(1, 1)]})
     m.step({"a": [(1, 1)], "b": []})
     spark = m.run.spark
-    source_snapshot = spark.sql(f"SELECT snapshot_id FROM lw.{m.run.seed_schema}.a.snapshots "
-                                "ORDER BY committed_at DESC LIMIT 1").collect()[0][0]
+    source_snapshot = spark.sql(
+        f"SELECT snapshot_id FROM lw.{m.run.seed_schema}.a.snapshots "
+        "ORDER BY committed_at DESC LIMIT 1"
+    ).collect()[0][0]
     summary = snapshots(m)[-1][1]
     offsets = json.loads(summary[OFFSETS])
     assert offsets[f"0:lw.{m.run.seed_schema}.a"] == source_snapshot
@@ -83,8 +92,10 @@ def test_resume_skips_maintenance_commits(model_run: Callable[..., ModelRun]) ->
     m = model_run(COUNTERS, SCHEMAS)
     m.step({"a": [(1, 1), (2, 2)], "b": [(1, 1)]})
     table = f"lw.{m.run.namespace}.m"
-    m.run.spark.sql(f"CALL lw.system.rewrite_data_files(table => '{table}', "
-                    "options => map('rewrite-all', 'true'))").collect()
+    m.run.spark.sql(
+        f"CALL lw.system.rewrite_data_files(table => '{table}', "
+        "options => map('rewrite-all', 'true'))"
+    ).collect()
     assert OFFSETS not in snapshots(m)[-1][1]  # a maintenance commit without lakewide state
     rows = m.step({"a": [(1, 10)], "b": []})
     assert rows == totals([{"a": [(1, 1), (2, 2)], "b": [(1, 1)]}, {"a": [(1, 10)]}])
@@ -93,8 +104,10 @@ def test_resume_skips_maintenance_commits(model_run: Callable[..., ModelRun]) ->
 def test_aggregation_refuses_a_replaced_source(model_run: Callable[..., ModelRun]) -> None:
     m = model_run(COUNTERS, SCHEMAS)
     m.step({"a": [(1, 1)], "b": [(1, 1)]})
-    m.run.spark.sql(f"CREATE OR REPLACE TABLE lw.{m.run.seed_schema}.a USING iceberg "
-                    "AS SELECT 1 AS k, CAST(5 AS BIGINT) AS clicks")
+    m.run.spark.sql(
+        f"CREATE OR REPLACE TABLE lw.{m.run.seed_schema}.a USING iceberg "
+        "AS SELECT 1 AS k, CAST(5 AS BIGINT) AS clicks"
+    )
     manifest = m.run.manifest()
     from lakewide.executor import run_models
 
@@ -109,21 +122,24 @@ SELECT k, v FROM {{ source('src', 'p') }}
 """
 
 
-def test_partial_update_reads_updates_and_rereads_a_replaced_source(model_run: Callable[..., ModelRun]) -> None:
+def test_partial_update_reads_updates_and_rereads_a_replaced_source(
+    model_run: Callable[..., ModelRun],
+) -> None:
     m = model_run(PARTIAL, {"p": "k INT, v STRING"})
     m.step({"p": [(1, "a"), (2, "b")]})
     m.run.spark.sql(f"UPDATE lw.{m.run.seed_schema}.p SET v = 'z' WHERE k = 2")
     assert m.step({}) == [(1, "a"), (2, "z")]
     assert m.last.ranges[0]["mode"] == "changelog" and m.last.ranges[0]["keys"] == 1
-    m.run.spark.sql(f"CREATE OR REPLACE TABLE lw.{m.run.seed_schema}.p USING iceberg "
-                    "AS SELECT 3 AS k, 'c' AS v")
+    m.run.spark.sql(
+        f"CREATE OR REPLACE TABLE lw.{m.run.seed_schema}.p USING iceberg AS SELECT 3 AS k, 'c' AS v"
+    )
     assert m.step({}) == [(1, "a"), (2, "z"), (3, "c")]  # replaced: re-read, harmless here
     assert m.last.ranges[0]["mode"] == "full"
 
 
 def test_outside_writer_committing_during_a_run_is_retried(
-        model_run: Callable[..., ModelRun], monkeypatch: pytest.MonkeyPatch,
-        warehouse: Any) -> None:
+    model_run: Callable[..., ModelRun], monkeypatch: pytest.MonkeyPatch, warehouse: Any
+) -> None:
     m = model_run(COUNTERS, SCHEMAS)
     m.step({"a": [(1, 1)], "b": [(1, 1)]})
     spark = m.run.spark

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -29,16 +30,25 @@ def sort_order(m: ModelRun) -> str:
 
 
 def test_sort_by_is_the_tables_sort_order_and_files_are_sorted(
-        model_run: Callable[..., ModelRun]) -> None:
+    model_run: Callable[..., ModelRun],
+) -> None:
     m = model_run(WIDE, SCHEMAS)
-    rows = m.step({"x": [(k, k * 10, 1) for k in range(40, 0, -1)],
-                   "y": [(k, k * 100, 1) for k in range(1, 41)]})
+    rows = m.step(
+        {
+            "x": [(k, k * 10, 1) for k in range(40, 0, -1)],
+            "y": [(k, k * 100, 1) for k in range(1, 41)],
+        }
+    )
     assert rows == [(k, k * 10, k * 100, 1) for k in range(1, 41)]
     assert sort_order(m) == "k ASC NULLS FIRST"
     name = f"lw.{m.run.namespace}.m"
-    bounds = sorted((r[0], r[1]) for r in m.run.spark.sql(
-        f"SELECT readable_metrics.k.lower_bound, readable_metrics.k.upper_bound "
-        f"FROM {name}.files").collect())
+    bounds = sorted(
+        (r[0], r[1])
+        for r in m.run.spark.sql(
+            f"SELECT readable_metrics.k.lower_bound, readable_metrics.k.upper_bound "
+            f"FROM {name}.files"
+        ).collect()
+    )
     # range-ordered output: the data files cover disjoint key ranges
     assert all(upper < lower for (_, upper), (lower, _) in zip(bounds, bounds[1:])), bounds
     m.step({}, full_refresh=True)
@@ -46,7 +56,8 @@ def test_sort_by_is_the_tables_sort_order_and_files_are_sorted(
 
 
 def test_merge_filter_narrows_the_merge_to_the_batch_key_range(
-        model_run: Callable[..., ModelRun], monkeypatch: pytest.MonkeyPatch) -> None:
+    model_run: Callable[..., ModelRun], monkeypatch: pytest.MonkeyPatch
+) -> None:
     m = model_run(WIDE, SCHEMAS)
     m.step({"x": [(k, k, 1) for k in range(1, 21)], "y": [(k, k, 1) for k in range(1, 21)]})
     ran: list[str] = []
@@ -58,15 +69,13 @@ def test_merge_filter_narrows_the_merge_to_the_batch_key_range(
 
     monkeypatch.setattr(SparkAdapter, "commit", recording)
     # keys 5..7 (one known, 25 new) in x: range 5..25; b of key 3 in y, with a late seq
-    rows = m.step({"x": [(7, 70, 2), (5, 50, 2), (25, 250, 2), (6, None, 2)],
-                   "y": [(3, 300, 0)]})
+    rows = m.step({"x": [(7, 70, 2), (5, 50, 2), (25, 250, 2), (6, None, 2)], "y": [(3, 300, 0)]})
     merges = [s for s in ran if s.startswith("MERGE")]
     # both sources changed: one MERGE over the combined batch's key range
     assert len(merges) == 1
     assert "ON t.k = s.k AND t.k BETWEEN 3 AND 25 WHEN" in merges[0]
     expected = {k: (k, k, k, 1) for k in range(1, 21)}
-    expected.update({5: (5, 50, 5, 2), 7: (7, 70, 7, 2), 6: (6, 6, 6, 2),
-                     25: (25, 250, None, 2)})
+    expected.update({5: (5, 50, 5, 2), 7: (7, 70, 7, 2), 6: (6, 6, 6, 2), 25: (25, 250, None, 2)})
     assert rows == sorted(expected.values())
     # one source changed: its own MERGE over its batch's key range
     ran.clear()

@@ -5,7 +5,8 @@ process committed is read."""
 from __future__ import annotations
 
 import json
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 from sqlglot import exp
@@ -51,24 +52,30 @@ def test_metadata_read_without_spark_is_icebergs_own(model_run: Callable[..., Mo
     for relation in (manifest.models["m"].relation, manifest.sources[("src", "a")].relation):
         meta = reader.table_meta(relation)
         assert meta is not None
-        rows = spark.sql(f"SELECT snapshot_id, parent_id, operation, summary "
-                         f"FROM {relation}.snapshots").collect()
-        assert {s.id: (s.parent, s.operation, s.summary) for s in meta.snapshots.values()} == \
-            {r[0]: (r[1], r[2], {"operation": r[2], **r[3]}) for r in rows}
-        [(main,)] = spark.sql(f"SELECT snapshot_id FROM {relation}.refs "
-                              "WHERE name = 'main'").collect()
+        rows = spark.sql(
+            f"SELECT snapshot_id, parent_id, operation, summary FROM {relation}.snapshots"
+        ).collect()
+        assert {s.id: (s.parent, s.operation, s.summary) for s in meta.snapshots.values()} == {
+            r[0]: (r[1], r[2], {"operation": r[2], **r[3]}) for r in rows
+        }
+        [(main,)] = spark.sql(
+            f"SELECT snapshot_id FROM {relation}.refs WHERE name = 'main'"
+        ).collect()
         assert meta.current == main
         table = spark.sparkContext._jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergTable(
-            spark._jsparkSession, str(relation))
+            spark._jsparkSession, str(relation)
+        )
         assert meta.format_version == table.operations().current().formatVersion()
-        assert {i: s.sequence_number for i, s in meta.snapshots.items()} == \
-            {i: table.snapshot(i).sequenceNumber() for i in meta.snapshots}
+        assert {i: s.sequence_number for i, s in meta.snapshots.items()} == {
+            i: table.snapshot(i).sequenceNumber() for i in meta.snapshots
+        }
     target = reader.table_meta(manifest.models["m"].relation)
     assert target is not None and len([s for s in target.ancestors() if OFFSETS in s.summary]) == 3
 
 
 def test_an_incremental_run_reads_no_metadata_through_spark(
-        model_run: Callable[..., ModelRun]) -> None:
+    model_run: Callable[..., ModelRun],
+) -> None:
     m = model_run(COUNTERS, SCHEMAS)
     m.step({"a": [(1, 2)], "b": [(1, 5)]})
     m.write("a", [(1, 3)])
@@ -79,24 +86,33 @@ def test_an_incremental_run_reads_no_metadata_through_spark(
     assert result.status == "success" and result.plan == "incremental", result.message
     assert m.run.rows("m") == [(1, 5, 5, 3), (2, None, 4, 1)]
     assert any(s.startswith("MERGE INTO") for s in adapter.statements)  # it did run
-    metadata_tables = [s for s in adapter.statements
-                       if any(f".{t}" in s for t in ("snapshots", "refs", "history", "entries"))]
+    metadata_tables = [
+        s
+        for s in adapter.statements
+        if any(f".{t}" in s for t in ("snapshots", "refs", "history", "entries"))
+    ]
     assert metadata_tables == [] and adapter.java_loads == 0
     assert result.rows == 2  # the row count, from the commit's summary
 
 
 def test_a_snapshot_committed_by_another_process_is_read(
-        model_run: Callable[..., ModelRun]) -> None:
+    model_run: Callable[..., ModelRun],
+) -> None:
     m = model_run(COUNTERS, SCHEMAS)
     m.step({"a": [(1, 2)], "b": [(1, 5)]})  # this session's catalog now holds `a` as it was
     other = m.run.spark.newSession()  # its own catalog: a writer lakewide's session never saw
-    other.createDataFrame([(1, 10), (3, 1)], SCHEMAS["a"]) \
-        .writeTo(f"lw.{m.run.seed_schema}.a").append()
+    other.createDataFrame([(1, 10), (3, 1)], SCHEMAS["a"]).writeTo(
+        f"lw.{m.run.seed_schema}.a"
+    ).append()
     assert m.step({}) == [(1, 12, 5, 3), (3, 1, None, 1)]
     assert m.last.plan == "incremental"
-    offsets = json.loads(m.run.spark.sql(
-        f"SELECT summary FROM lw.{m.run.namespace}.m.snapshots ORDER BY committed_at DESC "
-        "LIMIT 1").collect()[0][0][OFFSETS])
-    [(newest,)] = other.sql(f"SELECT snapshot_id FROM lw.{m.run.seed_schema}.a.refs "
-                            "WHERE name = 'main'").collect()
+    offsets = json.loads(
+        m.run.spark.sql(
+            f"SELECT summary FROM lw.{m.run.namespace}.m.snapshots ORDER BY committed_at DESC "
+            "LIMIT 1"
+        ).collect()[0][0][OFFSETS]
+    )
+    [(newest,)] = other.sql(
+        f"SELECT snapshot_id FROM lw.{m.run.seed_schema}.a.refs WHERE name = 'main'"
+    ).collect()
     assert offsets[f"0:lw.{m.run.seed_schema}.a"] == newest

@@ -43,9 +43,10 @@ import os
 import tempfile
 import textwrap
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, event, given, settings
@@ -59,10 +60,17 @@ pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
 _counter = itertools.count(1)
 
-SETTINGS = dict(deadline=None, derandomize=True, print_blob=True,
-                suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                       HealthCheck.too_slow, HealthCheck.filter_too_much,
-                                       HealthCheck.data_too_large])
+SETTINGS = dict(
+    deadline=None,
+    derandomize=True,
+    print_blob=True,
+    suppress_health_check=[
+        HealthCheck.function_scoped_fixture,
+        HealthCheck.too_slow,
+        HealthCheck.filter_too_much,
+        HealthCheck.data_too_large,
+    ],
+)
 
 
 def _examples(n: int) -> int:
@@ -71,8 +79,18 @@ def _examples(n: int) -> int:
 
 
 # every spelling, adds a bit more often than retracts
-ROW_KINDS = ["+I", "+U", "-U", "-D", "INSERT", "UPDATE_AFTER", "UPDATE_BEFORE", "DELETE", "+I",
-             "+U"]
+ROW_KINDS = [
+    "+I",
+    "+U",
+    "-U",
+    "-D",
+    "INSERT",
+    "UPDATE_AFTER",
+    "UPDATE_BEFORE",
+    "DELETE",
+    "+I",
+    "+U",
+]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -98,8 +116,11 @@ class Case:
         printer.text(repr(self))
 
     def __repr__(self) -> str:  # what hypothesis prints for a failing example
-        lines = [f"Case(engine={self.spec.engine}, sources={self.sources}, "
-                 f"coincide={self.coincide})", "  model:", textwrap.indent(model_sql(self), "    ")]
+        lines = [
+            f"Case(engine={self.spec.engine}, sources={self.sources}, coincide={self.coincide})",
+            "  model:",
+            textwrap.indent(model_sql(self), "    "),
+        ]
         for i, batch in enumerate(self.batches):
             lines.append(f"  batch {i}:")
             lines += [f"    src{s}: {r}" for s, r in batch]
@@ -192,16 +213,24 @@ class Harness:
         (root / "profiles.yml").write_text(
             "props:\n  target: test\n  outputs:\n    test:\n      catalog: lw\n"
             f"      catalog_type: hadoop\n      warehouse: {self.warehouse}\n"
-            f"      namespace: {namespace}\n")
+            f"      namespace: {namespace}\n"
+        )
         tables = "".join(f"      - name: t{i}\n" for i in range(case.sources))
         (root / "models" / "sources.yml").write_text(
-            f"sources:\n  - name: src\n    schema: {src_namespace}\n    tables:\n{tables}")
+            f"sources:\n  - name: src\n    schema: {src_namespace}\n    tables:\n{tables}"
+        )
         (root / "models" / "m.sql").write_text(model_sql(case))
         self.spark.sql(f"CREATE NAMESPACE IF NOT EXISTS lw.{src_namespace}")
         return root, namespace, src_namespace
 
-    def write_sources(self, case: Case, src_namespace: str, records: list[tuple[int, dict]],
-                      create: bool, appends: int = 1) -> None:
+    def write_sources(
+        self,
+        case: Case,
+        src_namespace: str,
+        records: list[tuple[int, dict]],
+        create: bool,
+        appends: int = 1,
+    ) -> None:
         """Create (``create``) or append to each source table: one data file per source, the
         source's records in arrival order. Sources are append-only (lakewide reads the rows
         appended since its consumed offsets); a created table always has a snapshot.
@@ -218,8 +247,10 @@ class Harness:
             # appends at once, whose arrival order must follow the commits
             for n, chunk in enumerate(_chunks(rows, appends)):
                 if create and n == 0:
-                    self.spark.sql(f"CREATE TABLE {name} USING iceberg AS "
-                                   f"{_values_query(case, columns, chunk)}")
+                    self.spark.sql(
+                        f"CREATE TABLE {name} USING iceberg AS "
+                        f"{_values_query(case, columns, chunk)}"
+                    )
                 elif chunk:
                     self.spark.sql(f"INSERT INTO {name} {_values_query(case, columns, chunk)}")
         self.seconds["write"] += time.perf_counter() - started
@@ -232,8 +263,8 @@ class Harness:
             self.seconds["run"] += time.perf_counter() - started
 
     def _run(self, root: Path, expected_plan: str) -> None:
-        from lakewide.spark.adapter import SparkAdapter
         from lakewide.executor import run_models
+        from lakewide.spark.adapter import SparkAdapter
         from tests.project_factory import manifest_of
 
         manifest = manifest_of(root)
@@ -258,8 +289,9 @@ class Harness:
 
     def run_bootstrap(self, case: Case, appends: int = 1) -> dict:
         root, namespace, src = self.project(case, f"pp{next(_counter)}_boot")
-        self.write_sources(case, src, [r for b in case.batches for r in b], create=True,
-                           appends=appends)
+        self.write_sources(
+            case, src, [r for b in case.batches for r in b], create=True, appends=appends
+        )
         self.run(root, "bootstrap")
         return self.table(case, namespace)
 
@@ -268,8 +300,7 @@ class Harness:
         ``appends``: commits per source and batch (several appends read by one run)."""
         spec = case.spec
         if currently_in_test_context():  # statistics: --hypothesis-show-statistics
-            event(f"batches={len(case.batches)} sources={case.sources} "
-                  f"coincide={case.coincide}")
+            event(f"batches={len(case.batches)} sources={case.sources} coincide={case.coincide}")
             kinds = {_kind(spec, r) for b in case.batches for _, r in b}
             event("retracts" if kinds & {"-U", "-D"} else "no retracts")
         expected_boot = oracle.bootstrap(spec, [r for b in case.batches for r in b])
@@ -291,7 +322,7 @@ class Harness:
 def _chunks(rows: list, parts: int) -> list[list]:
     """``rows`` cut into ``parts`` consecutive pieces (some may be empty)."""
     size = -(-len(rows) // parts) if rows else 0
-    return [rows[i * size:(i + 1) * size] for i in range(parts)] if size else [rows]
+    return [rows[i * size : (i + 1) * size] for i in range(parts)] if size else [rows]
 
 
 def _mixed(ordered: dict, per_run: dict, columns: frozenset[str]) -> dict:
@@ -299,8 +330,10 @@ def _mixed(ordered: dict, per_run: dict, columns: frozenset[str]) -> dict:
     if not columns:
         return ordered
     assert ordered.keys() == per_run.keys(), "oracle: the two folds keep different keys"
-    return {k: {c: (per_run[k][c] if c in columns else v) for c, v in row.items()}
-            for k, row in ordered.items()}
+    return {
+        k: {c: (per_run[k][c] if c in columns else v) for c, v in row.items()}
+        for k, row in ordered.items()
+    }
 
 
 def _literal(value: Any) -> str:
@@ -323,8 +356,7 @@ def _values_query(case: Case, columns: list[str], rows: list[dict]) -> str:
     if not rows:
         casts = ", ".join(f"CAST(NULL AS {case.types[c]}) AS {c}" for c in columns)
         return f"SELECT {casts} WHERE false"
-    casts = ", ".join(f"CAST(col{j + 1} AS {case.types[c]}) AS {c}"
-                      for j, c in enumerate(columns))
+    casts = ", ".join(f"CAST(col{j + 1} AS {case.types[c]}) AS {c}" for j, c in enumerate(columns))
     values = ", ".join("(" + ", ".join(_literal(r.get(c)) for c in columns) + ")" for r in rows)
     return f"SELECT /*+ COALESCE(1) */ {casts} FROM VALUES {values}"
 
@@ -339,15 +371,20 @@ def _diff(what: str, actual: dict, expected: dict, other: str = "oracle") -> str
         elif key not in a:
             lines.append(f"  key {key}: missing row {expected[key]}")
         elif a[key] != e[key]:
-            cols = [f"{c}={actual[key].get(c)!r} ({other} {expected[key].get(c)!r})"
-                    for c in e[key] if a[key].get(c) != e[key][c]]
+            cols = [
+                f"{c}={actual[key].get(c)!r} ({other} {expected[key].get(c)!r})"
+                for c in e[key]
+                if a[key].get(c) != e[key][c]
+            ]
             lines.append(f"  key {key}: " + ", ".join(cols))
     return "\n".join(lines)
 
 
 def _normal(table: dict) -> dict:
-    return {k: {c: (sorted(v.items()) if isinstance(v, dict) else v) for c, v in row.items()}
-            for k, row in table.items()}
+    return {
+        k: {c: (sorted(v.items()) if isinstance(v, dict) else v) for c, v in row.items()}
+        for k, row in table.items()
+    }
 
 
 @pytest.fixture(scope="module")
@@ -360,6 +397,7 @@ def harness(spark: Any, warehouse: Path) -> Iterator[Harness]:
 
 # ---------------------------------------------------------------------------------------------
 # generation helpers
+
 
 def seq(batch: int) -> st.SearchStrategy:
     """A sequence value for a record of batch ``batch``: mostly above the earlier batches'
@@ -380,8 +418,13 @@ TYPE_VALUES = {"INT": SMALL_INT, "BIGINT": SMALL_INT, "STRING": STRING, "BOOLEAN
 
 
 @st.composite
-def batches_of(draw: Any, sources: int, keys: int,
-               record: Callable[[Any, int, int], dict], max_records: int = 10) -> list:
+def batches_of(
+    draw: Any,
+    sources: int,
+    keys: int,
+    record: Callable[[Any, int, int], dict],
+    max_records: int = 10,
+) -> list:
     """2, 3 or 1 batches of 1..max_records records; keys 1..keys, or NULL."""
     key = st.sampled_from(list(range(1, keys + 1)) * 3 + [None])
     batches = []
@@ -401,8 +444,9 @@ def _key(spec: Spec, rec: dict) -> tuple | None:
 
 def _kind(spec: Spec, rec: dict) -> str:
     raw = rec.get(spec.row_kind_column) if spec.row_kind_column else "+I"
-    return {"INSERT": "+I", "UPDATE_AFTER": "+U", "UPDATE_BEFORE": "-U",
-            "DELETE": "-D"}.get(raw, raw)
+    return {"INSERT": "+I", "UPDATE_AFTER": "+U", "UPDATE_BEFORE": "-U", "DELETE": "-D"}.get(
+        raw, raw
+    )
 
 
 def effective(spec: Spec, rec: dict) -> bool:
@@ -415,8 +459,9 @@ def effective(spec: Spec, rec: dict) -> bool:
     return True
 
 
-def constrain_row_sequence(spec: Spec, batches: list, sources: int,
-                           allow_late: Callable[[list[dict]], bool]) -> tuple[list, bool]:
+def constrain_row_sequence(
+    spec: Spec, batches: list, sources: int, allow_late: Callable[[list[dict]], bool]
+) -> tuple[list, bool]:
     """Drop records so every merge unit is all-after or all-before its key's earlier records.
 
     After: a greater sequence, or an equal one when the record's source is not lower than the
@@ -449,8 +494,9 @@ def constrain_row_sequence(spec: Spec, batches: list, sources: int,
                     added.append((key, sk, source, rec))
                     continue
                 after = all(sk > q or (sk == q and source >= qs) for q, qs, _ in earlier)
-                before = (all(sk < q for q, _, _ in earlier)
-                          and allow_late([r for _, _, r in earlier]))
+                before = all(sk < q for q, _, _ in earlier) and allow_late(
+                    [r for _, _, r in earlier]
+                )
                 m = mode.get(key) or ("after" if after else "before" if before else None)
                 if m is None:
                     continue
@@ -489,6 +535,7 @@ def _ties_across_batches(batches: list, marks: Callable[[int, dict], list]) -> l
 
 def constrain_group_sequences(spec: Spec, batches: list) -> list:
     """Group sequences: no tie with an earlier batch's record from a higher source."""
+
     def marks(source: int, rec: dict) -> list:
         key = _key(spec, rec)
         found = []
@@ -497,6 +544,7 @@ def constrain_group_sequences(spec: Spec, batches: list) -> list:
             if key is not None and any(v is not None for v in value):
                 found.append((name, key, value))
         return found
+
     return _ties_across_batches(batches, marks)
 
 
@@ -517,6 +565,7 @@ def ownership(draw: Any, sources: int, columns: list[str], single: bool = False)
 def _values(owned: list[set[str]], types: dict[str, str]) -> Callable[[Any, int], dict]:
     def make(draw: Any, source: int) -> dict:
         return {c: draw(TYPE_VALUES[types[c]]) for c in sorted(owned[source])}
+
     return make
 
 
@@ -528,14 +577,12 @@ def _values(owned: list[set[str]], types: dict[str, str]) -> Callable[[Any, int]
 def partial_update_cases(draw: Any) -> Case:
     sources = draw(st.integers(1, 3))
     values = {"a": "INT", "b": "STRING", "c": "BIGINT", "d": "BOOLEAN"}
-    cols = list(values)[:draw(st.integers(1, 4))]
+    cols = list(values)[: draw(st.integers(1, 4))]
     owned = draw(ownership(sources, cols))
     sequence = draw(st.sampled_from([["s"], [], ["s"], ["s", "s2"]]))
-    types = {"k": "INT", "k2": "STRING", **{c: values[c] for c in cols}, "s": "INT",
-             "s2": "INT"}
+    types = {"k": "INT", "k2": "STRING", **{c: values[c] for c in cols}, "s": "INT", "s2": "INT"}
     key = draw(st.sampled_from([["k"], ["k", "k2"]]))
-    spec = Spec("partial_update", key, [*key, *cols, *sequence], owned=owned,
-                sequence=sequence)
+    spec = Spec("partial_update", key, [*key, *cols, *sequence], owned=owned, sequence=sequence)
 
     def record(draw: Any, source: int, batch: int) -> dict:
         rec = _values(owned, types)(draw, source)
@@ -552,15 +599,29 @@ def partial_update_cases(draw: Any) -> Case:
 @st.composite
 def sequence_group_cases(draw: Any, row_kinds: bool = False) -> Case:
     sources = draw(st.integers(1, 3))
-    types = {"k": "INT", "a": "INT", "b": "STRING", "g1": "INT", "c": "INT", "n": "BIGINT",
-             "g2": "INT", "g3": "INT", "p": "INT", "op": "STRING", "s": "INT"}
+    types = {
+        "k": "INT",
+        "a": "INT",
+        "b": "STRING",
+        "g1": "INT",
+        "c": "INT",
+        "n": "BIGINT",
+        "g2": "INT",
+        "g3": "INT",
+        "p": "INT",
+        "op": "STRING",
+        "s": "INT",
+    }
     groups: dict[str, list[str]] = {"g1": ["a", "b"]}
     second = draw(st.sampled_from(["g2", "g2,g3", None]))
     aggregates: dict[str, Any] = {}
     if second:
         groups[second] = ["c", "n"]
-        aggregates["n"] = draw(st.sampled_from(
-            ["sum", Agg("max", ignore_retract=True)] if row_kinds else ["sum", "max"]))
+        aggregates["n"] = draw(
+            st.sampled_from(
+                ["sum", Agg("max", ignore_retract=True)] if row_kinds else ["sum", "max"]
+            )
+        )
     # default_aggregate folds every group column without its own aggregate (Paimon); a column
     # in no group then is refused, so only without the plain column
     default = draw(st.sampled_from([None, None, "last_value"] + ([] if row_kinds else ["max"])))
@@ -579,10 +640,18 @@ def sequence_group_cases(draw: Any, row_kinds: bool = False) -> Case:
         removal = draw(st.sampled_from([[], ["g1"]] + ([[second]] if second else [])))
     # a row-level sequence_field too (for the columns in no group), without row kinds
     sequence = [] if row_kinds else draw(st.sampled_from([[], [], ["s"]]))
-    spec = Spec("partial_update", ["k"], columns + sequence, owned=owned, groups=groups,
-                aggregates=aggregates, default_aggregate=default,
-                row_kind_column="op" if row_kinds else None,
-                remove_record_on_sequence_group=removal, sequence=sequence)
+    spec = Spec(
+        "partial_update",
+        ["k"],
+        columns + sequence,
+        owned=owned,
+        groups=groups,
+        aggregates=aggregates,
+        default_aggregate=default,
+        row_kind_column="op" if row_kinds else None,
+        remove_record_on_sequence_group=removal,
+        sequence=sequence,
+    )
 
     def record(draw: Any, source: int, batch: int) -> dict:
         rec = {}
@@ -611,10 +680,17 @@ def row_kind_cases(draw: Any) -> Case:
     sources = draw(st.integers(1, 3))
     policy = draw(st.sampled_from(["ignore_delete", "remove_record_on_delete"]))
     types = {"k": "INT", "a": "INT", "b": "STRING", "c": "INT", "s": "INT", "op": "STRING"}
-    cols = ["a", "b", "c"][:draw(st.integers(1, 3))]
+    cols = ["a", "b", "c"][: draw(st.integers(1, 3))]
     owned = draw(ownership(sources, cols))
-    spec = Spec("partial_update", ["k"], ["k", *cols, "s", "op"], owned=owned, sequence=["s"],
-                row_kind_column="op", **{policy: True})
+    spec = Spec(
+        "partial_update",
+        ["k"],
+        ["k", *cols, "s", "op"],
+        owned=owned,
+        sequence=["s"],
+        row_kind_column="op",
+        **{policy: True},
+    )
 
     def record(draw: Any, source: int, batch: int) -> dict:
         rec = _values(owned, types)(draw, source)
@@ -625,10 +701,11 @@ def row_kind_cases(draw: Any) -> Case:
     batches = draw(batches_of(sources, draw(st.integers(1, 4)), record))
     if policy == "remove_record_on_delete":  # a removed row keeps no version (README)
         batches, _ = constrain_row_sequence(
-            spec, batches, sources,
-            lambda prev: not any(_kind(spec, r) == "-D" for r in prev))
-    return Case(spec, types, batches, sources, True,
-                constrained=policy == "remove_record_on_delete")
+            spec, batches, sources, lambda prev: not any(_kind(spec, r) == "-D" for r in prev)
+        )
+    return Case(
+        spec, types, batches, sources, True, constrained=policy == "remove_record_on_delete"
+    )
 
 
 AGG_COLUMNS = {  # column: (function, type, retractable)
@@ -656,8 +733,9 @@ def aggregation_cases(draw: Any) -> Case:
     sources = draw(st.integers(1, 3))
     # every function in one model (each column dropped with probability 1/4): Spark's cost is
     # per run, not per column
-    cols = [c for c in AGG_COLUMNS
-            if draw(st.integers(0, 3)) > (2 if c == "first" else 0)] or ["total"]
+    cols = [c for c in AGG_COLUMNS if draw(st.integers(0, 3)) > (2 if c == "first" else 0)] or [
+        "total"
+    ]
     mode = draw(st.sampled_from(["none", "retracts", "ignore_delete"]))
     sequence = draw(st.sampled_from([[], ["s"]]))
     per_run = frozenset(c for c in cols if AGG_COLUMNS[c][0] in ORDER_SENSITIVE)
@@ -670,27 +748,43 @@ def aggregation_cases(draw: Any) -> Case:
         # ignore_retract: needed by the functions that cannot retract, allowed on the others
         ignore_retract = mode == "retracts" and (not retractable or draw(st.integers(0, 3)) == 0)
         if function in ("listagg", "collect") and draw(st.booleans()):
-            aggregates[c] = Agg(function, delimiter="|" if function == "listagg" else ",",
-                                distinct=draw(st.booleans()), ignore_retract=ignore_retract)
+            aggregates[c] = Agg(
+                function,
+                delimiter="|" if function == "listagg" else ",",
+                distinct=draw(st.booleans()),
+                ignore_retract=ignore_retract,
+            )
         elif ignore_retract:
             aggregates[c] = Agg(function, ignore_retract=True)
         elif function == default:
-            pass                              # the default_aggregate
+            pass  # the default_aggregate
         elif function != "last_non_null_value" or default or draw(st.booleans()):
-            aggregates[c] = function          # else: the built-in default
+            aggregates[c] = function  # else: the built-in default
     row_kinds = mode != "none"
-    spec = Spec("aggregation", ["k"], ["k", *cols, *sequence] + (["op"] if row_kinds else []),
-                owned=owned, sequence=sequence, aggregates=aggregates, default_aggregate=default,
-                ignore_delete=mode == "ignore_delete",
-                ignore_update_before=mode == "retracts" and draw(st.integers(0, 3)) == 0,
-                row_kind_column="op" if row_kinds else None)
-    values = {"BIGINT": st.sampled_from([None, -1, 1, 2, 3]), "INT": SMALL_INT,
-              "STRING": STRING, "BOOLEAN": BOOL,
-              "ARRAY<INT>": st.one_of(st.none(), st.lists(st.integers(0, 3), max_size=2)),
-              "MAP<STRING, INT>": st.one_of(st.none(), st.dictionaries(
-                  st.sampled_from(["x", "y"]), st.integers(0, 3), max_size=2)),
-              # listagg: values holding either delimiter, blank values
-              "names": st.sampled_from([None, "a", "b", "a,b", "b|a", "", " "])}
+    spec = Spec(
+        "aggregation",
+        ["k"],
+        ["k", *cols, *sequence] + (["op"] if row_kinds else []),
+        owned=owned,
+        sequence=sequence,
+        aggregates=aggregates,
+        default_aggregate=default,
+        ignore_delete=mode == "ignore_delete",
+        ignore_update_before=mode == "retracts" and draw(st.integers(0, 3)) == 0,
+        row_kind_column="op" if row_kinds else None,
+    )
+    values = {
+        "BIGINT": st.sampled_from([None, -1, 1, 2, 3]),
+        "INT": SMALL_INT,
+        "STRING": STRING,
+        "BOOLEAN": BOOL,
+        "ARRAY<INT>": st.one_of(st.none(), st.lists(st.integers(0, 3), max_size=2)),
+        "MAP<STRING, INT>": st.one_of(
+            st.none(), st.dictionaries(st.sampled_from(["x", "y"]), st.integers(0, 3), max_size=2)
+        ),
+        # listagg: values holding either delimiter, blank values
+        "names": st.sampled_from([None, "a", "b", "a,b", "b|a", "", " "]),
+    }
 
     def record(draw: Any, source: int, batch: int) -> dict:
         rec = {c: draw(values.get(c, values[types[c]])) for c in sorted(owned[source])}
@@ -698,8 +792,11 @@ def aggregation_cases(draw: Any) -> Case:
             rec["s"] = draw(ANY_SEQ)
         if row_kinds:
             rec["op"] = draw(st.sampled_from(ROW_KINDS))
-            if "prod" in rec and _kind(spec, rec) in ("-U", "-D") and rec["prod"] not in (
-                    None, 1, -1):
+            if (
+                "prod" in rec
+                and _kind(spec, rec) in ("-U", "-D")
+                and rec["prod"] not in (None, 1, -1)
+            ):
                 rec["prod"] = draw(st.sampled_from([None, 1, -1]))
         return rec
 
@@ -716,9 +813,15 @@ def deduplicate_cases(draw: Any) -> Case:
     types = {"k": "INT", "a": "INT", "b": "STRING", "s": "INT", "op": "STRING"}
     owned = draw(ownership(sources, ["a", "b"]))
     row_kinds = policy != "none"
-    spec = Spec("deduplicate", ["k"], ["k", "a", "b", *sequence] + (["op"] if row_kinds else []),
-                owned=owned, sequence=sequence, ignore_delete=policy == "ignore_delete",
-                row_kind_column="op" if row_kinds else None)
+    spec = Spec(
+        "deduplicate",
+        ["k"],
+        ["k", "a", "b", *sequence] + (["op"] if row_kinds else []),
+        owned=owned,
+        sequence=sequence,
+        ignore_delete=policy == "ignore_delete",
+        row_kind_column="op" if row_kinds else None,
+    )
 
     def record(draw: Any, source: int, batch: int) -> dict:
         rec = _values(owned, types)(draw, source)
@@ -731,10 +834,14 @@ def deduplicate_cases(draw: Any) -> Case:
     batches = draw(batches_of(sources, draw(st.integers(1, 4)), record))
     if sequence and policy == "deletes":  # a deleted row keeps no version (README)
         batches, _ = constrain_row_sequence(
-            spec, batches, sources,
-            lambda prev: not any(_kind(spec, r) in ("-U", "-D") for r in prev))
-    return Case(spec, types, batches, sources, True,
-                constrained=bool(sequence) and policy == "deletes")
+            spec,
+            batches,
+            sources,
+            lambda prev: not any(_kind(spec, r) in ("-U", "-D") for r in prev),
+        )
+    return Case(
+        spec, types, batches, sources, True, constrained=bool(sequence) and policy == "deletes"
+    )
 
 
 @st.composite
@@ -743,9 +850,14 @@ def first_row_cases(draw: Any) -> Case:
     types = {"k": "INT", "a": "INT", "b": "STRING", "op": "STRING"}
     owned = draw(ownership(sources, ["a", "b"]))
     row_kinds = draw(st.booleans())
-    spec = Spec("first_row", ["k"], ["k", "a", "b"] + (["op"] if row_kinds else []),
-                owned=owned, ignore_delete=row_kinds,
-                row_kind_column="op" if row_kinds else None)
+    spec = Spec(
+        "first_row",
+        ["k"],
+        ["k", "a", "b"] + (["op"] if row_kinds else []),
+        owned=owned,
+        ignore_delete=row_kinds,
+        row_kind_column="op" if row_kinds else None,
+    )
 
     def record(draw: Any, source: int, batch: int) -> dict:
         rec = _values(owned, types)(draw, source)
@@ -763,8 +875,9 @@ def first_row_cases(draw: Any) -> Case:
 
 @settings(max_examples=_examples(15), **SETTINGS)
 @given(case=partial_update_cases(), appends=APPENDS)
-def test_partial_update_plain_and_sequence_field(harness: Harness, case: Case,
-                                                 appends: int) -> None:
+def test_partial_update_plain_and_sequence_field(
+    harness: Harness, case: Case, appends: int
+) -> None:
     """partial_update: no / single / two-field sequence_field, 1-2 key columns, columns owned
     by one or several sources, late batches, ties, NULL sequences and keys."""
     harness.check(case, appends)
@@ -779,8 +892,7 @@ def test_partial_update_sequence_groups(harness: Harness, case: Case, appends: i
 
 
 @settings(max_examples=_examples(12), **SETTINGS)
-@given(case=st.one_of(row_kind_cases(), sequence_group_cases(row_kinds=True)),
-       appends=APPENDS)
+@given(case=st.one_of(row_kind_cases(), sequence_group_cases(row_kinds=True)), appends=APPENDS)
 def test_partial_update_row_kinds(harness: Harness, case: Case, appends: int) -> None:
     """partial_update with a row_kind_column under each delete policy: ignore_delete,
     remove_record_on_delete, sequence_groups (with remove_record_on_sequence_group)."""
@@ -816,17 +928,23 @@ SG_COLUMNS = ["k", "a", "b", "g_1", "c", "d", "g_2"]
 
 def test_seed_article_sequence_groups(harness: Harness) -> None:
     """The contract's seed-article example, three runs, through lakewide."""
-    spec = Spec("partial_update", ["k"], SG_COLUMNS, owned=[set(SG_COLUMNS)],
-                groups={"g_1": ["a", "b"], "g_2": ["c", "d"]})
+    spec = Spec(
+        "partial_update",
+        ["k"],
+        SG_COLUMNS,
+        owned=[set(SG_COLUMNS)],
+        groups={"g_1": ["a", "b"], "g_2": ["c", "d"]},
+    )
     types = dict.fromkeys(SG_COLUMNS, "INT")
 
     def rows(*values: tuple) -> list:
         return [(0, dict(zip(SG_COLUMNS, v))) for v in values]
 
-    batches = [rows((1, 1, 1, 1, 1, 1, 1), (1, 2, 2, 2, 2, 2, None)),
-               rows((1, 3, 3, 1, 3, 3, 3)),
-               rows((1, 3, 3, 3, 2, 2, None), (1, 4, 4, 4, 2, 2, None),
-                    (1, 5, 5, 3, 5, None, 4))]
+    batches = [
+        rows((1, 1, 1, 1, 1, 1, 1), (1, 2, 2, 2, 2, 2, None)),
+        rows((1, 3, 3, 1, 3, 3, 3)),
+        rows((1, 3, 3, 3, 2, 2, None), (1, 4, 4, 4, 2, 2, None), (1, 5, 5, 3, 5, None, 4)),
+    ]
     case = Case(spec, types, batches, 1)
     root, namespace, src = harness.project(case, f"pp{next(_counter)}_seed")
     expected = [(1, 2, 2, 2, 1, 1, 1), (1, 2, 2, 2, 3, 3, 3), (1, 4, 4, 4, 5, None, 4)]
@@ -834,7 +952,8 @@ def test_seed_article_sequence_groups(harness: Harness) -> None:
         harness.write_sources(case, src, batch, create=i == 0)
         harness.run(root, "bootstrap" if i == 0 else "incremental")
         assert [tuple(r) for r in harness.spark.table(f"lw.{namespace}.m").collect()] == [
-            expected[i]]
+            expected[i]
+        ]
     assert harness.run_bootstrap(case) == {(1,): dict(zip(SG_COLUMNS, expected[-1]))}
 
 
@@ -850,117 +969,371 @@ def _rows(source: int, columns: str, *values: tuple) -> list[tuple[int, dict]]:
 
 
 def _scenario_partial_update() -> Case:
-    spec = Spec("partial_update", ["k"], ["k", "a", "b", "c", "s"],
-                owned=[{"a", "b"}, {"b", "c"}], sequence=["s"])
+    spec = Spec(
+        "partial_update",
+        ["k"],
+        ["k", "a", "b", "c", "s"],
+        owned=[{"a", "b"}, {"b", "c"}],
+        sequence=["s"],
+    )
     types = {"k": "INT", "a": "INT", "b": "STRING", "c": "INT", "s": "INT"}
     batches = [
         _rows(0, "k a b s", (1, 1, "x", 5), (2, 1, None, 5), (3, 1, "x", 2), (4, None, None, None))
-        + _rows(1, "k b c s", (1, "y", 2, 5)),                  # tie in one batch: source 1
-        _rows(0, "k a b s", (1, 3, None, 5),                      # tie, same source, later batch
-              (2, 9, "z", 3),                                     # late: fills b only
-              (3, None, "w", 9), (3, 8, None, 9),                 # equal sequences: arrival
-              (4, 4, "v", None),                                  # NULL ties NULL: incoming
-              (None, 1, "n", 1))                                  # NULL key: dropped
+        + _rows(1, "k b c s", (1, "y", 2, 5)),  # tie in one batch: source 1
+        _rows(
+            0,
+            "k a b s",
+            (1, 3, None, 5),  # tie, same source, later batch
+            (2, 9, "z", 3),  # late: fills b only
+            (3, None, "w", 9),
+            (3, 8, None, 9),  # equal sequences: arrival
+            (4, 4, "v", None),  # NULL ties NULL: incoming
+            (None, 1, "n", 1),
+        )  # NULL key: dropped
         + _rows(1, "k b c s", (1, "u", None, 5), (5, "t", 5, 1)),
-        _rows(0, "k a b s", (5, 1, "s", 0))                       # late: fills a only
+        _rows(0, "k a b s", (5, 1, "s", 0))  # late: fills a only
         + _rows(1, "k b c s", (2, None, 3, 6)),
     ]
     return Case(spec, types, batches, 2)
 
 
 def _scenario_remove_record_on_delete() -> Case:
-    spec = Spec("partial_update", ["k"], ["k", "a", "b", "s", "op"],
-                owned=[{"a", "b"}, {"b"}], sequence=["s"], row_kind_column="op",
-                remove_record_on_delete=True)
+    spec = Spec(
+        "partial_update",
+        ["k"],
+        ["k", "a", "b", "s", "op"],
+        owned=[{"a", "b"}, {"b"}],
+        sequence=["s"],
+        row_kind_column="op",
+        remove_record_on_delete=True,
+    )
     types = {"k": "INT", "a": "INT", "b": "STRING", "s": "INT", "op": "STRING"}
-    first = _rows(0, "k a b s op", (1, 1, "x", 1, "+I"), (2, 1, None, 1, "+I"),
-                  (3, 1, None, 5, "+I"), (4, 1, "x", 5, "+I"), (6, 1, "x", 1, "+I"),
-                  (7, 1, "x", 1, "INSERT"), (7, 2, None, 2, "DELETE"), (7, 3, None, 3, "+U"))
-    second = (_rows(0, "k a b s op",
-                    (1, None, None, 2, "-D"), (1, 7, None, 3, "+I"),   # replaced: b NULL
-                    (2, None, None, 2, "DELETE"),                        # removed
-                    (3, None, None, 1, "-D"),                            # older: ignored
-                    (5, None, None, 1, "-D"),                            # unknown: nothing
-                    (6, 9, "y", 9, "-U"))                                # -U: ignored
-              + _rows(1, "k b s op", (4, None, 6, "-D"), (4, "z", 7, "UPDATE_AFTER")))
-    third = _rows(1, "k b s op", (2, "w", 3, "+I"), (3, "v", 4, "+I"))   # 3: late, fills b
+    first = _rows(
+        0,
+        "k a b s op",
+        (1, 1, "x", 1, "+I"),
+        (2, 1, None, 1, "+I"),
+        (3, 1, None, 5, "+I"),
+        (4, 1, "x", 5, "+I"),
+        (6, 1, "x", 1, "+I"),
+        (7, 1, "x", 1, "INSERT"),
+        (7, 2, None, 2, "DELETE"),
+        (7, 3, None, 3, "+U"),
+    )
+    second = (
+        _rows(
+            0,
+            "k a b s op",
+            (1, None, None, 2, "-D"),
+            (1, 7, None, 3, "+I"),  # replaced: b NULL
+            (2, None, None, 2, "DELETE"),  # removed
+            (3, None, None, 1, "-D"),  # older: ignored
+            (5, None, None, 1, "-D"),  # unknown: nothing
+            (6, 9, "y", 9, "-U"),
+        )  # -U: ignored
+        + _rows(1, "k b s op", (4, None, 6, "-D"), (4, "z", 7, "UPDATE_AFTER"))
+    )
+    third = _rows(1, "k b s op", (2, "w", 3, "+I"), (3, "v", 4, "+I"))  # 3: late, fills b
     return Case(spec, types, [first, second, third], 2)
 
 
 def _scenario_sequence_group_retracts() -> Case:
-    spec = Spec("partial_update", ["k"], ["k", "a", "b", "g1", "c", "n", "g2", "p", "op"],
-                owned=[{"a", "b", "g1", "p"}, {"c", "n", "g2"}],
-                groups={"g1": ["a", "b"], "g2": ["c", "n"]}, aggregates={"n": "sum"},
-                row_kind_column="op", remove_record_on_sequence_group=["g1"])
-    types = {"k": "INT", "a": "INT", "b": "STRING", "g1": "INT", "c": "INT", "n": "BIGINT",
-             "g2": "INT", "p": "INT", "op": "STRING"}
-    first = (_rows(0, "k a b g1 p op", (1, 1, "x", 1, 1, "+I"), (2, 1, None, 1, None, "+I"),
-                   (8, 1, "x", 1, 1, "+I"))
-             + _rows(1, "k c n g2 op", (1, 1, 10, 1, "+I"), (3, 1, 5, 2, "+I"),
-                     (6, 1, 5, 5, "+I"), (7, 1, 1, 4, "+I")))
-    second = (_rows(0, "k a b g1 p op",
-                    (1, 2, None, 3, None, "-D"),        # g1 delete wins: row removed
-                    (8, 2, None, 2, None, "-U"),        # g1 -U wins: a, b cleared, row kept
-                    (2, None, None, 0, 4, "-D"),        # older g1 retract: nothing; p ignored
-                    (5, None, None, None, 7, "-D"))     # in no group: key only
-              + _rows(1, "k c n g2 op",
-                      (3, None, 2, 3, "-D"),            # clears c, n - 2
-                      (3, 9, 1, 1, "+I"),               # older: c kept, n + 1
-                      (4, 1, 1, 1, "-U"),               # unknown key: c NULL, n = -1
-                      (6, 2, 3, 2, "+I"),               # older group: c kept, n + 3
-                      (7, 2, 1, 4, "+I")))              # group tie, same source: c = 2
-    third = _rows(1, "k c n g2 op", (1, 5, 1, 5, "+I"))   # after the removal: a new row
+    spec = Spec(
+        "partial_update",
+        ["k"],
+        ["k", "a", "b", "g1", "c", "n", "g2", "p", "op"],
+        owned=[{"a", "b", "g1", "p"}, {"c", "n", "g2"}],
+        groups={"g1": ["a", "b"], "g2": ["c", "n"]},
+        aggregates={"n": "sum"},
+        row_kind_column="op",
+        remove_record_on_sequence_group=["g1"],
+    )
+    types = {
+        "k": "INT",
+        "a": "INT",
+        "b": "STRING",
+        "g1": "INT",
+        "c": "INT",
+        "n": "BIGINT",
+        "g2": "INT",
+        "p": "INT",
+        "op": "STRING",
+    }
+    first = _rows(
+        0,
+        "k a b g1 p op",
+        (1, 1, "x", 1, 1, "+I"),
+        (2, 1, None, 1, None, "+I"),
+        (8, 1, "x", 1, 1, "+I"),
+    ) + _rows(
+        1,
+        "k c n g2 op",
+        (1, 1, 10, 1, "+I"),
+        (3, 1, 5, 2, "+I"),
+        (6, 1, 5, 5, "+I"),
+        (7, 1, 1, 4, "+I"),
+    )
+    second = (
+        _rows(
+            0,
+            "k a b g1 p op",
+            (1, 2, None, 3, None, "-D"),  # g1 delete wins: row removed
+            (8, 2, None, 2, None, "-U"),  # g1 -U wins: a, b cleared, row kept
+            (2, None, None, 0, 4, "-D"),  # older g1 retract: nothing; p ignored
+            (5, None, None, None, 7, "-D"),
+        )  # in no group: key only
+        + _rows(
+            1,
+            "k c n g2 op",
+            (3, None, 2, 3, "-D"),  # clears c, n - 2
+            (3, 9, 1, 1, "+I"),  # older: c kept, n + 1
+            (4, 1, 1, 1, "-U"),  # unknown key: c NULL, n = -1
+            (6, 2, 3, 2, "+I"),  # older group: c kept, n + 3
+            (7, 2, 1, 4, "+I"),
+        )
+    )  # group tie, same source: c = 2
+    third = _rows(1, "k c n g2 op", (1, 5, 1, 5, "+I"))  # after the removal: a new row
     return Case(spec, types, [first, second, third], 2, coincide=False)
 
 
 def _scenario_aggregation() -> Case:
-    functions = {"total": "sum", "prod": "product", "hi": Agg("max", ignore_retract=True),
-                 "lo": Agg("min", ignore_retract=True), "last": "last_value",
-                 "lnn": "last_non_null_value", "first": Agg("first_value", ignore_retract=True),
-                 "fnn": Agg("first_non_null_value", ignore_retract=True),
-                 "names": Agg("listagg", delimiter="|", ignore_retract=True),
-                 "dnames": Agg("listagg", distinct=True, ignore_retract=True),
-                 "flag": Agg("bool_or", ignore_retract=True),
-                 "all": Agg("bool_and", ignore_retract=True), "items": "collect",
-                 "ditems": Agg("collect", distinct=True), "kv": "merge_map"}
-    types = {"k": "INT", "total": "BIGINT", "prod": "BIGINT", "hi": "INT", "lo": "INT",
-             "last": "INT", "lnn": "STRING", "first": "INT", "fnn": "INT", "names": "STRING",
-             "dnames": "STRING", "flag": "BOOLEAN", "all": "BOOLEAN", "items": "ARRAY<INT>",
-             "ditems": "ARRAY<INT>", "kv": "MAP<STRING, INT>", "s": "INT", "op": "STRING"}
+    functions = {
+        "total": "sum",
+        "prod": "product",
+        "hi": Agg("max", ignore_retract=True),
+        "lo": Agg("min", ignore_retract=True),
+        "last": "last_value",
+        "lnn": "last_non_null_value",
+        "first": Agg("first_value", ignore_retract=True),
+        "fnn": Agg("first_non_null_value", ignore_retract=True),
+        "names": Agg("listagg", delimiter="|", ignore_retract=True),
+        "dnames": Agg("listagg", distinct=True, ignore_retract=True),
+        "flag": Agg("bool_or", ignore_retract=True),
+        "all": Agg("bool_and", ignore_retract=True),
+        "items": "collect",
+        "ditems": Agg("collect", distinct=True),
+        "kv": "merge_map",
+    }
+    types = {
+        "k": "INT",
+        "total": "BIGINT",
+        "prod": "BIGINT",
+        "hi": "INT",
+        "lo": "INT",
+        "last": "INT",
+        "lnn": "STRING",
+        "first": "INT",
+        "fnn": "INT",
+        "names": "STRING",
+        "dnames": "STRING",
+        "flag": "BOOLEAN",
+        "all": "BOOLEAN",
+        "items": "ARRAY<INT>",
+        "ditems": "ARRAY<INT>",
+        "kv": "MAP<STRING, INT>",
+        "s": "INT",
+        "op": "STRING",
+    }
     columns = ["k", *functions, "s", "op"]
-    spec = Spec("aggregation", ["k"], columns, owned=[set(columns)], sequence=["s"],
-                aggregates=functions, row_kind_column="op")
+    spec = Spec(
+        "aggregation",
+        ["k"],
+        columns,
+        owned=[set(columns)],
+        sequence=["s"],
+        aggregates=functions,
+        row_kind_column="op",
+    )
     cols = "k total prod hi lo last lnn first fnn names dnames flag all items ditems kv s op"
     batches = [
-        _rows(0, cols,
-              (1, 1, 2, 5, 5, 5, "a", None, None, "a", "a", False, True, [1, 2], [1, 1],
-               {"x": 1}, 1, "+I"),
-              (3, 1, 6, 1, 1, 1, "a", 1, 1, "a", "a", None, None, [1, 2, 1], [2],
-               {"x": 1, "y": 2}, 1, "+I")),
-        _rows(0, cols,
-              (1, 2, 3, 9, 0, None, None, 4, 4, "b", "a", True, False, [3], [1, 3],
-               {"x": 2}, 3, "+I"),                 # last_value NULL wins; lnn keeps "a"
-              (2, 4, 1, 1, 1, 3, "q", 1, 1, "q", "q", True, True, [1], [1], {"x": 1},
-               2, "-D"),                           # retracts from "no value"
-              (3, None, -1, None, None, None, "b", None, None, None, None, None, None, [1],
-               [2], {"x": 0}, 2, "-U"),            # retracts reach the stored value
-              (3, 1, None, None, None, 7, None, None, None, "c", "c", None, None, [1], [2],
-               None, 3, "+I")),
-        _rows(0, cols,
-              (1, 1, 1, 0, 9, 9, "z", 7, 7, "z", "b", False, True, [0], [0], {"y": 1},
-               0, "+I"),                           # late: older than every stored record
-              (2, 1, None, None, None, None, None, None, None, None, None, None, None, None,
-               None, None, 3, "+U")),
+        _rows(
+            0,
+            cols,
+            (
+                1,
+                1,
+                2,
+                5,
+                5,
+                5,
+                "a",
+                None,
+                None,
+                "a",
+                "a",
+                False,
+                True,
+                [1, 2],
+                [1, 1],
+                {"x": 1},
+                1,
+                "+I",
+            ),
+            (
+                3,
+                1,
+                6,
+                1,
+                1,
+                1,
+                "a",
+                1,
+                1,
+                "a",
+                "a",
+                None,
+                None,
+                [1, 2, 1],
+                [2],
+                {"x": 1, "y": 2},
+                1,
+                "+I",
+            ),
+        ),
+        _rows(
+            0,
+            cols,
+            (
+                1,
+                2,
+                3,
+                9,
+                0,
+                None,
+                None,
+                4,
+                4,
+                "b",
+                "a",
+                True,
+                False,
+                [3],
+                [1, 3],
+                {"x": 2},
+                3,
+                "+I",
+            ),  # last_value NULL wins; lnn keeps "a"
+            (
+                2,
+                4,
+                1,
+                1,
+                1,
+                3,
+                "q",
+                1,
+                1,
+                "q",
+                "q",
+                True,
+                True,
+                [1],
+                [1],
+                {"x": 1},
+                2,
+                "-D",
+            ),  # retracts from "no value"
+            (
+                3,
+                None,
+                -1,
+                None,
+                None,
+                None,
+                "b",
+                None,
+                None,
+                None,
+                None,
+                None,
+                None,
+                [1],
+                [2],
+                {"x": 0},
+                2,
+                "-U",
+            ),  # retracts reach the stored value
+            (
+                3,
+                1,
+                None,
+                None,
+                None,
+                7,
+                None,
+                None,
+                None,
+                "c",
+                "c",
+                None,
+                None,
+                [1],
+                [2],
+                None,
+                3,
+                "+I",
+            ),
+        ),
+        _rows(
+            0,
+            cols,
+            (
+                1,
+                1,
+                1,
+                0,
+                9,
+                9,
+                "z",
+                7,
+                7,
+                "z",
+                "b",
+                False,
+                True,
+                [0],
+                [0],
+                {"y": 1},
+                0,
+                "+I",
+            ),  # late: older than every stored record
+            (
+                2,
+                1,
+                None,
+                None,
+                None,
+                None,
+                None,
+                None,
+                None,
+                None,
+                None,
+                None,
+                None,
+                None,
+                None,
+                None,
+                3,
+                "+U",
+            ),
+        ),
     ]
-    return Case(spec, types, batches, 1,
-                per_run=frozenset({"names", "dnames", "items", "ditems", "kv"}))
+    return Case(
+        spec, types, batches, 1, per_run=frozenset({"names", "dnames", "items", "ditems", "kv"})
+    )
 
 
 def _scenario_aggregation_sources() -> Case:
     """Two sources, only the first owns ``last``: the second's records are not records of
     ``last`` (a bootstrap once read their NULL as a last_value)."""
-    spec = Spec("aggregation", ["k"], ["k", "last", "n"], owned=[{"last", "n"}, {"n"}],
-                aggregates={"last": "last_value", "n": "sum"})
+    spec = Spec(
+        "aggregation",
+        ["k"],
+        ["k", "last", "n"],
+        owned=[{"last", "n"}, {"n"}],
+        aggregates={"last": "last_value", "n": "sum"},
+    )
     types = {"k": "INT", "last": "INT", "n": "INT"}
     first = _rows(0, "k last n", (1, 0, 1), (2, 5, 1)) + _rows(1, "k n", (1, 2), (3, 4))
     second = _rows(1, "k n", (1, 3), (2, 1)) + _rows(0, "k last n", (3, 7, 1))
@@ -968,23 +1341,38 @@ def _scenario_aggregation_sources() -> Case:
 
 
 def _scenario_deduplicate() -> Case:
-    spec = Spec("deduplicate", ["k"], ["k", "a", "b", "s", "op"], owned=[{"a"}, {"b"}],
-                sequence=["s"], row_kind_column="op")
+    spec = Spec(
+        "deduplicate",
+        ["k"],
+        ["k", "a", "b", "s", "op"],
+        owned=[{"a"}, {"b"}],
+        sequence=["s"],
+        row_kind_column="op",
+    )
     types = {"k": "INT", "a": "INT", "b": "STRING", "s": "INT", "op": "STRING"}
-    first = (_rows(0, "k a s op", (1, 1, 2, "+I"), (2, 1, 1, "+I"), (3, 1, 5, "+I"),
-                   (4, 1, 1, "+I"), (4, 2, 1, "-U"))
-             + _rows(1, "k b s op", (1, "x", 1, "+I"), (5, "y", 3, "+I")))
-    second = (_rows(0, "k a s op", (2, None, 2, "-D"), (3, 9, 4, "+I"), (5, 4, 4, "+I"))
-              + _rows(1, "k b s op", (1, "z", 3, "+U"), (6, "w", 1, "-U"), (4, "v", 2, "+I")))
+    first = _rows(
+        0,
+        "k a s op",
+        (1, 1, 2, "+I"),
+        (2, 1, 1, "+I"),
+        (3, 1, 5, "+I"),
+        (4, 1, 1, "+I"),
+        (4, 2, 1, "-U"),
+    ) + _rows(1, "k b s op", (1, "x", 1, "+I"), (5, "y", 3, "+I"))
+    second = _rows(0, "k a s op", (2, None, 2, "-D"), (3, 9, 4, "+I"), (5, 4, 4, "+I")) + _rows(
+        1, "k b s op", (1, "z", 3, "+U"), (6, "w", 1, "-U"), (4, "v", 2, "+I")
+    )
     return Case(spec, types, [first, second], 2)
 
 
-SCENARIOS = {"partial_update": _scenario_partial_update,
-             "remove_record_on_delete": _scenario_remove_record_on_delete,
-             "sequence_group_retracts": _scenario_sequence_group_retracts,
-             "aggregation": _scenario_aggregation,
-             "aggregation_sources": _scenario_aggregation_sources,
-             "deduplicate": _scenario_deduplicate}
+SCENARIOS = {
+    "partial_update": _scenario_partial_update,
+    "remove_record_on_delete": _scenario_remove_record_on_delete,
+    "sequence_group_retracts": _scenario_sequence_group_retracts,
+    "aggregation": _scenario_aggregation,
+    "aggregation_sources": _scenario_aggregation_sources,
+    "deduplicate": _scenario_deduplicate,
+}
 
 
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
@@ -1009,9 +1397,12 @@ def test_source_empty_at_bootstrap_then_appended(harness: Harness) -> None:
     consumed from it), then gets rows: the next run must read them once, also for a model that
     cannot re-read a source (sum). Found while building the harness (see the report)."""
     spec = Spec("aggregation", ["k"], ["k", "n"], owned=[{"n"}, {"n"}], aggregates={"n": "sum"})
-    case = Case(spec, {"k": "INT", "n": "INT"}, [[(1, {"k": 1, "n": 1})],
-                                                  [(0, {"k": 1, "n": 5}), (1, {"k": 1, "n": 2})]],
-                2)
+    case = Case(
+        spec,
+        {"k": "INT", "n": "INT"},
+        [[(1, {"k": 1, "n": 1})], [(0, {"k": 1, "n": 5}), (1, {"k": 1, "n": 2})]],
+        2,
+    )
     root, namespace, src = harness.project(case, f"pp{next(_counter)}_nosnap")
     harness.spark.sql(f"CREATE TABLE lw.{src}.t0 (k INT, n INT) USING iceberg")  # no snapshot
     harness.spark.sql(f"CREATE TABLE lw.{src}.t1 USING iceberg AS SELECT 1 AS k, 1 AS n")
@@ -1025,8 +1416,12 @@ def test_every_source_empty_at_bootstrap_then_appended(harness: Harness) -> None
     """The bootstrap folds nothing at all (no source has a snapshot): its commit must still
     carry the offsets, and the next run reads every source's new rows once."""
     spec = Spec("aggregation", ["k"], ["k", "n"], owned=[{"n"}, {"n"}], aggregates={"n": "sum"})
-    case = Case(spec, {"k": "INT", "n": "INT"},
-                [[], [(0, {"k": 1, "n": 5}), (1, {"k": 1, "n": 2}), (1, {"k": 2, "n": 1})]], 2)
+    case = Case(
+        spec,
+        {"k": "INT", "n": "INT"},
+        [[], [(0, {"k": 1, "n": 5}), (1, {"k": 1, "n": 2}), (1, {"k": 2, "n": 1})]],
+        2,
+    )
     root, namespace, src = harness.project(case, f"pp{next(_counter)}_empty")
     for table in ("t0", "t1"):
         harness.spark.sql(f"CREATE TABLE lw.{src}.{table} (k INT, n INT) USING iceberg")

@@ -3,8 +3,9 @@ or half-run; an unreadable metadata file fails only its model (issue 9, section 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 
@@ -22,10 +23,13 @@ from tests.integration.test_incremental import COUNTERS, SCHEMAS, snapshots
 pytestmark = [pytest.mark.spark]
 
 # COUNTERS with one more column, owned by source a
-EDITED = COUNTERS.replace("SELECT k, clicks, CAST(NULL AS BIGINT) AS buys",
-                          "SELECT k, clicks, clicks * 2 AS doubled, CAST(NULL AS BIGINT) AS buys") \
-    .replace("SELECT k, CAST(NULL AS BIGINT), buys",
-             "SELECT k, CAST(NULL AS BIGINT), CAST(NULL AS BIGINT), buys")
+EDITED = COUNTERS.replace(
+    "SELECT k, clicks, CAST(NULL AS BIGINT) AS buys",
+    "SELECT k, clicks, clicks * 2 AS doubled, CAST(NULL AS BIGINT) AS buys",
+).replace(
+    "SELECT k, CAST(NULL AS BIGINT), buys",
+    "SELECT k, CAST(NULL AS BIGINT), CAST(NULL AS BIGINT), buys",
+)
 TABLE = "{{ config(materialized='table') }}\nSELECT k, v FROM {{ source('src', 'c') }}\n"
 
 
@@ -34,7 +38,8 @@ def edit(m: ModelRun, name: str, sql: str) -> None:
 
 
 def test_edited_key_model_is_refused_until_full_refresh(
-        model_run: Callable[..., ModelRun], tmp_path: Path) -> None:
+    model_run: Callable[..., ModelRun], tmp_path: Path
+) -> None:
     m = model_run(COUNTERS, SCHEMAS)
     built = m.step({"a": [(1, 2)], "b": [(1, 5)]})
     assert snapshots(m)[-1][1][DEFINITION] == definition_digest(m.run.manifest().models["m"])
@@ -55,7 +60,9 @@ def test_edited_key_model_is_refused_until_full_refresh(
         run_models(manifest, ["m"], m.run.adapter(manifest))
     assert caught.value.exit_code == 2 and "--full-refresh -s m" in str(caught.value)
     # the incremental plan checks again (a table rebuilt by someone else since the run began)
-    run = KeyTableRun(m.run.adapter(manifest), manifest, compile_in(manifest, manifest.models["m"]), "r")
+    run = KeyTableRun(
+        m.run.adapter(manifest), manifest, compile_in(manifest, manifest.models["m"]), "r"
+    )
     with pytest.raises(DefinitionChangedError):
         run.incremental()
     assert snapshots(m) == before and m.run.rows("m") == built
@@ -76,8 +83,9 @@ def test_edited_table_model_is_rebuilt_not_skipped(model_run: Callable[..., Mode
     assert m.last.plan == "table" and m.last.statements >= 1
 
 
-def test_corrupt_metadata_fails_only_its_model(model_run: Callable[..., ModelRun],
-                                               warehouse: Path) -> None:
+def test_corrupt_metadata_fails_only_its_model(
+    model_run: Callable[..., ModelRun], warehouse: Path
+) -> None:
     m = model_run(COUNTERS, {**SCHEMAS, "c": "k INT, v STRING"})
     edit(m, "t", TABLE)
     m.write("c", [(1, "x")])

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import pytest
 
@@ -18,7 +18,8 @@ SELECT k, amount AS total FROM {{ source('src', 'a') }}
 
 
 def test_sum_over_an_undeclared_string_column_fails_before_writing(
-        model_run: Callable[..., ModelRun]) -> None:
+    model_run: Callable[..., ModelRun],
+) -> None:
     """The model declares no type (no CAST): the upstream's STRING reaches ``sum``, which
     would turn every value NULL. The run refuses, naming the key and the fix, and creates
     no table."""

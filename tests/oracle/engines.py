@@ -50,8 +50,9 @@ Readings of the contract where it is ambiguous (closest to Apache Paimon; see th
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 Record = dict[str, Any]
 Table = dict[tuple, dict[str, Any]]
@@ -61,8 +62,21 @@ RETRACT_KINDS = {"-U": "-U", "-D": "-D", "UPDATE_BEFORE": "-U", "DELETE": "-D"}
 
 #: functions whose retraction the contract defines
 RETRACTABLE = {"sum", "product", "last_value", "last_non_null_value", "collect", "merge_map"}
-FUNCTIONS = {"sum", "product", "max", "min", "last_value", "last_non_null_value", "first_value",
-             "first_non_null_value", "listagg", "bool_and", "bool_or", "collect", "merge_map"}
+FUNCTIONS = {
+    "sum",
+    "product",
+    "max",
+    "min",
+    "last_value",
+    "last_non_null_value",
+    "first_value",
+    "first_non_null_value",
+    "listagg",
+    "bool_and",
+    "bool_or",
+    "collect",
+    "merge_map",
+}
 
 
 class SpecError(ValueError):
@@ -109,8 +123,10 @@ class Spec:
 
     def group_list(self) -> list[tuple[str, list[str], list[str]]]:
         """(name, sequence columns, guarded columns) per group."""
-        return [(name, [s.strip() for s in name.split(",") if s.strip()], list(cols))
-                for name, cols in self.groups.items()]
+        return [
+            (name, [s.strip() for s in name.split(",") if s.strip()], list(cols))
+            for name, cols in self.groups.items()
+        ]
 
     def agg(self, column: str) -> Agg:
         value = self.aggregates.get(column)
@@ -123,8 +139,12 @@ class Spec:
 
     def owns(self, source: int, record: Record) -> set[str]:
         base = set(self.owned[source]) if self.owned is not None else set(record)
-        return base | set(self.key) | set(self.sequence) | (
-            {self.row_kind_column} if self.row_kind_column else set())
+        return (
+            base
+            | set(self.key)
+            | set(self.sequence)
+            | ({self.row_kind_column} if self.row_kind_column else set())
+        )
 
     def validate(self) -> None:
         """The contract's compile errors (only those the oracle depends on)."""
@@ -135,7 +155,7 @@ class Spec:
         if self.remove_record_on_delete and self.groups:
             raise SpecError("remove_record_on_delete with sequence_groups")
         seen: set[str] = set()
-        for name, seqs, cols in self.group_list():
+        for _name, seqs, cols in self.group_list():
             for c in seqs:
                 if c not in self.columns:
                     raise SpecError(f"group sequence {c} is not a column")
@@ -150,18 +170,27 @@ class Spec:
                 raise SpecError(f"remove_record_on_sequence_group names no group: {g}")
         if self.engine == "partial_update":
             if self.default_aggregate not in (None, "last_non_null_value"):
-                fixed = {*self.key, *self.sequence, self.row_kind_column,
-                         *(q for _, seqs, _ in self.group_list() for q in seqs)}
-                if any(c not in fixed and c not in seen and c not in self.aggregates
-                       for c in self.stored):
+                fixed = {
+                    *self.key,
+                    *self.sequence,
+                    self.row_kind_column,
+                    *(q for _, seqs, _ in self.group_list() for q in seqs),
+                }
+                if any(
+                    c not in fixed and c not in seen and c not in self.aggregates
+                    for c in self.stored
+                ):
                     raise SpecError("default_aggregate with a column in no group")
             for c in self.aggregates:
                 if self.agg(c).function != "last_non_null_value" and c not in seen:
                     raise SpecError(f"aggregate on {c}, which is in no group")
-            if (self.row_kind_column and not (self.ignore_delete or self.remove_record_on_delete
-                                              or self.groups)):
-                raise SpecError("row_kind_column needs ignore_delete, remove_record_on_delete "
-                                "or sequence_groups")
+            if self.row_kind_column and not (
+                self.ignore_delete or self.remove_record_on_delete or self.groups
+            ):
+                raise SpecError(
+                    "row_kind_column needs ignore_delete, remove_record_on_delete "
+                    "or sequence_groups"
+                )
         if self.engine == "first_row":
             if self.sequence:
                 raise SpecError("sequence_field with first_row")
@@ -171,26 +200,29 @@ class Spec:
         if self.engine == "aggregation":
             agg_columns = [c for c in self.stored if c not in self.key and c not in self.sequence]
         elif self.engine == "partial_update":
-            agg_columns = [c for c in self.stored
-                           if c in seen and (c in self.aggregates or self.default_aggregate)]
+            agg_columns = [
+                c
+                for c in self.stored
+                if c in seen and (c in self.aggregates or self.default_aggregate)
+            ]
         for c in agg_columns:
             a = self.agg(c)
             if a.function not in FUNCTIONS:
                 raise SpecError(f"unknown aggregate function {a.function}")
-            if (self.retracts_possible() and a.function not in RETRACTABLE
-                    and not a.ignore_retract):
+            if self.retracts_possible() and a.function not in RETRACTABLE and not a.ignore_retract:
                 raise SpecError(f"{a.function} on {c} refuses retracts (use ignore_retract)")
 
 
 # ---------------------------------------------------------------------------------------------
 # records and order
 
+
 @dataclass
 class Rec:
     source: int
     arrival: int
-    values: Record          # owned columns only (absent = not owned)
-    kind: str               # +I +U -U -D
+    values: Record  # owned columns only (absent = not owned)
+    kind: str  # +I +U -U -D
 
     @property
     def retract(self) -> bool:
@@ -252,18 +284,19 @@ def _wins(spec: Spec, incoming: tuple, stored: tuple) -> bool:
 # ---------------------------------------------------------------------------------------------
 # aggregate functions: fold state per batch, merge into a stored value
 
+
 class _Fold:
     """Fold state of one column over one batch (records in order)."""
 
     def __init__(self, agg: Agg) -> None:
         self.agg = agg
         self.f = agg.function
-        self.value: Any = None          # accumulated value (None = no value)
-        self.set = False                # last_value / first_value: a record was seen
-        self.cleared = False            # last_non_null_value: last event was a retract
-        self.ops: list = []             # collect / merge_map: (retract?, value) in order
-        self.tokens: list[str] = []     # listagg
-        self.divisor: Any = None        # product: product of the retracted values
+        self.value: Any = None  # accumulated value (None = no value)
+        self.set = False  # last_value / first_value: a record was seen
+        self.cleared = False  # last_non_null_value: last event was a retract
+        self.ops: list = []  # collect / merge_map: (retract?, value) in order
+        self.tokens: list[str] = []  # listagg
+        self.divisor: Any = None  # product: product of the retracted values
 
     def add(self, v: Any) -> None:
         f = self.f
@@ -332,8 +365,11 @@ class _Fold:
                 s = _distinct_tokens(s, self.agg.delimiter)
                 if not s:  # only blank values: no value
                     return t
-            joined = s if t is None else (f"{t}{self.agg.delimiter}{s}" if wins
-                                          else f"{s}{self.agg.delimiter}{t}")
+            joined = (
+                s
+                if t is None
+                else (f"{t}{self.agg.delimiter}{s}" if wins else f"{s}{self.agg.delimiter}{t}")
+            )
             return _distinct_tokens(joined, self.agg.delimiter) if self.agg.distinct else joined
         if f == "collect":
             acc = None if t is None else list(t)
@@ -397,7 +433,7 @@ class _Fold:
 def _divide(a: Any, b: Any) -> Any:
     if isinstance(a, int) and isinstance(b, int) and not isinstance(a, bool):
         q = abs(a) // abs(b)
-        return q if (a >= 0) == (b >= 0) else -q      # Java: truncate toward zero
+        return q if (a >= 0) == (b >= 0) else -q  # Java: truncate toward zero
     return a / b
 
 
@@ -455,6 +491,7 @@ def _fold_column(spec: Spec, agg: Agg, column: str, recs: list[Rec]) -> _Fold | 
 # ---------------------------------------------------------------------------------------------
 # engines: fold one key's records (in order) to a state; merge a state into the stored row
 
+
 def _empty_row(spec: Spec, key: tuple) -> dict[str, Any]:
     row = {c: None for c in spec.stored}
     row.update(zip(spec.key, key))
@@ -475,7 +512,7 @@ class _PartialUpdate:
             if deletes:
                 last = deletes[-1]
                 delete_seq = _seq(spec, recs[last])
-                recs = recs[last + 1:]
+                recs = recs[last + 1 :]
                 if not recs:
                     return {"state": "deleted", "seq": delete_seq}
                 state = "after_delete"
@@ -534,19 +571,18 @@ class _PartialUpdateGroups:
         values: dict[str, Any] = {}
         for r in adds:
             for c, v in r.values.items():
-                if (c in spec.key or c in spec.sequence or c == spec.row_kind_column
-                        or c in grouped):
+                if c in spec.key or c in spec.sequence or c == spec.row_kind_column or c in grouped:
                     continue
                 if v is not None or c not in values:
                     values[c] = v
         groups = {}
         for name, seqs, cols in spec.group_list():
-            part = [r for r in recs
-                    if any(r.values.get(s) is not None for s in seqs)]
+            part = [r for r in recs if any(r.values.get(s) is not None for s in seqs)]
             if not part:
                 continue
-            part.sort(key=lambda r: (seq_key(tuple(r.values.get(s) for s in seqs)),
-                                     r.source, r.arrival))
+            part.sort(
+                key=lambda r: (seq_key(tuple(r.values.get(s) for s in seqs)), r.source, r.arrival)
+            )
             last = part[-1]
             plain = {}
             aggs = {}
@@ -555,10 +591,18 @@ class _PartialUpdateGroups:
                     aggs[c] = _fold_column(spec, spec.agg(c), c, part)
                 else:
                     plain[c] = None if last.retract else last.values.get(c)
-            groups[name] = {"seq": tuple(last.values.get(s) for s in seqs),
-                            "delete": last.kind == "-D", "plain": plain, "aggs": aggs}
-        return {"state": "normal", "values": values,
-                "seq": _seq(spec, adds[-1]) if adds else None, "groups": groups}
+            groups[name] = {
+                "seq": tuple(last.values.get(s) for s in seqs),
+                "delete": last.kind == "-D",
+                "plain": plain,
+                "aggs": aggs,
+            }
+        return {
+            "state": "normal",
+            "values": values,
+            "seq": _seq(spec, adds[-1]) if adds else None,
+            "groups": groups,
+        }
 
     @staticmethod
     def merge(spec: Spec, key: tuple, stored: dict | None, folded: dict) -> dict | None:
@@ -574,7 +618,7 @@ class _PartialUpdateGroups:
                 row[c] = v
         if folded["seq"] is not None and wins:
             row.update(zip(spec.sequence, folded["seq"]))
-        for name, seqs, cols in spec.group_list():
+        for name, seqs, _cols in spec.group_list():
             g = folded["groups"].get(name)
             if g is None:
                 continue
@@ -611,8 +655,7 @@ class _Aggregation:
         if folded["state"] == "empty":
             return stored
         row = dict(stored) if stored is not None else _empty_row(spec, key)
-        wins = stored is None or _wins(spec, folded["seq"],
-                                       tuple(row[c] for c in spec.sequence))
+        wins = stored is None or _wins(spec, folded["seq"], tuple(row[c] for c in spec.sequence))
         for c, fold in folded["folds"].items():
             row[c] = fold.merge(row[c], wins)
         if wins:
@@ -628,15 +671,15 @@ class _Deduplicate:
         if not recs:
             return {"state": "empty"}
         last = recs[-1]
-        return {"state": "deleted" if last.retract else "row", "rec": last,
-                "seq": _seq(spec, last)}
+        return {"state": "deleted" if last.retract else "row", "rec": last, "seq": _seq(spec, last)}
 
     @staticmethod
     def merge(spec: Spec, key: tuple, stored: dict | None, folded: dict) -> dict | None:
         if folded["state"] == "empty":
             return stored
-        if stored is not None and not _wins(spec, folded["seq"],
-                                            tuple(stored[c] for c in spec.sequence)):
+        if stored is not None and not _wins(
+            spec, folded["seq"], tuple(stored[c] for c in spec.sequence)
+        ):
             return stored
         if folded["state"] == "deleted":
             return None
@@ -665,8 +708,9 @@ class _FirstRow:
 def _engine(spec: Spec):
     if spec.engine == "partial_update":
         return _PartialUpdateGroups if spec.groups else _PartialUpdate
-    return {"aggregation": _Aggregation, "deduplicate": _Deduplicate,
-            "first_row": _FirstRow}[spec.engine]
+    return {"aggregation": _Aggregation, "deduplicate": _Deduplicate, "first_row": _FirstRow}[
+        spec.engine
+    ]
 
 
 def _apply(spec: Spec, table: Table, recs: list[Rec]) -> None:
@@ -685,6 +729,7 @@ def _apply(spec: Spec, table: Table, recs: list[Rec]) -> None:
 
 # ---------------------------------------------------------------------------------------------
 # public API
+
 
 def bootstrap(spec: Spec, records: list[tuple[int, Record]]) -> Table:
     """All records (all sources, in arrival order) folded at once into an empty table."""

@@ -50,8 +50,9 @@ def _incoming_wins(new: Record, old: Record, seq: list[str]) -> bool:
     return _seq_key(new, seq) >= _seq_key(old, seq)
 
 
-def incremental(batches: list[list[tuple[int, Record]]], key: list[str], seq: list[str],
-                sources: int) -> dict:
+def incremental(
+    batches: list[list[tuple[int, Record]]], key: list[str], seq: list[str], sources: int
+) -> dict:
     """Batches applied one after another, each source's part folded then merged in order."""
     table: dict[tuple, Record] = {}
     for batch in batches:

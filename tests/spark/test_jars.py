@@ -17,7 +17,24 @@ from lakewide.spark.jackson_relocate import relocate_class
 SHADED = "org/apache/iceberg/shaded/com/fasterxml/jackson"
 SHADED_DOTTED = "org.apache.iceberg.shaded.com.fasterxml.jackson"
 SHADED_DOTTED = "org.apache.iceberg.shaded.com.fasterxml.jackson"
-_SIZES = {3: 4, 4: 4, 5: 8, 6: 8, 7: 2, 8: 2, 9: 4, 10: 4, 11: 4, 12: 4, 15: 3, 16: 2, 17: 4, 18: 4, 19: 2, 20: 2}
+_SIZES = {
+    3: 4,
+    4: 4,
+    5: 8,
+    6: 8,
+    7: 2,
+    8: 2,
+    9: 4,
+    10: 4,
+    11: 4,
+    12: 4,
+    15: 3,
+    16: 2,
+    17: 4,
+    18: 4,
+    19: 2,
+    20: 2,
+}
 
 
 # ---------------------------------------------------------------- class-file helpers (independent parser)
@@ -77,21 +94,28 @@ def test_relocate_real_class(entry: str) -> None:
     assert mentions
     for value in mentions:
         stripped = value.replace(SHADED, "").replace(SHADED_DOTTED, "")
-        assert "com/fasterxml/jackson" not in stripped and "com.fasterxml.jackson" not in stripped, value
+        assert (
+            "com/fasterxml/jackson" not in stripped and "com.fasterxml.jackson" not in stripped
+        ), value
     # Everything after the constant pool is index-based and must be byte-identical.
     assert relocated[parse_pool(relocated)[1] :] == original[parse_pool(original)[1] :]
     assert jackson_relocate.iter_utf8_constants(relocated) == utf8
 
 
 _entries = st.one_of(
-    st.tuples(st.just(1), st.sampled_from(["x", "Lcom/fasterxml/jackson/core/A;", "com.fasterxml.jackson.B", "é"])),
+    st.tuples(
+        st.just(1),
+        st.sampled_from(["x", "Lcom/fasterxml/jackson/core/A;", "com.fasterxml.jackson.B", "é"]),
+    ),
     st.tuples(st.sampled_from(sorted(_SIZES)), st.binary(min_size=8, max_size=8)),
 )
 
 
 @settings(max_examples=200, deadline=None, database=None)
 @given(entries=st.lists(_entries, max_size=20), tail=st.binary(max_size=16))
-def test_relocate_synthetic_pool_handles_every_tag(entries: list[tuple[int, Any]], tail: bytes) -> None:
+def test_relocate_synthetic_pool_handles_every_tag(
+    entries: list[tuple[int, Any]], tail: bytes
+) -> None:
     body, expected, count = b"", [], 1
     for tag, payload in entries:
         if tag == 1:
@@ -120,14 +144,18 @@ def test_relocate_jar_layout(tmp_path: Path) -> None:
         names = set(jar.namelist())
         services = jar.read("META-INF/services/" + SHADED_DOTTED + ".core.JsonFactory").decode()
     assert jars.JACKSON_MARKER in names
-    assert not [n for n in names if n.startswith("com/") or "module-info" in n or "META-INF/versions/" in n]
+    assert not [
+        n for n in names if n.startswith("com/") or "module-info" in n or "META-INF/versions/" in n
+    ]
     assert services.strip() == SHADED_DOTTED + ".core.JsonFactory"
 
 
 # ---------------------------------------------------------------- jar cache (no JVM)
 
 
-def test_relocated_jar_cached_and_rebuilt_when_corrupt(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_relocated_jar_cached_and_rebuilt_when_corrupt(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("LAKEWIDE_CACHE_DIR", str(tmp_path))
     jar = jars.relocated_jackson_jar()
     assert jar.parent == tmp_path and "2." in jar.name

@@ -10,8 +10,6 @@ from lakewide.errors import RuntimeSetupError
 from lakewide.spark import java
 
 
-
-
 def fake_java_home(root: Path, version_line: str) -> Path:
     (root / "bin").mkdir(parents=True)
     exe = root / "bin" / "java"
@@ -27,7 +25,9 @@ def test_find_java_invalid_java_home(monkeypatch: pytest.MonkeyPatch, tmp_path: 
     assert info.value.key == "JAVA_HOME" and str(tmp_path / "nope") in str(info.value)
 
 
-@pytest.mark.parametrize("line", ['openjdk version "11.0.22" 2024-01-16', 'java version "1.8.0_392"'])
+@pytest.mark.parametrize(
+    "line", ['openjdk version "11.0.22" 2024-01-16', 'java version "1.8.0_392"']
+)
 def test_find_java_too_old(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, line: str) -> None:
     monkeypatch.setenv("JAVA_HOME", str(fake_java_home(tmp_path / "jdk", line)))
     with pytest.raises(RuntimeSetupError, match="Java 17 not found.*openjdk-17-jre-headless"):

@@ -11,7 +11,6 @@ import pytest
 from lakewide.errors import ConfigError, RuntimeSetupError
 from lakewide.spark import commit, runtime
 
-
 # ---------------------------------------------------------------- spark_conf (pure)
 
 
@@ -25,7 +24,8 @@ def test_spark_conf_defaults(fake_jars: None) -> None:
     assert conf == {
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",
-        "spark.driver.extraJavaOptions": "-Dlog4j2.configurationFile=" + runtime.LOG_CONFIG.as_uri(),
+        "spark.driver.extraJavaOptions": "-Dlog4j2.configurationFile="
+        + runtime.LOG_CONFIG.as_uri(),
         "spark.sql.session.timeZone": "UTC",
         "spark.sql.extensions": runtime.ICEBERG_EXTENSIONS,
         "spark.sql.catalog.lw": "org.apache.iceberg.spark.SparkCatalog",
@@ -43,7 +43,9 @@ def test_spark_conf_cluster_master_keeps_spark_default_partitions(fake_jars: Non
 
 @pytest.mark.parametrize("key", ["spark.jars.packages", "spark.jars"])
 def test_spark_conf_user_jars_suppress_bundled(monkeypatch: pytest.MonkeyPatch, key: str) -> None:
-    monkeypatch.setattr(runtime, "bundled_jars", lambda: pytest.fail("bundled jars must not be built"))
+    monkeypatch.setattr(
+        runtime, "bundled_jars", lambda: pytest.fail("bundled jars must not be built")
+    )
     conf = runtime.spark_conf("local", "lw", {}, {key: "org.apache.iceberg:x:1"})
     assert conf[key] == "org.apache.iceberg:x:1"
     assert ("spark.jars" in conf) == (key == "spark.jars")
@@ -67,7 +69,9 @@ def test_spark_conf_rejects_bad_catalog_name(fake_jars: None) -> None:
 def test_commit_with_properties_refuses_unpinned_gateway() -> None:
     from types import SimpleNamespace
 
-    fake = SimpleNamespace(sparkContext=SimpleNamespace(_gateway=object()))  # not a py4j ClientServer
+    fake = SimpleNamespace(
+        sparkContext=SimpleNamespace(_gateway=object())
+    )  # not a py4j ClientServer
     with pytest.raises(RuntimeSetupError, match="PYSPARK_PIN_THREAD"):
         commit.commit_with_properties(fake, {"k": "v"}, lambda: None)
 
@@ -145,7 +149,9 @@ def test_commit_with_properties(spark: Any) -> None:
     assert result == "done"
     latest = "SELECT summary FROM lw.db.p.snapshots ORDER BY committed_at DESC LIMIT 1"
     assert rows(spark, latest)[0][0]["lakewide.test"] == "42"
-    spark.sql("INSERT INTO lw.db.p VALUES (2, 'b')")  # the properties must not leak into later commits
+    spark.sql(
+        "INSERT INTO lw.db.p VALUES (2, 'b')"
+    )  # the properties must not leak into later commits
     assert "lakewide.test" not in rows(spark, latest)[0][0]
 
 
@@ -168,6 +174,8 @@ def test_commit_with_properties_propagates_errors(spark: Any) -> None:
     with pytest.raises(Boom, match="from python"):
         commit.commit_with_properties(spark, {"lakewide.test": "x"}, fail)
     with pytest.raises(AnalysisException):
-        commit.commit_with_properties(spark, {"lakewide.test": "x"}, lambda: spark.sql("MERGE INTO lw.db.nope"))
+        commit.commit_with_properties(
+            spark, {"lakewide.test": "x"}, lambda: spark.sql("MERGE INTO lw.db.nope")
+        )
     assert snapshot_count(spark, "lw.db.e") == before
     assert os.environ.get("JAVA_HOME")  # create_session exported the Java it checked
