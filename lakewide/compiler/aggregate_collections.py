@@ -19,11 +19,11 @@ from lakewide.compiler.aggregate_inputs import (
 )
 
 
-def _delimiter(options: dict[str, Any]) -> exp.Expression:
+def _delimiter(options: dict[str, Any]) -> exp.Expr:
     return exp.Literal.string(str(options.get("delimiter", ",")))
 
 
-def listagg_fold(inp: FoldInput) -> exp.Expression:
+def listagg_fold(inp: FoldInput) -> exp.Expr:
     """listagg over a batch: its non-null values in record order, joined by the delimiter."""
     values = ordered_values(inp, adds(inp))
     if inp.options.get("distinct"):
@@ -31,7 +31,7 @@ def listagg_fold(inp: FoldInput) -> exp.Expression:
     return none_if_empty(values, exp.func("ARRAY_JOIN", values.copy(), _delimiter(inp.options)))
 
 
-def _distinct_tokens(values: exp.Expression, delimiter: exp.Expression) -> exp.Expression:
+def _distinct_tokens(values: exp.Expr, delimiter: exp.Expr) -> exp.Expr:
     """listagg ``distinct`` within a batch as across runs: the values' delimiter-split tokens,
     blank ones skipped (Paimon 2.0), first occurrences kept."""
     x, token = exp.to_identifier("x"), exp.to_identifier("tok")
@@ -48,12 +48,12 @@ def _distinct_tokens(values: exp.Expression, delimiter: exp.Expression) -> exp.E
     return exp.func("ARRAY_DISTINCT", kept)
 
 
-def listagg_combine(c: Combine) -> exp.Expression:
+def listagg_combine(c: Combine) -> exp.Expr:
     """The stored string and the batch's, joined in record order."""
     delim = _delimiter(c.options)
     later = exp.func("CONCAT", c.t.copy(), delim, c.s.copy())
     earlier = exp.func("CONCAT", c.s.copy(), delim.copy(), c.t.copy())
-    both: exp.Expression = exp.If(this=c.older.copy(), true=earlier, false=later)
+    both: exp.Expr = exp.If(this=c.older.copy(), true=earlier, false=later)
     if c.options.get("distinct"):
         # sqlglot's SPLIT splits on a literal (it quotes the delimiter for Spark's regex)
         parts = exp.func("ARRAY_DISTINCT", exp.func("SPLIT", both, delim.copy()))
@@ -61,7 +61,7 @@ def listagg_combine(c: Combine) -> exp.Expression:
     return coalesce_pair(both, c)
 
 
-def collect_fold(inp: FoldInput) -> exp.Expression:
+def collect_fold(inp: FoldInput) -> exp.Expr:
     """collect over a batch: its arrays concatenated in record order (retracts replayed)."""
     if inp.retract is not None:
         return _collect_replay(ordered_ops(inp), None, inp.options)
@@ -72,7 +72,7 @@ def collect_fold(inp: FoldInput) -> exp.Expression:
     return none_if_empty(arrays, flat)
 
 
-def ordered_ops(inp: FoldInput) -> exp.Expression:
+def ordered_ops(inp: FoldInput) -> exp.Expr:
     """The batch's non-null adds and retracts in record order, as ``STRUCT(r, v)`` elements."""
     assert inp.retract is not None
     op = exp.Struct(
@@ -81,16 +81,16 @@ def ordered_ops(inp: FoldInput) -> exp.Expression:
     return ordered_values(inp, present(inp), op)
 
 
-Step = Callable[[exp.Expression, exp.Expression], exp.Expression]
+Step = Callable[[exp.Expr, exp.Expr], exp.Expr]
 
 
 def _replay(
-    ops: exp.Expression,
-    start: exp.Expression | None,
+    ops: exp.Expr,
+    start: exp.Expr | None,
     add: Step,
     remove: Step,
     distinct: bool = False,
-) -> exp.Expression:
+) -> exp.Expr:
     """Apply ``ops`` one by one to ``start`` (None: "no value"), as Paimon applies records.
 
     ``add(acc, value)`` and ``remove(acc, value)`` are one record's step; a NULL ``acc`` makes
@@ -98,7 +98,7 @@ def _replay(
     retracting from "no value" stays "no value". ``distinct`` keeps first occurrences of an
     array after each add, as Paimon's distinct collect."""
     acc, value = exp.column("acc"), exp.column("v", table="op")
-    added: exp.Expression = exp.func("COALESCE", add(acc, value), value.copy())
+    added: exp.Expr = exp.func("COALESCE", add(acc, value), value.copy())
     if distinct:
         added = exp.func("ARRAY_DISTINCT", added)
     body = exp.If(
@@ -121,9 +121,7 @@ def _replay(
     )
 
 
-def _collect_replay(
-    ops: exp.Expression, start: exp.Expression | None, options: dict[str, Any]
-) -> exp.Expression:
+def _collect_replay(ops: exp.Expr, start: exp.Expr | None, options: dict[str, Any]) -> exp.Expr:
     return _replay(
         ops,
         start,
@@ -133,10 +131,10 @@ def _collect_replay(
     )
 
 
-def _remove_first(acc: exp.Expression, removed: exp.Expression) -> exp.Expression:
+def _remove_first(acc: exp.Expr, removed: exp.Expr) -> exp.Expr:
     """``acc`` without, per retracted element, its first occurrence (a multiset difference)."""
 
-    def count(values: exp.Expression) -> exp.Expression:
+    def count(values: exp.Expr) -> exp.Expr:
         same = exp.NullSafeEQ(this=exp.column("y"), expression=exp.column("x"))
         return exp.func(
             "SIZE",
@@ -157,24 +155,22 @@ def _remove_first(acc: exp.Expression, removed: exp.Expression) -> exp.Expressio
     )
 
 
-def collect_combine(c: Combine) -> exp.Expression:
+def collect_combine(c: Combine) -> exp.Expr:
     """The stored array with the batch's appended (or the batch's records replayed on it)."""
     if c.ops is not None:
         return _collect_replay(c.ops.copy(), c.t.copy(), c.options)
     empty = exp.func("ARRAY")
     stored = exp.func("COALESCE", c.t.copy(), empty)
-    both: exp.Expression = exp.func(
-        "CONCAT", stored, exp.func("COALESCE", c.s.copy(), empty.copy())
-    )
+    both: exp.Expr = exp.func("CONCAT", stored, exp.func("COALESCE", c.s.copy(), empty.copy()))
     return exp.func("ARRAY_DISTINCT", both) if c.options.get("distinct") else both
 
 
-def _map_put(acc: exp.Expression, value: exp.Expression) -> exp.Expression:
+def _map_put(acc: exp.Expr, value: exp.Expr) -> exp.Expr:
     """``acc`` with ``value``'s entries (its keys replace ``acc``'s)."""
     return exp.func("MAP_CONCAT", _drop_keys(acc, exp.func("MAP_KEYS", value.copy())), value)
 
 
-def _map_merge(maps: exp.Expression) -> exp.Expression:
+def _map_merge(maps: exp.Expr) -> exp.Expr:
     """Fold an array of maps left to right, later keys replacing earlier ones."""
     acc, m = exp.to_identifier("acc"), exp.to_identifier("m")
     step = exp.Lambda(this=_map_put(exp.column("acc"), exp.column("m")), expressions=[acc, m])
@@ -187,14 +183,14 @@ def _map_merge(maps: exp.Expression) -> exp.Expression:
     return exp.func("AGGREGATE", maps, start, step)
 
 
-def _map_replay(ops: exp.Expression, start: exp.Expression | None) -> exp.Expression:
-    def remove(acc: exp.Expression, value: exp.Expression) -> exp.Expression:
+def _map_replay(ops: exp.Expr, start: exp.Expr | None) -> exp.Expr:
+    def remove(acc: exp.Expr, value: exp.Expr) -> exp.Expr:
         return _drop_keys(acc, exp.func("MAP_KEYS", value))
 
     return _replay(ops, start, _map_put, remove)
 
 
-def merge_map_fold(inp: FoldInput) -> exp.Expression:
+def merge_map_fold(inp: FoldInput) -> exp.Expr:
     """merge_map over a batch: its maps merged in record order, later keys winning."""
     if inp.retract is not None:
         return _map_replay(ordered_ops(inp), None)
@@ -202,7 +198,7 @@ def merge_map_fold(inp: FoldInput) -> exp.Expression:
     return none_if_empty(maps, _map_merge(maps.copy()))
 
 
-def _drop_keys(mapping: exp.Expression, keys: exp.Expression) -> exp.Expression:
+def _drop_keys(mapping: exp.Expr, keys: exp.Expr) -> exp.Expr:
     """``mapping`` without the entries whose key is in ``keys``."""
     return exp.func(
         "MAP_FILTER",
@@ -214,7 +210,7 @@ def _drop_keys(mapping: exp.Expression, keys: exp.Expression) -> exp.Expression:
     )
 
 
-def merge_map_combine(c: Combine) -> exp.Expression:
+def merge_map_combine(c: Combine) -> exp.Expr:
     """The stored map with the batch's entries put (or the batch's records replayed on it)."""
     if c.ops is not None:
         return _map_replay(c.ops.copy(), c.t.copy())

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, overload
 
 from sqlglot import exp
 
@@ -14,7 +14,7 @@ class Accepts:
     ``DECIMAL(10, 2)``; ``INTERVAL DAY`` is no ``INT``), with Spark's names for messages."""
 
     names: tuple[str, ...]
-    types: frozenset[exp.DataType.Type]
+    types: frozenset[exp.DType]  # exp.DataType.Type is this enum
 
     @classmethod
     def of(cls, *names: str) -> Accepts:
@@ -33,13 +33,19 @@ NUMERIC = Accepts.of("TINYINT", "SMALLINT", "INT", "BIGINT", "FLOAT", "DOUBLE", 
 class FoldInput:
     """What a fold may use: the column, the retract predicate and the record order."""
 
-    value: exp.Expression
-    retract: exp.Expression | None  # None: this column sees no retracts
-    order: exp.Expression
+    value: exp.Expr
+    retract: exp.Expr | None  # None: this column sees no retracts
+    order: exp.Expr
     options: dict[str, Any]
-    keep: exp.Expression | None = None  # rows outside it take no part (ignored retracts, ...)
+    keep: exp.Expr | None = None  # rows outside it take no part (ignored retracts, ...)
 
-    def where(self, *conditions: exp.Expression) -> exp.Expression | None:
+    @overload
+    def where(self) -> exp.Expr | None: ...
+
+    @overload
+    def where(self, first: exp.Expr, /, *conditions: exp.Expr) -> exp.Expr: ...
+
+    def where(self, *conditions: exp.Expr) -> exp.Expr | None:
         """``keep`` AND the given conditions (None when there are none)."""
         parts = [c.copy() for c in conditions] + ([self.keep.copy()] if self.keep else [])
         return exp.and_(*parts) if parts else None
@@ -49,44 +55,42 @@ class FoldInput:
 class Combine:
     """What a combine may use: stored ``t``, folded ``s``, helpers and ordering predicates."""
 
-    t: exp.Expression
-    s: exp.Expression
-    ops: exp.Expression | None  # collect / merge_map with retracts: the batch's ordered records
-    wins: exp.Expression  # incoming sequence >= stored
-    older: exp.Expression  # incoming sequence < stored
+    t: exp.Expr
+    s: exp.Expr
+    ops: exp.Expr | None  # collect / merge_map with retracts: the batch's ordered records
+    wins: exp.Expr  # incoming sequence >= stored
+    older: exp.Expr  # incoming sequence < stored
     options: dict[str, Any]
 
 
-def not_null(value: exp.Expression) -> exp.Expression:
+def not_null(value: exp.Expr) -> exp.Expr:
     """``value IS NOT NULL`` (on a copy)."""
     return value.copy().is_(exp.null()).not_()
 
 
-def adds(inp: FoldInput) -> exp.Expression:
+def adds(inp: FoldInput) -> exp.Expr:
     """Filter condition: kept, non-null, non-retract inputs."""
     if inp.retract is None:
         return inp.where(not_null(inp.value))
     return inp.where(not_null(inp.value), exp.not_(inp.retract.copy()))
 
 
-def present(inp: FoldInput) -> exp.Expression:
+def present(inp: FoldInput) -> exp.Expr:
     """Filter condition: kept, non-null inputs (adds and retracts)."""
     return inp.where(not_null(inp.value))
 
 
-def filtered(agg: exp.Expression, cond: exp.Expression | None) -> exp.Expression:
+def filtered(agg: exp.Expr, cond: exp.Expr | None) -> exp.Expr:
     """``agg FILTER (WHERE cond)``, or ``agg`` when there is no condition."""
     return agg if cond is None else exp.Filter(this=agg, expression=exp.Where(this=cond))
 
 
-def coalesce_pair(both: exp.Expression, c: Combine) -> exp.Expression:
+def coalesce_pair(both: exp.Expr, c: Combine) -> exp.Expr:
     """``f(t, s)`` with NULL meaning no value: COALESCE(f(t, s), t, s)."""
     return exp.func("COALESCE", both, c.t.copy(), c.s.copy())
 
 
-def ordered_values(
-    inp: FoldInput, cond: exp.Expression, value: exp.Expression | None = None
-) -> exp.Expression:
+def ordered_values(inp: FoldInput, cond: exp.Expr, value: exp.Expr | None = None) -> exp.Expr:
     """``value`` (default: the column) of the records satisfying ``cond``, in record order."""
     value = inp.value.copy() if value is None else value
     pairs = exp.Struct(expressions=[exp.alias_(inp.order.copy(), "o"), exp.alias_(value, "v")])
@@ -111,7 +115,7 @@ def ordered_values(
     )
 
 
-def none_if_empty(inputs: exp.Expression, value: exp.Expression) -> exp.Expression:
+def none_if_empty(inputs: exp.Expr, value: exp.Expr) -> exp.Expr:
     """NULL when no input took part (NULL means "no value"), else ``value``."""
     empty = exp.EQ(this=exp.func("SIZE", inputs.copy()), expression=exp.Literal.number(0))
     return exp.If(this=empty, true=exp.null(), false=value)

@@ -33,16 +33,16 @@ class Aggregate:
     """One registered function."""
 
     name: str
-    fold: Callable[[FoldInput], exp.Expression]
-    combine: Callable[[Combine], exp.Expression]
+    fold: Callable[[FoldInput], exp.Expr]
+    combine: Callable[[Combine], exp.Expr]
     retracts: bool = False
     types: Accepts | None = None  # accepted column types (None: any)
     counts_nulls: bool = False  # the fold has a value even when every input is NULL
-    ops: Callable[[FoldInput], exp.Expression] | None = None  # order-dependent retraction
+    ops: Callable[[FoldInput], exp.Expr] | None = None  # order-dependent retraction
     options: tuple[str, ...] = field(default_factory=tuple)
     picks: str | None = None  # 'last' / 'first': the value is one record's, chosen by order
     # with ``picks``: the version (record place) of the record the fold picks
-    version: Callable[[FoldInput, exp.Expression], exp.Expression] | None = None
+    version: Callable[[FoldInput, exp.Expr], exp.Expr] | None = None
 
     @property
     def idempotent(self) -> bool:
@@ -51,14 +51,14 @@ class Aggregate:
         return self.name not in ACCUMULATING
 
 
-def _signed(inp: FoldInput, negate: Callable[[exp.Expression], exp.Expression]) -> exp.Expression:
+def _signed(inp: FoldInput, negate: Callable[[exp.Expr], exp.Expr]) -> exp.Expr:
     value = inp.value.copy()
     if inp.retract is None:
         return value
     return exp.If(this=inp.retract.copy(), true=negate(value.copy()), false=value)
 
 
-def _latest(inp: FoldInput, non_null: bool) -> exp.Expression:
+def _latest(inp: FoldInput, non_null: bool) -> exp.Expr:
     value = inp.value.copy()
     if inp.retract is not None:
         value = exp.If(this=inp.retract.copy(), true=exp.null(), false=value)
@@ -66,30 +66,30 @@ def _latest(inp: FoldInput, non_null: bool) -> exp.Expression:
     return filtered(agg, present(inp) if non_null else inp.where())
 
 
-def _earliest(inp: FoldInput, non_null: bool) -> exp.Expression:
+def _earliest(inp: FoldInput, non_null: bool) -> exp.Expr:
     agg = exp.ArgMin(this=inp.value.copy(), expression=inp.order.copy())
     return filtered(agg, adds(inp) if non_null else inp.where())
 
 
-def _latest_version(non_null: bool) -> Callable[[FoldInput, exp.Expression], exp.Expression]:
+def _latest_version(non_null: bool) -> Callable[[FoldInput, exp.Expr], exp.Expr]:
     """The version of the record ``_latest`` picks (same rows, greatest place)."""
     return lambda inp, v: filtered(exp.Max(this=v), present(inp) if non_null else inp.where())
 
 
-def _earliest_version(non_null: bool) -> Callable[[FoldInput, exp.Expression], exp.Expression]:
+def _earliest_version(non_null: bool) -> Callable[[FoldInput, exp.Expr], exp.Expr]:
     """The version of the record ``_earliest`` picks (same rows, smallest place)."""
     return lambda inp, v: filtered(exp.Min(this=v), adds(inp) if non_null else inp.where())
 
 
-def _bool(op: type[exp.Binary]) -> Callable[[Combine], exp.Expression]:
+def _bool(op: type[exp.Binary]) -> Callable[[Combine], exp.Expr]:
     return lambda c: coalesce_pair(op(this=c.t.copy(), expression=c.s.copy()), c)
 
 
-def _sum_combine(c: Combine) -> exp.Expression:
+def _sum_combine(c: Combine) -> exp.Expr:
     return coalesce_pair(exp.Add(this=c.t.copy(), expression=c.s.copy()), c)
 
 
-def _product_fold(inp: FoldInput) -> exp.Expression:
+def _product_fold(inp: FoldInput) -> exp.Expr:
     factors = _signed(inp, lambda v: exp.Div(this=exp.Literal.number(1), expression=v))
     collected = filtered(exp.func("COLLECT_LIST", factors), present(inp))
     one = exp.Cast(this=exp.Literal.number(1), to=exp.DataType.build("DOUBLE"))

@@ -13,9 +13,7 @@ from lakewide.compiler.wide_model import Branch, WideModel
 from lakewide.errors import CompileError
 
 
-def reduce_per_key(
-    rows: Rows, source: exp.Query, arrival: exp.Expression | None = None
-) -> exp.Select:
+def reduce_per_key(rows: Rows, source: exp.Query, arrival: exp.Expr | None = None) -> exp.Select:
     """Fold ``source`` (rows aliased to model column names) to one row per primary key.
 
     Rows whose primary key has a NULL are dropped here (a key table cannot hold them).
@@ -110,7 +108,7 @@ def bootstrap_query(model: WideModel) -> exp.Select:
     return final.where(keep, copy=False) if keep is not None else final
 
 
-def _is_helper(projection: exp.Expression) -> bool:
+def _is_helper(projection: exp.Expr) -> bool:
     return projection.alias_or_name.startswith("__lw_")
 
 

@@ -159,7 +159,7 @@ def changelog_merge(model: WideModel, branch: Branch, driver: str) -> ChangelogM
     rows = Rows(derived, columns, with_branch=False, has_row_kind=True, branch=branch.index)
     source = _source(model, branch, [c for c in model.columns if c in columns])
     arrival = exp.Struct(expressions=[exp.column(ORDER), exp.func("MONOTONICALLY_INCREASING_ID")])
-    deletes = (
+    delete_count = (
         exp.select(exp.Count(this=exp.Star()))
         .from_(source.subquery("d"))
         .where(kinds_in(KIND, DELETE_KINDS))
@@ -167,6 +167,6 @@ def changelog_merge(model: WideModel, branch: Branch, driver: str) -> ChangelogM
     return ChangelogMerge(
         reduce_per_key(rows, source.copy(), arrival),
         build_merge(derived, derived_branch),
-        deletes,
+        delete_count,
         refuse,
     )

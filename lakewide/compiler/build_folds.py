@@ -12,17 +12,17 @@ from lakewide.compiler.ordering import BRANCH_COLUMN
 from lakewide.compiler.wide_model import Group
 
 
-def _last_of(column: str, order: exp.Expression, keep: exp.Expression | None) -> exp.Expression:
+def _last_of(column: str, order: exp.Expr, keep: exp.Expr | None) -> exp.Expr:
     """``column`` of the last record (by ``order``) among those satisfying ``keep``."""
     last = exp.ArgMax(this=exp.column(column), expression=order.copy())
     return exp.alias_(filtered(last, keep), column, copy=False)
 
 
-def folds(rows: Rows) -> list[exp.Expression]:
+def folds(rows: Rows) -> list[exp.Expr]:
     """Aggregates folding the rows of one key (aliased; key columns are grouped on)."""
     model, engine = rows.model, rows.model.engine
     order = rows.order()
-    out: list[exp.Expression] = []
+    out: list[exp.Expr] = []
     if engine in ("deduplicate", "first_row"):
         pick = exp.ArgMax if engine == "deduplicate" else exp.ArgMin
         for column in rows.values():
@@ -79,7 +79,7 @@ def folds(rows: Rows) -> list[exp.Expression]:
         out.append(exp.alias_(count_where(rows.is_delete()), helper("dels")))
         out.append(exp.alias_(count_where(and_all(live, exp.not_(rows.retract()))), helper("live")))
     if model.versions.count:
-        counted: exp.Expression = exp.Count(this=exp.Star())
+        counted: exp.Expr = exp.Count(this=exp.Star())
         if rows.retracts:  # an upstream row deleted or updated away counts -1
             counted = exp.Sum(
                 this=exp.If(
@@ -90,20 +90,20 @@ def folds(rows: Rows) -> list[exp.Expression]:
     return out
 
 
-def _group_column_fold(rows: Rows, group: Group, column: str) -> list[exp.Expression]:
+def _group_column_fold(rows: Rows, group: Group, column: str) -> list[exp.Expr]:
     order = rows.order(group.sequence)
     present = any_not_null(group.sequence)
     if rows.model.group_aggregated(column):
         return _aggregate_fold(rows, column, order, present)
-    value: exp.Expression = exp.column(column)
+    value: exp.Expr = exp.column(column)
     if rows.retracts and column not in group.sequence:
         value = exp.If(this=rows.retract(), true=exp.null(), false=value)
     return [exp.alias_(filtered(exp.ArgMax(this=value, expression=order), present), column)]
 
 
 def _aggregate_fold(
-    rows: Rows, column: str, order: exp.Expression, keep: exp.Expression | None
-) -> list[exp.Expression]:
+    rows: Rows, column: str, order: exp.Expr, keep: exp.Expr | None
+) -> list[exp.Expr]:
     """The fold of an aggregate column plus its helper columns (count, ordered records)."""
     keep = and_all(keep, _owners(rows, column))
     aggregate = rows.model.aggregate(column)
@@ -127,7 +127,7 @@ def _aggregate_fold(
     return out
 
 
-def _owners(rows: Rows, column: str) -> exp.Expression | None:
+def _owners(rows: Rows, column: str) -> exp.Expr | None:
     """Bootstrap: only rows of the branches that own ``column`` feed its aggregate (another
     branch's row carries a NULL there, which is not a record of this column)."""
     if not rows.with_branch:
@@ -140,7 +140,7 @@ def _owners(rows: Rows, column: str) -> exp.Expression | None:
     )
 
 
-def keep_key(rows: Rows) -> exp.Expression | None:
+def keep_key(rows: Rows) -> exp.Expr | None:
     """Bootstrap: which folded keys become rows (deleted ones do not)."""
     model = rows.model
     if model.engine == "deduplicate" and rows.retracts:

@@ -114,7 +114,7 @@ def keys_touched(indexes: list[int]) -> exp.Select:
 
 
 def narrow_merge(
-    model: WideModel, statement: exp.Merge, low: exp.Expression, high: exp.Expression
+    model: WideModel, statement: exp.Merge, low: exp.Expr, high: exp.Expr
 ) -> exp.Merge:
     """The MERGE with ``t.k BETWEEN low AND high`` added to its ON clause (``merge_filter``;
     the run plan passes ``:low`` / ``:high`` parameters, bound to the staged batch's key range

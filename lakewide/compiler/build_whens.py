@@ -12,7 +12,7 @@ from lakewide.compiler.ordering import incoming_older, incoming_wins
 from lakewide.compiler.wide_model import Group
 
 
-def updates(rows: Rows) -> list[exp.Expression]:
+def updates(rows: Rows) -> list[exp.Expr]:
     """``SET`` assignments of the normal matched update."""
     model = rows.model
     wins = incoming_wins(model.sequence, S, T)
@@ -26,7 +26,7 @@ def updates(rows: Rows) -> list[exp.Expression]:
             out += _versioned_update(rows, column, stored_version)
             continue
         if model.engine == "deduplicate":
-            value: exp.Expression = s
+            value: exp.Expr = s
         elif column in model.sequence:
             value = case(wins.copy(), s, t)
         elif group is not None and model.group_aggregated(column):
@@ -53,11 +53,11 @@ def updates(rows: Rows) -> list[exp.Expression]:
     return out
 
 
-def _versioned_update(rows: Rows, column: str, stored_version: str) -> list[exp.Expression]:
+def _versioned_update(rows: Rows, column: str, stored_version: str) -> list[exp.Expr]:
     """A versioned column and its version take the batch's when the batch's record sorts
     after the one that set it (first_*: before it)."""
 
-    def take() -> exp.Expression:
+    def take() -> exp.Expr:
         if column in rows.model.versions.plain:
             return versions.newer_plain(column, stored_version, S, T)
         return versions.newer(
@@ -90,12 +90,12 @@ def _replace_row(rows: Rows) -> exp.Update:
     return exp.Update(expressions=sets)
 
 
-def _paren(condition: exp.Expression | None) -> exp.Expression | None:
+def _paren(condition: exp.Expr | None) -> exp.Expr | None:
     """A WHEN condition, parenthesized when it is an OR (for the reader; the grammar agrees)."""
     return exp.Paren(this=condition) if isinstance(condition, exp.Or) else condition
 
 
-def _flag(name: str) -> exp.Expression:
+def _flag(name: str) -> exp.Expr:
     return exp.func("COALESCE", exp.column(helper(name), table=S), exp.false())
 
 
@@ -110,8 +110,8 @@ def whens(rows: Rows) -> list[exp.When]:
         this=exp.Tuple(expressions=[exp.column(c) for c in present]),
         expression=exp.Tuple(expressions=[exp.column(c, table=S) for c in present]),
     )
-    matched: list[tuple[exp.Expression | None, exp.Expression]] = []
-    insert_if: exp.Expression | None = None
+    matched: list[tuple[exp.Expr | None, exp.Expr]] = []
+    insert_if: exp.Expr | None = None
     if model.engine == "first_row":
         out = [exp.When(matched=False, source=False, then=insert)]
         if model.versions.row:  # a record of a lower source is first, whenever it arrives
@@ -185,9 +185,7 @@ def whens(rows: Rows) -> list[exp.When]:
     return out
 
 
-def _aggregate_merge(
-    rows: Rows, column: str, wins: exp.Expression, older: exp.Expression
-) -> exp.Expression:
+def _aggregate_merge(rows: Rows, column: str, wins: exp.Expr, older: exp.Expr) -> exp.Expr:
     aggregate = rows.model.aggregate(column)
     ops = (
         exp.column(helper(f"ops_{column}"), table=S)
@@ -207,5 +205,5 @@ def _aggregate_merge(
     return case(positive(helper(f"n_{column}")), combined, exp.column(column, table=T))
 
 
-def _group_wins(group: Group) -> exp.Expression:
+def _group_wins(group: Group) -> exp.Expr:
     return exp.and_(positive(helper(f"gn_{group.index}")), incoming_wins(group.sequence, S, T))

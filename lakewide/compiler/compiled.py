@@ -145,7 +145,7 @@ class CompiledModel:
         return out
 
 
-def to_sql(statement: exp.Expression, *, pretty: bool = True, copy: bool = True) -> str:
+def to_sql(statement: exp.Expr, *, pretty: bool = True, copy: bool = True) -> str:
     """The one place SQL text is produced from a tree (Spark dialect).
 
     The generator rewrites the tree it prints, so it prints a copy; ``copy=False`` saves that

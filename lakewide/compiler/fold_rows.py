@@ -8,6 +8,7 @@ contract is the README's "Merge semantics".
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import overload
 
 from sqlglot import exp
 
@@ -25,28 +26,28 @@ def helper(name: str) -> str:
     return f"__lw_{name}"
 
 
-def kinds_in(column: str, kinds: tuple[str, ...]) -> exp.Expression:
+def kinds_in(column: str, kinds: tuple[str, ...]) -> exp.Expr:
     """Whether ``column`` holds one of the row kinds ``kinds`` (NULL counts as no)."""
     test = exp.In(this=exp.column(column), expressions=[exp.Literal.string(k) for k in kinds])
     return exp.func("COALESCE", test, exp.false())
 
 
-def case(condition: exp.Expression, then: exp.Expression, otherwise: exp.Expression) -> exp.Case:
+def case(condition: exp.Expr, then: exp.Expr, otherwise: exp.Expr) -> exp.Case:
     """``CASE WHEN condition THEN then ELSE otherwise END``."""
     return exp.Case(ifs=[exp.If(this=condition, true=then)], default=otherwise)
 
 
-def any_not_null(fields: list[str], table: str | None = None) -> exp.Expression:
+def any_not_null(fields: list[str], table: str | None = None) -> exp.Expr:
     """Whether any of ``fields`` is not NULL."""
     return exp.or_(*(exp.column(f, table=table).is_(exp.null()).not_() for f in fields))
 
 
-def count_where(where: exp.Expression | None) -> exp.Expression:
+def count_where(where: exp.Expr | None) -> exp.Expr:
     """``COUNT(*)`` of the rows satisfying ``where`` (every row when None)."""
     return filtered(exp.Count(this=exp.Star()), where)
 
 
-def positive(name: str) -> exp.Expression:
+def positive(name: str) -> exp.Expr:
     """``s.<name> > 0`` for a helper count of the folded batch."""
     return exp.GT(this=exp.column(name, table=S), expression=exp.Literal.number(0))
 
@@ -74,15 +75,15 @@ class Rows:
     def removes_on_delete(self) -> bool:
         return self.retracts and self.model.deletes.remove_record_on_delete
 
-    def retract(self) -> exp.Expression:
+    def retract(self) -> exp.Expr:
         assert self.model.row_kind
         return kinds_in(self.model.row_kind, RETRACT_KINDS)
 
-    def is_delete(self) -> exp.Expression:
+    def is_delete(self) -> exp.Expr:
         assert self.model.row_kind
         return kinds_in(self.model.row_kind, DELETE_KINDS)
 
-    def version_of(self, column: str) -> exp.Expression:
+    def version_of(self, column: str) -> exp.Expr:
         """What ``column``'s stored version holds for a record: its place, or just its sequence
         value for a plain version."""
         if column in self.model.versions.plain:
@@ -98,12 +99,12 @@ class Rows:
         )
         return versions.version_struct(self.model.sequence, source)
 
-    def order(self, fields: list[str] | None = None) -> exp.Expression:
+    def order(self, fields: list[str] | None = None) -> exp.Expr:
         return ordering(
             self.model.sequence if fields is None else fields, with_branch=self.with_branch
         )
 
-    def prefilter(self) -> exp.Expression | None:
+    def prefilter(self) -> exp.Expr | None:
         """Rows dropped before folding: ignored retracts; ``-U`` under remove_record_on_delete
         or ignore_update_before."""
         if self.has_row_kind and not self.retracts:
@@ -115,7 +116,7 @@ class Rows:
             return exp.not_(kinds_in(self.model.row_kind, UPDATE_BEFORE_KINDS))
         return None
 
-    def window(self) -> list[exp.Expression]:
+    def window(self) -> list[exp.Expr]:
         """Extra per-row columns computed with window functions before the fold."""
         if not self.removes_on_delete:
             return []
@@ -125,7 +126,7 @@ class Rows:
         )
         return [exp.alias_(last, LAST_DELETE)]
 
-    def live(self) -> exp.Expression | None:
+    def live(self) -> exp.Expr | None:
         """Rows after the key's last delete (remove_record_on_delete), else every row."""
         if not self.removes_on_delete:
             return None
@@ -144,7 +145,15 @@ class Rows:
         return [c for c in self.columns if c not in self.model.primary_key]
 
 
-def and_all(*parts: exp.Expression | None) -> exp.Expression | None:
+@overload
+def and_all(first: exp.Expr, /, *parts: exp.Expr | None) -> exp.Expr: ...
+
+
+@overload
+def and_all(*parts: exp.Expr | None) -> exp.Expr | None: ...
+
+
+def and_all(*parts: exp.Expr | None) -> exp.Expr | None:
     """The AND of the given conditions (None ones skipped; None when none is left)."""
     present = [p for p in parts if p is not None]
     return exp.and_(*present) if present else None

@@ -84,8 +84,8 @@ def write_ordered_by(node: ModelNode) -> exp.Command | None:
     )
 
 
-def _partition_expressions(node: ModelNode) -> list[exp.Expression]:
-    parsed: list[exp.Expression] = []
+def _partition_expressions(node: ModelNode) -> list[exp.Expr]:
+    parsed: list[exp.Expr] = []
     for text in node.config.partition_by:
         try:
             parsed.append(sqlglot.parse_one(text, read="spark"))
@@ -102,7 +102,7 @@ def _partition_expressions(node: ModelNode) -> list[exp.Expression]:
 
 def create_table_as(node: ModelNode, query: exp.Query, *, replace: bool) -> exp.Create:
     """``CREATE [OR REPLACE] TABLE <model> USING iceberg ... AS <query>`` (one atomic commit)."""
-    properties: list[exp.Expression] = [exp.FileFormatProperty(this=exp.var("iceberg"))]
+    properties: list[exp.Expr] = [exp.FileFormatProperty(this=exp.var("iceberg"))]
     partitions = _partition_expressions(node)
     if partitions:
         properties.append(exp.PartitionedByProperty(this=exp.Schema(expressions=partitions)))

@@ -19,7 +19,7 @@ def ordering(fields: list[str], *, with_branch: bool) -> exp.Struct:
     return exp.Struct(expressions=[exp.column(name) for name in names])
 
 
-def _greater(new: exp.Expression, old: exp.Expression, *, or_equal: bool) -> exp.Expression:
+def _greater(new: exp.Expr, old: exp.Expr, *, or_equal: bool) -> exp.Expr:
     """``new > old`` (or ``>=``) with NULL as the oldest value, never NULL itself.
 
     ``new`` and ``old`` become part of the result: pass columns used nowhere else.
@@ -37,7 +37,7 @@ def _greater(new: exp.Expression, old: exp.Expression, *, or_equal: bool) -> exp
     )
 
 
-def incoming_wins(fields: list[str], new: str, old: str) -> exp.Expression:
+def incoming_wins(fields: list[str], new: str, old: str) -> exp.Expr:
     """True when the incoming sequence is >= the stored one, fields compared in order."""
     if not fields:
         return exp.true()
@@ -52,7 +52,7 @@ def incoming_wins(fields: list[str], new: str, old: str) -> exp.Expression:
     return result
 
 
-def incoming_older(fields: list[str], new: str, old: str) -> exp.Expression:
+def incoming_older(fields: list[str], new: str, old: str) -> exp.Expr:
     """True when the incoming sequence is strictly older than the stored one."""
     if not fields:
         return exp.false()

@@ -6,12 +6,14 @@ this column"; anything else is owned.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from sqlglot import exp
 
 from lakewide.errors import CompileError
 
 
-def is_null_projection(projection: exp.Expression) -> bool:
+def is_null_projection(projection: exp.Expr) -> bool:
     """True for ``NULL``, ``CAST(NULL AS T)`` and ``TRY_CAST(NULL AS T)``, aliased or not."""
     node = projection.this if isinstance(projection, exp.Alias) else projection
     while isinstance(node, (exp.Cast, exp.Paren)):
@@ -19,7 +21,7 @@ def is_null_projection(projection: exp.Expression) -> bool:
     return isinstance(node, exp.Null)
 
 
-def model_columns(first: exp.Select, *, model: str, path: object = None) -> list[str]:
+def model_columns(first: exp.Select, *, model: str, path: Path | str | None = None) -> list[str]:
     """The model's column names, taken from the first branch (as SQL's UNION does)."""
     names: list[str] = []
     for position, projection in enumerate(first.expressions, start=1):
@@ -52,8 +54,13 @@ def model_columns(first: exp.Select, *, model: str, path: object = None) -> list
 
 
 def owned_columns(
-    branch: exp.Select, columns: list[str], *, index: int, model: str, path: object = None
-) -> dict[str, exp.Expression]:
+    branch: exp.Select,
+    columns: list[str],
+    *,
+    index: int,
+    model: str,
+    path: Path | str | None = None,
+) -> dict[str, exp.Expr]:
     """Map each column the branch owns to its (unaliased) expression, in model column order."""
     projections = branch.expressions
     if len(projections) != len(columns):
@@ -64,7 +71,7 @@ def owned_columns(
             model=model,
             path=path,
         )
-    owned: dict[str, exp.Expression] = {}
+    owned: dict[str, exp.Expr] = {}
     for name, projection in zip(columns, projections):
         if not is_null_projection(projection):
             value = projection.this if isinstance(projection, exp.Alias) else projection

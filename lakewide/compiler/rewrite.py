@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from typing import TypeVar, cast
+
 from sqlglot import exp
 
 from lakewide.nodes import Relation
+
+E = TypeVar("E", bound=exp.Expr)
 
 
 def relation_key(relation: Relation) -> str:
@@ -17,11 +21,11 @@ def table_key(table: exp.Table) -> str:
     return ".".join(part.name for part in table.parts).lower()
 
 
-def _cte_names(tree: exp.Expression) -> set[str]:
+def _cte_names(tree: exp.Expr) -> set[str]:
     return {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
 
 
-def tables_in(tree: exp.Expression) -> list[str]:
+def tables_in(tree: exp.Expr) -> list[str]:
     """Keys of the real tables a query reads (CTE names excluded), first one first."""
     ctes = _cte_names(tree)
     keys: list[str] = []
@@ -41,14 +45,14 @@ def driving_table(select: exp.Select) -> str | None:
     return found[0] if found else None
 
 
-def replace_tables(tree: exp.Expression, views: dict[str, str]) -> exp.Expression:
+def replace_tables(tree: E, views: dict[str, str]) -> E:
     """A copy of ``tree`` reading ``views[key]`` wherever it read table ``key``.
 
     The replacement keeps the original name as its alias, so qualified columns still resolve.
     """
     ctes = _cte_names(tree)
 
-    def swap(node: exp.Expression) -> exp.Expression:
+    def swap(node: exp.Expr) -> exp.Expr:
         if isinstance(node, exp.Table) and not isinstance(node.parent, (exp.Merge,)):
             key = table_key(node)
             if key in views and key not in ctes:
@@ -56,4 +60,5 @@ def replace_tables(tree: exp.Expression, views: dict[str, str]) -> exp.Expressio
                 return exp.table_(views[key], alias=alias)
         return node
 
-    return tree.copy().transform(swap)
+    # swap turns a table into a table and keeps every other node: the root keeps its type
+    return cast(E, tree.copy().transform(swap))

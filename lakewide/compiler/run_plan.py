@@ -9,7 +9,7 @@ trees name those views and ``:param`` placeholders; the executor binds values an
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -60,7 +60,7 @@ def new_view(branch: int) -> str:
     return f"__lw_new_{branch + 1}"
 
 
-def _temporary_view(view: str, query: exp.Expression) -> exp.Create:
+def _temporary_view(view: str, query: exp.Expr) -> exp.Create:
     create = exp.Create(this=exp.table_(view), kind="VIEW", replace=True, expression=query)
     create.set("properties", exp.Properties(expressions=[exp.TemporaryProperty()]))
     return create
@@ -345,7 +345,7 @@ def _shown(step: p.Step, to_sql: Callable[[exp.Expression], str]) -> str:
     return when + text
 
 
-def plan_text(steps: list[p.Step], to_sql: Callable[[exp.Expression], str]) -> str:
+def plan_text(steps: Sequence[p.Step], to_sql: Callable[[exp.Expression], str]) -> str:
     return "".join(_shown(step, to_sql) for step in steps)
 
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import TypedDict
+
 from sqlglot import exp
 
 from lakewide.errors import CompileError
@@ -11,7 +14,14 @@ from lakewide.errors import CompileError
 _WHOLE_RESULT = {"order": "ORDER BY", "limit": "LIMIT", "offset": "OFFSET"}
 
 
-def split_union(query: exp.Expression, *, model: str, path: object = None) -> list[exp.Select]:
+class Where(TypedDict):
+    """The model (and its file) a compile error names, passed on as keyword arguments."""
+
+    model: str
+    path: Path | str | None
+
+
+def split_union(query: exp.Expr, *, model: str, path: Path | str | None = None) -> list[exp.Select]:
     """Return the branches of a top-level ``UNION ALL`` (a plain SELECT is one branch).
 
     The branches are ``query``'s own nodes, not copies (callers pass a tree they just parsed).
@@ -21,11 +31,11 @@ def split_union(query: exp.Expression, *, model: str, path: object = None) -> li
     table for incremental reads). ``ORDER BY``/``LIMIT``/``OFFSET`` on the union or on a
     branch are refused: the plans read each source separately.
     """
-    where = {"model": model, "path": path}
+    where: Where = {"model": model, "path": path}
     ctes = query.args.get("with_") if isinstance(query, exp.SetOperation) else None
     branches: list[exp.Select] = []
 
-    def walk(node: exp.Expression) -> None:
+    def walk(node: exp.Expr) -> None:
         if (
             isinstance(node, exp.Subquery)
             and isinstance(node.this, (exp.Union, exp.Select))
@@ -68,7 +78,9 @@ def split_union(query: exp.Expression, *, model: str, path: object = None) -> li
     return branches
 
 
-def _refuse_whole_result(node: exp.Query, what: str, *, model: str, path: object) -> None:
+def _refuse_whole_result(
+    node: exp.Query, what: str, *, model: str, path: Path | str | None
+) -> None:
     for key, clause in _WHOLE_RESULT.items():
         if node.args.get(key) is not None:
             raise CompileError(
@@ -82,7 +94,7 @@ def _refuse_whole_result(node: exp.Query, what: str, *, model: str, path: object
 
 
 def _definitions(
-    with_: exp.With, outer: dict[str, exp.CTE], *, model: str, path: object
+    with_: exp.With, outer: dict[str, exp.CTE], *, model: str, path: Path | str | None
 ) -> dict[str, exp.CTE]:
     """CTE name -> its definition with earlier CTEs already inlined (later names shadow)."""
     if with_.args.get("recursive"):
@@ -100,7 +112,9 @@ def _definitions(
     return defined
 
 
-def _inline(tree: exp.Expression, defined: dict[str, exp.CTE], *, model: str, path: object) -> None:
+def _inline(
+    tree: exp.Expr, defined: dict[str, exp.CTE], *, model: str, path: Path | str | None
+) -> None:
     """Replace, in place, each table reference to a CTE of ``defined`` by its query."""
     if not defined:
         return

@@ -10,7 +10,7 @@ from typing import TypeVar
 
 from sqlglot import exp
 
-E = TypeVar("E", bound=exp.Expression)
+E = TypeVar("E", bound=exp.Expr)
 
 
 def copy_without(node: E, key: str) -> E:

@@ -102,13 +102,13 @@ def resolve(model: WideModel) -> Versions:
     return Versions(columns=tuple(columns), count=count, plain=plain)
 
 
-def version_struct(sequence: list[str], branch: exp.Expression) -> exp.Struct:
+def version_struct(sequence: list[str], branch: exp.Expr) -> exp.Struct:
     """``STRUCT(seq AS s0, .., branch AS b)``: a record's place, without its arrival."""
     fields = [exp.alias_(exp.column(name), f"s{i}") for i, name in enumerate(sequence)]
     return exp.Struct(expressions=[*fields, exp.alias_(branch, BRANCH_FIELD)])
 
 
-def newer_plain(column: str, name: str, incoming: str, stored: str) -> exp.Expression:
+def newer_plain(column: str, name: str, incoming: str, stored: str) -> exp.Expr:
     """A plain version (the bare sequence value) takes the column: the batch set the column
     and the stored version is NULL (never set, or set by a NULL sequence: both oldest) or not
     greater."""
@@ -125,7 +125,7 @@ def newer_plain(column: str, name: str, incoming: str, stored: str) -> exp.Expre
     )
 
 
-def newer(name: str, incoming: str, stored: str, *, older: bool = False) -> exp.Expression:
+def newer(name: str, incoming: str, stored: str, *, older: bool = False) -> exp.Expr:
     """The incoming version ``incoming.name`` takes the column: it exists and is >= the stored
     ``stored.name``. A stored NULL version means "never set". ``older`` turns the test into
     "strictly before" (first_* functions keep the first record; ties arrived later and lose).

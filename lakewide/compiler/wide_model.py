@@ -12,7 +12,7 @@ from sqlglot.errors import ParseError
 from lakewide.compiler.aggregates import REGISTRY, Aggregate
 from lakewide.compiler.column_aggregates import ColumnAggregate, column_aggregate, default_aggregate
 from lakewide.compiler.owned_columns import model_columns, owned_columns
-from lakewide.compiler.split_union import split_union
+from lakewide.compiler.split_union import Where, split_union
 from lakewide.compiler.trees import copy_without
 from lakewide.compiler.versions import Versions, resolve
 from lakewide.config import KeyTableConfig, SequenceGroup
@@ -33,7 +33,7 @@ class Branch:
     index: int
     name: str
     select: exp.Select
-    owned: dict[str, exp.Expression]
+    owned: dict[str, exp.Expr]
 
     def projected(self, columns: list[str]) -> exp.Select:
         """The branch's SELECT narrowed to ``columns`` (owned ones), aliased to model names."""
@@ -150,7 +150,7 @@ class WideModel:
         return None
 
 
-def parse_model_sql(node: ModelNode) -> exp.Expression:
+def parse_model_sql(node: ModelNode) -> exp.Expr:
     """Parse a rendered model into one sqlglot tree, with the file named on failure."""
     try:
         statements = [s for s in sqlglot.parse(node.sql, read=DIALECT) if s is not None]
@@ -223,7 +223,7 @@ def _aggregates(
 def analyze(node: ModelNode) -> WideModel:
     """Split a merge-engine model into branches, check keys against its columns and resolve
     what its config means (groups, delete policy, each column's aggregate)."""
-    where = {"model": node.name, "path": node.path}
+    where: Where = {"model": node.name, "path": node.path}
     query = parse_model_sql(node)
     branches = split_union(query, **where)
     columns = model_columns(branches[0], **where)
