@@ -69,4 +69,5 @@ def commit_with_properties(spark: Any, properties: dict[str, str], action: Calla
             raise
     if callback.error is not None:
         raise callback.error
+    # the action ran without error, so result holds what it returned (a T)
     return callback.result  # type: ignore[no-any-return]
