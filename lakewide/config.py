@@ -9,7 +9,7 @@ the model's columns are the compiler's (``lakewide.compiler.validate``).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal, TypedDict
 
 from pydantic import (
     BaseModel,
@@ -115,7 +115,7 @@ class _Keys(BaseModel):
     @model_serializer(mode="wrap")
     def _groups_as_written(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         """``sequence_groups`` dumped as written (a model's definition digest reads the dump)."""
-        out = handler(self)
+        out: dict[str, Any] = handler(self)  # a model serializes to a mapping
         if isinstance(out.get("sequence_groups"), list):
             out["sequence_groups"] = {g["key"]: g["columns"] for g in out["sequence_groups"]}
         return out
@@ -142,8 +142,11 @@ class _Keys(BaseModel):
             return "primary_key"
         return self.materialized or "table"
 
+    # The model's ``schema`` key (the namespace). It shadows pydantic's deprecated
+    # ``BaseModel.schema()`` classmethod on purpose (use ``model_json_schema()``), hence the
+    # incompatible override.
     @property
-    def schema(self) -> str | None:
+    def schema(self) -> str | None:  # type: ignore[override]
         return self.schema_
 
 
@@ -265,7 +268,7 @@ class KeyTableConfig(_Keys):
 class PartialUpdateConfig(KeyTableConfig):
     """``merge_engine='partial_update'``: non-null values overwrite, groups by their sequence."""
 
-    merge_engine: Literal["partial_update"]  # type: ignore[assignment]
+    merge_engine: Literal["partial_update"]
     takes_groups: ClassVar[bool] = True
     takes_aggregates: ClassVar[bool] = True
 
@@ -333,20 +336,20 @@ class PartialUpdateConfig(KeyTableConfig):
 class AggregationConfig(KeyTableConfig):
     """``merge_engine='aggregation'``: every value column folded by its aggregate function."""
 
-    merge_engine: Literal["aggregation"]  # type: ignore[assignment]
+    merge_engine: Literal["aggregation"]
     takes_aggregates: ClassVar[bool] = True
 
 
 class DeduplicateConfig(KeyTableConfig):
     """``merge_engine='deduplicate'``: the last row by sequence wins; a delete deletes."""
 
-    merge_engine: Literal["deduplicate"]  # type: ignore[assignment]
+    merge_engine: Literal["deduplicate"]
 
 
 class FirstRowConfig(KeyTableConfig):
     """``merge_engine='first_row'``: the first arrived row wins."""
 
-    merge_engine: Literal["first_row"]  # type: ignore[assignment]
+    merge_engine: Literal["first_row"]
 
     def rules(self) -> None:
         """first_row has no sequence and cannot take retracts."""
@@ -376,7 +379,7 @@ ModelConfig = Annotated[
     | Annotated[FirstRowConfig, Tag("first_row")],
     Discriminator(_engine_of),
 ]
-_ADAPTER: TypeAdapter[Any] = TypeAdapter(ModelConfig)
+_ADAPTER: TypeAdapter[ModelConfig] = TypeAdapter(ModelConfig)
 
 _ALIASES = {"schema": "schema_"}
 ACCEPTED_KEYS = sorted(
@@ -396,16 +399,24 @@ def _value_at(raw: dict[str, Any], key: str) -> Any:
     return value
 
 
+class _Where(TypedDict):
+    """Where a model's config is written, for its errors."""
+
+    path: Path | str
+    line: int | None
+    model: str | None
+
+
 def parse_model_config(
     raw: dict[str, Any], *, path: Path | str, line: int | None = None, model: str | None = None
-) -> TableConfig | KeyTableConfig:
+) -> ModelConfig:
     """Validate the keyword arguments a model passed to ``config()``.
 
     Unknown keys suggest the nearest accepted key; wrong values name the key and what is
     accepted; a key the merge engine does not take, or keys that contradict each other, name
     the key and the fix.
     """
-    where = {"path": path, "line": line, "model": model}
+    where: _Where = {"path": path, "line": line, "model": model}
     for key in raw:
         if key not in ACCEPTED_KEYS:
             raise ConfigError(

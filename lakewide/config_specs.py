@@ -18,6 +18,7 @@ from pydantic import (
     model_serializer,
     model_validator,
 )
+from pydantic.functional_validators import ModelWrapValidatorHandler
 
 from lakewide.errors import ConfigError
 
@@ -98,7 +99,9 @@ class AggregateSpec(BaseModel):
 
     @model_validator(mode="wrap")
     @classmethod
-    def _registered(cls, data: Any, handler: Any) -> AggregateSpec:
+    def _registered(
+        cls, data: Any, handler: ModelWrapValidatorHandler[AggregateSpec]
+    ) -> AggregateSpec:
         spec = handler(_spec_options(data))
         spec._raw = data
         return spec

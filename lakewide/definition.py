@@ -29,9 +29,9 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from sqlglot import TokenType
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import TokenError
-from sqlglot.tokens import TokenType
 
 from lakewide import __version__
 from lakewide.compiler.wide_model import DIALECT

@@ -210,15 +210,15 @@ class KeyTableRun:
         together = [r for r in reads if r.read.mode != "changelog"]
         if len(together) < 2 or self.plans.combined is None:
             together = []
-        for read in together:
-            self.progress[read.key] = read.end
+        for branch_read in together:
+            self.progress[branch_read.key] = branch_read.end
         if together:
             self._retrying(functools.partial(self._merge_together, together))
-        for read in reads:
-            if read in together:
+        for branch_read in reads:
+            if branch_read in together:
                 continue
-            self.progress[read.key] = read.end
-            self._retrying(functools.partial(self._merge_alone, read))
+            self.progress[branch_read.key] = branch_read.end
+            self._retrying(functools.partial(self._merge_alone, branch_read))
         return outcome
 
     def _changelog_table(self) -> str:

@@ -93,17 +93,17 @@ def load_manifest(
         )
         for ref_name in result.refs:
             resolve(ref_name)
-        config = parse_model_config(
+        model_config = parse_model_config(
             result.config, path=project.relative(path), line=result.config_line, model=name
         )
-        if not config.enabled:
+        if not model_config.enabled:
             continue
         models[name] = ModelNode(
             name=name,
             path=path,
             raw_sql=texts[name],
             sql=result.sql,
-            config=config,
+            config=model_config,
             relation=relations[name],
             refs=list(dict.fromkeys(result.refs)),
             sources=list(dict.fromkeys(result.sources)),

@@ -17,7 +17,7 @@ from __future__ import annotations
 import datetime
 import decimal
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from sqlglot import exp
 from sqlglot.errors import ParseError
@@ -240,7 +240,10 @@ def bind(tree: exp.Expression, values: Params) -> exp.Expression:
     def swap(node: exp.Expression) -> exp.Expression:
         if isinstance(node, exp.Placeholder) and node.name:
             value = values[node.name]
-            return exp.null() if value is None else exp.convert(value)
+            if value is None:
+                return exp.null()
+            # convert() is annotated with the Expr trait; what it builds is an Expression
+            return cast(exp.Expression, exp.convert(value))
         return node
 
     return tree.copy().transform(swap)

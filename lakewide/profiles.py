@@ -167,13 +167,13 @@ def read_profiles(path: Path) -> dict[str, Any]:
             f"{_kind(data)}; see `lakewide init` for an example",
             path=path,
         )
-    return _restore(data, values)
+    restored: dict[str, Any] = _restore(data, values)  # a mapping restores to a mapping
+    return restored
 
 
 def _kind(value: Any) -> str:
-    return {list: "a list", str: "a string", dict: "a mapping"}.get(
-        type(value), type(value).__name__
-    )
+    kinds: dict[type, str] = {list: "a list", str: "a string", dict: "a mapping"}
+    return kinds.get(type(value), type(value).__name__)
 
 
 def _mapping(value: Any, path: Path, key: str, what: str) -> dict[str, Any]:

@@ -68,15 +68,20 @@ class StepRunner:
         relation: Relation = self.tables[step.table]
         at = params.get(step.at) if step.at else None
         if step.kind == "changes":
+            assert step.after is not None and at is not None, "a changes read is bounded"
             self.adapter.register_changelog(step.view, relation, params[step.after], at)
         elif step.kind == "lineage":
+            assert step.newer_than is not None, "a lineage read names its sequence"
             self.adapter.register_read(
                 step.view, relation, at, newer_than_sequence=params[step.newer_than]
             )
         elif step.kind == "version":  # one plain read: row order does not matter
             self.adapter.register_read(step.view, relation, at, meta=TableMeta(None, {}))
         else:
-            after = params[step.after] if step.kind == "appends" else None
+            after: int | None = None
+            if step.kind == "appends":
+                assert step.after is not None, "an appends read names its start"
+                after = params[step.after]
             self.adapter.register_read(
                 step.view,
                 relation,

@@ -70,12 +70,15 @@ def parse_vars(_ctx: click.Context, _param: click.Parameter, value: str | None) 
 
 def _sub_target(ctx: click.Context, _param: click.Parameter, value: str | None) -> None:
     if value is not None:
-        ctx.find_object(Options).target = value
+        options = ctx.find_object(Options)
+        assert options is not None, "the group's callback made the Options"
+        options.target = value
 
 
 def _sub_vars(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
     if value:
         options = ctx.find_object(Options)
+        assert options is not None, "the group's callback made the Options"
         options.variables = {**options.variables, **parse_vars(ctx, param, value)}
 
 

@@ -55,7 +55,8 @@ def commit_with_properties(spark: Any, properties: dict[str, str], action: Calla
         raise RuntimeSetupError(
             "Iceberg's Spark runtime is not on the Spark classpath (spark.jars)."
         )
-    ensure_callback_server_started(gateway)  # idempotent
+    # idempotent; pyspark leaves this helper unannotated
+    ensure_callback_server_started(gateway)  # type: ignore[no-untyped-call]
     props = jvm.java.util.HashMap()
     for key, value in properties.items():
         props.put(key, value)
@@ -68,4 +69,5 @@ def commit_with_properties(spark: Any, properties: dict[str, str], action: Calla
             raise
     if callback.error is not None:
         raise callback.error
+    # the action ran without error, so result holds what it returned (a T)
     return callback.result  # type: ignore[no-any-return]

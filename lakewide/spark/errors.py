@@ -20,7 +20,7 @@ from lakewide.profiles import Output
 _METADATA_FILE = re.compile(r"(\S+\.metadata\.json(?:\.gz)?)")
 
 
-def unreadable(output: Output, relation: Relation, err: Exception) -> CorruptMetadataError:
+def unreadable(output: Output, relation: Relation, err: BaseException) -> CorruptMetadataError:
     """The error for a table whose metadata Iceberg failed to load, naming the file."""
     top = short(err)
     found = _METADATA_FILE.search(top)
@@ -39,7 +39,7 @@ def _without_packages(text: str) -> str:
     return re.sub(r"^(?:[a-z_$][\w$]*\.)+(?=[A-Z])", "", text)
 
 
-def _root_cause(err: Exception) -> str:
+def _root_cause(err: BaseException) -> str:
     """First line of the innermost Java cause of a py4j error ('' for Python errors)."""
     java = getattr(err, "java_exception", None)
     if java is None:
@@ -71,7 +71,7 @@ def is_conflict(err: BaseException | None) -> bool:
     return False
 
 
-def short(err: Exception) -> str:
+def short(err: BaseException) -> str:
     """One line saying what failed: the Java exception for py4j errors, else the message."""
     java = getattr(err, "java_exception", None)
     text = str(java.toString()) if java is not None else str(err).strip()

@@ -85,7 +85,9 @@ def _jackson_sources() -> tuple[list[Path], str]:
                 f"jackson-{artifact} jar not found in {jars_dir}; is PySpark 3.5 installed?"
             )
         sources.append(matches[-1])
-        version = pattern.match(matches[-1].name).group(1)  # type: ignore[union-attr]
+        found = pattern.match(matches[-1].name)
+        assert found is not None, "matches holds only names the pattern matches"
+        version = found.group(1)
         if version not in versions:
             versions.append(version)
     return sources, "_".join(versions)

