@@ -32,6 +32,7 @@ def test_spark_conf_defaults(fake_jars: None) -> None:
         "spark.sql.catalog.lw.type": "hadoop",
         "spark.sql.catalog.lw.warehouse": "/wh",
         "spark.sql.shuffle.partitions": "4",
+        **runtime.MERGE_PRUNING_CONF,
         "spark.jars": "/j/a.jar,/j/b.jar",
     }
 
@@ -54,6 +55,7 @@ def test_spark_conf_user_jars_suppress_bundled(monkeypatch: pytest.MonkeyPatch, 
 def test_spark_conf_user_wins(fake_jars: None) -> None:
     user = {
         "spark.sql.shuffle.partitions": "16",
+        "spark.sql.autoBroadcastJoinThreshold": "10MB",
         "spark.sql.session.timeZone": "Europe/Paris",
         "spark.sql.catalog.lw.type": "rest",
     }
