@@ -20,7 +20,8 @@ from lakewide.compiler.build_merge import (
     key_bounds,
 )
 from lakewide.compiler.layout import create_table_as, write_ordered_by
-from lakewide.compiler.run_plan import PlanContext, build_run_plans, plan_files
+from lakewide.compiler.run_plan import PlanContext, build_run_plans
+from lakewide.compiler.show_plan import plan_files
 from lakewide.compiler.validate import validate
 from lakewide.compiler.wide_model import DIALECT, WideModel, analyze, parse_model_sql
 from lakewide.errors import CompileError
