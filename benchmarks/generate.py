@@ -16,8 +16,16 @@ def source_columns(index: int) -> list[str]:
     return [f"s{index}_c{j}" for j in range(COLUMNS)]
 
 
-def write_source(spark: Any, table: str, index: int, keys: int, round_no: int,
-                 fraction: float = 1.0, seed: int = 7, clustered: bool = False) -> int:
+def write_source(
+    spark: Any,
+    table: str,
+    index: int,
+    keys: int,
+    round_no: int,
+    fraction: float = 1.0,
+    seed: int = 7,
+    clustered: bool = False,
+) -> int:
     """Append one round of source ``index``: all keys (round 0) or ``fraction`` of them.
 
     ``clustered``: the changed keys are one contiguous key range (recent keys, a day of
@@ -32,8 +40,12 @@ def write_source(spark: Any, table: str, index: int, keys: int, round_no: int,
     elif fraction < 1.0:
         bucket = F.abs(F.hash(F.col("k"), F.lit(round_no), F.lit(index), F.lit(seed))) % 10_000
         frame = frame.where(bucket < int(fraction * 10_000))
-    values = [(F.abs(F.hash(F.col("k"), F.lit(c), F.lit(round_no), F.lit(seed))) % 1_000_000)
-              .cast("bigint").alias(c) for c in source_columns(index)]
+    values = [
+        (F.abs(F.hash(F.col("k"), F.lit(c), F.lit(round_no), F.lit(seed))) % 1_000_000)
+        .cast("bigint")
+        .alias(c)
+        for c in source_columns(index)
+    ]
     frame = frame.select("k", F.lit(round_no).cast("int").alias("seq"), *values)
     if spark.catalog.tableExists(table):
         frame.writeTo(table).append()
@@ -58,8 +70,10 @@ def join_rebuild(catalog: str, namespace: str, sources: int, target: str) -> str
     parts = []
     for i in range(sources):
         cols = ", ".join(f"MAX_BY({c}, seq) AS {c}" for c in source_columns(i))
-        parts.append(f"(SELECT k, {cols}, MAX(seq) AS seq FROM {catalog}.{namespace}.s{i} "
-                     f"GROUP BY k) AS t{i}")
+        parts.append(
+            f"(SELECT k, {cols}, MAX(seq) AS seq FROM {catalog}.{namespace}.s{i} "
+            f"GROUP BY k) AS t{i}"
+        )
     sql = parts[0]
     key = "t0.k"
     for i in range(1, sources):
@@ -67,22 +81,27 @@ def join_rebuild(catalog: str, namespace: str, sources: int, target: str) -> str
         key = f"COALESCE({key}, t{i}.k)"
     columns = ", ".join(f"t{i}.{c}" for i in range(sources) for c in source_columns(i))
     seqs = ", ".join(f"t{i}.seq" for i in range(sources))
-    return (f"CREATE OR REPLACE TABLE {target} USING iceberg AS SELECT {key} AS k, {columns}, "
-            f"GREATEST({seqs}) AS seq FROM {sql}")
+    return (
+        f"CREATE OR REPLACE TABLE {target} USING iceberg AS SELECT {key} AS k, {columns}, "
+        f"GREATEST({seqs}) AS seq FROM {sql}"
+    )
 
 
 def write_project(root: Path, warehouse: Path, sources: int, models: dict[str, str]) -> Path:
     """A lakewide project over the benchmark warehouse with the given models."""
     (root / "models").mkdir(parents=True, exist_ok=True)
-    (root / "pyproject.toml").write_text('[project]\nname = "bench"\n\n[tool.lakewide]\n'
-                                         'profile = "bench"\n')
+    (root / "pyproject.toml").write_text(
+        '[project]\nname = "bench"\n\n[tool.lakewide]\nprofile = "bench"\n'
+    )
     (root / "profiles.yml").write_text(
         "bench:\n  target: dev\n  outputs:\n    dev:\n      master: local[2]\n"
         f"      catalog: lw\n      catalog_type: hadoop\n      warehouse: {warehouse}\n"
-        "      namespace: wide\n      spark_conf:\n        spark.driver.memory: 6g\n")
+        "      namespace: wide\n      spark_conf:\n        spark.driver.memory: 6g\n"
+    )
     tables = "".join(f"      - name: s{i}\n" for i in range(sources))
     (root / "models" / "sources.yml").write_text(
-        f"sources:\n  - name: bench\n    schema: bench\n    tables:\n{tables}")
+        f"sources:\n  - name: bench\n    schema: bench\n    tables:\n{tables}"
+    )
     for name, sql in models.items():
         (root / "models" / f"{name}.sql").write_text(sql)
     return root

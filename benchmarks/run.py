@@ -19,18 +19,19 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import generate  # noqa: E402
 
-from lakewide.spark.adapter import SparkAdapter  # noqa: E402
-from lakewide.spark.runtime import create_session, spark_conf  # noqa: E402
 from lakewide.executor import run_models  # noqa: E402
 from lakewide.manifest import load_manifest  # noqa: E402
 from lakewide.profiles import load_output  # noqa: E402
 from lakewide.project import load_project  # noqa: E402
+from lakewide.spark.adapter import SparkAdapter  # noqa: E402
+from lakewide.spark.runtime import create_session, spark_conf  # noqa: E402
 
 BASE = "merge_engine='partial_update', primary_key='k', sequence_field='seq'"
 # sorted variants: 16 MB files, so a key range maps to a few files that a filter can skip
@@ -41,10 +42,12 @@ VARIANTS = {
     "mor_changelog": BASE + ", write_mode='merge-on-read', changelog_producer='lookup'",
     "cow_bucket16": BASE + ", write_mode='copy-on-write', partition_by=['bucket(16, k)']",
     "cow_sorted": BASE + ", write_mode='copy-on-write', sort_by='k'" + SMALL_FILES,
-    "cow_sorted_filter": BASE + ", write_mode='copy-on-write', sort_by='k', merge_filter=true"
-                         + SMALL_FILES,
-    "mor_sorted_filter": BASE + ", write_mode='merge-on-read', sort_by='k', merge_filter=true"
-                         + SMALL_FILES,
+    "cow_sorted_filter": BASE
+    + ", write_mode='copy-on-write', sort_by='k', merge_filter=true"
+    + SMALL_FILES,
+    "mor_sorted_filter": BASE
+    + ", write_mode='merge-on-read', sort_by='k', merge_filter=true"
+    + SMALL_FILES,
 }
 # step -> (label, which sources change, clustered key range)
 STEPS = {
@@ -67,8 +70,10 @@ class Clock:
         for pid in filter(str.isdigit, os.listdir("/proc") if Path("/proc").is_dir() else []):
             try:
                 stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-                if int(stat[1]) == os.getpid() and \
-                        b"java" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                if (
+                    int(stat[1]) == os.getpid()
+                    and b"java" in Path(f"/proc/{pid}/cmdline").read_bytes()
+                ):
                     return pid
             except (OSError, ValueError, IndexError):
                 continue
@@ -95,8 +100,12 @@ def same_rows(spark: Any, left: str, right: str) -> bool:
 
 def cli_seconds(project: Path, *args: str) -> tuple[float, str]:
     started = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "lakewide", "--project-dir", str(project), *args],
-                          capture_output=True, text=True, env={**os.environ, "COLUMNS": "200"})
+    done = subprocess.run(
+        [sys.executable, "-m", "lakewide", "--project-dir", str(project), *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "COLUMNS": "200"},
+    )
     if done.returncode != 0:
         raise SystemExit(done.stdout + done.stderr)
     return time.perf_counter() - started, done.stdout
@@ -109,17 +118,27 @@ def table_files(spark: Any, table: str) -> dict[str, int]:
     return {"data_files": counts.get(0, 0), "delete_files": counts.get(1, 0) + counts.get(2, 0)}
 
 
-def bench_size(out: Path, keys: int, sources: int, variants: list[str], steps: list[str],
-               save: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
+def bench_size(
+    out: Path,
+    keys: int,
+    sources: int,
+    variants: list[str],
+    steps: list[str],
+    save: Callable[[dict[str, Any]], None],
+) -> dict[str, Any]:
     warehouse = out / f"warehouse_{keys}"
     shutil.rmtree(warehouse, ignore_errors=True)
-    project = generate.write_project(out / f"project_{keys}", warehouse, sources,
-                                     {f"wide_{v}": generate.wide_model(sources, VARIANTS[v])
-                                      for v in variants})
+    project = generate.write_project(
+        out / f"project_{keys}",
+        warehouse,
+        sources,
+        {f"wide_{v}": generate.wide_model(sources, VARIANTS[v]) for v in variants},
+    )
     manifest_project = load_project(project)
     output = load_output(project / "profiles.yml", "bench", None, project)
-    conf = spark_conf(output.master, output.catalog, output.iceberg_catalog_properties(),
-                      output.spark_conf)
+    conf = spark_conf(
+        output.master, output.catalog, output.iceberg_catalog_properties(), output.spark_conf
+    )
     spark = create_session("lakewide-bench", output.master, conf)
     clock = Clock(spark)
     spark.sql("CREATE NAMESPACE IF NOT EXISTS lw.bench")
@@ -129,21 +148,30 @@ def bench_size(out: Path, keys: int, sources: int, variants: list[str], steps: l
     for i in range(sources):
         generate.write_source(spark, f"lw.bench.s{i}", i, keys, 0)
     join_sql = generate.join_rebuild("lw", "bench", sources, "lw.wide.join_rebuild")
-    result: dict[str, Any] = {"keys": keys, "sources": sources, "variants": variants,
-                              "steps": {}, "files": {}, "conf": {
-                                  k: v for k, v in conf.items() if "jars" not in k}}
+    result: dict[str, Any] = {
+        "keys": keys,
+        "sources": sources,
+        "variants": variants,
+        "steps": {},
+        "files": {},
+        "conf": {k: v for k, v in conf.items() if "jars" not in k},
+    }
 
     for round_no, name in enumerate(steps):
         label, changed, clustered = STEPS[name]
-        for i in (range(sources) if changed is None else changed):
-            generate.write_source(spark, f"lw.bench.s{i}", i, keys, round_no,
-                                  fraction=CHANGED, clustered=clustered)
+        for i in range(sources) if changed is None else changed:
+            generate.write_source(
+                spark, f"lw.bench.s{i}", i, keys, round_no, fraction=CHANGED, clustered=clustered
+            )
         times = {"join": clock.measure(lambda: spark.sql(join_sql).collect())}
         for variant in variants:
-            times[variant] = clock.measure(lambda: _run(manifest, f"wide_{variant}", adapter))
+            model = f"wide_{variant}"
+            times[variant] = clock.measure(lambda m=model: _run(manifest, m, adapter))
         for variant in variants:
-            assert same_rows(spark, f"lw.wide.wide_{variant}", "lw.wide.join_rebuild"), \
-                (name, variant)
+            assert same_rows(spark, f"lw.wide.wide_{variant}", "lw.wide.join_rebuild"), (
+                name,
+                variant,
+            )
         result["steps"][label] = times
         result["files"][label] = {v: table_files(spark, f"lw.wide.wide_{v}") for v in variants}
         print(markdown_size(result), flush=True)
@@ -166,25 +194,31 @@ def compile_many(out: Path, models: int, sources: int) -> float:
     root = out / f"compile_{models}"
     shutil.rmtree(root, ignore_errors=True)
     sql = generate.wide_model(sources, VARIANTS["cow"])
-    generate.write_project(root, out / "unused_warehouse", sources,
-                           {f"m{i:04d}": sql for i in range(models)})
+    generate.write_project(
+        root, out / "unused_warehouse", sources, {f"m{i:04d}": sql for i in range(models)}
+    )
     seconds, _ = cli_seconds(root, "compile")
     return seconds
 
 
 def markdown_size(result: dict[str, Any]) -> str:
     variants = result["variants"]
-    lines = [f"### {result['keys']:,} keys, {result['sources']} sources "
-             f"({result['sources'] * generate.COLUMNS} value columns)", "",
-             "Wall seconds (x JOIN):", "",
-             "| step | JOIN rebuild s | " + " | ".join(f"{v} s (x JOIN)" for v in variants) + " |",
-             "|---|---|" + "---|" * len(variants)]
+    lines = [
+        f"### {result['keys']:,} keys, {result['sources']} sources "
+        f"({result['sources'] * generate.COLUMNS} value columns)",
+        "",
+        "Wall seconds (x JOIN):",
+        "",
+        "| step | JOIN rebuild s | " + " | ".join(f"{v} s (x JOIN)" for v in variants) + " |",
+        "|---|---|" + "---|" * len(variants),
+    ]
     cpu_lines = list(lines[-2:])
     for step, times in result["steps"].items():
         for metric, target in (("s", lines), ("cpu", cpu_lines)):
             join = times["join"][metric]
-            cells = " | ".join(f"{times[v][metric]:.1f} ({times[v][metric] / join:.2f})"
-                               for v in variants)
+            cells = " | ".join(
+                f"{times[v][metric]:.1f} ({times[v][metric] / join:.2f})" for v in variants
+            )
             target.append(f"| {step} | {join:.1f} | {cells} |")
     lines += ["", "JVM CPU seconds (x JOIN):", "", *cpu_lines]
     if "noop_run_seconds" in result:
@@ -208,17 +242,26 @@ def chart(results: list[dict[str, Any]], path: Path) -> str:
             steps, variants = list(result["steps"]), result["variants"]
             width = 0.8 / max(1, len(variants))
             for n, variant in enumerate(variants):
-                ratios = [result["steps"][s][variant][metric] / result["steps"][s]["join"][metric]
-                          for s in steps]
-                ax.bar([i + n * width for i in range(len(steps))], ratios, width, label=variant,
-                       color=colors[variant])
+                ratios = [
+                    result["steps"][s][variant][metric] / result["steps"][s]["join"][metric]
+                    for s in steps
+                ]
+                ax.bar(
+                    [i + n * width for i in range(len(steps))],
+                    ratios,
+                    width,
+                    label=variant,
+                    color=colors[variant],
+                )
             ax.axhline(1.0, color="black", linewidth=0.8)
             ax.axhline(0.1, color="red", linestyle="--", linewidth=0.8, label="goal 0.10 (1%)")
-            ax.axhline(0.7, color="orange", linestyle="--", linewidth=0.8,
-                       label="goal 0.7 (bootstrap)")
+            ax.axhline(
+                0.7, color="orange", linestyle="--", linewidth=0.8, label="goal 0.7 (bootstrap)"
+            )
             ax.set_xticks([i + 0.4 - width / 2 for i in range(len(steps))])
-            ax.set_xticklabels([s.replace(" in ", "\nin ").replace(", ", ",\n") for s in steps],
-                               fontsize=7)
+            ax.set_xticklabels(
+                [s.replace(" in ", "\nin ").replace(", ", ",\n") for s in steps], fontsize=7
+            )
             ax.set_ylabel(f"{what} / JOIN rebuild {what}", fontsize=8)
             ax.set_title(f"{result['keys']:,} keys, {result['sources']} sources: {what}")
             ax.legend(fontsize=6)
@@ -232,54 +275,80 @@ def combine(files: list[Path], stem: Path) -> None:
     """One report from several runs (e.g. 1M and 5M keys measured by separate processes)."""
     runs = [json.loads(f.read_text()) for f in files]
     sizes = sorted((size for run in runs for size in run["sizes"]), key=lambda r: r["keys"])
-    compiled = [(run["compile_seconds"], run.get("compile_models", 500)) for run in runs
-                if run.get("compile_seconds") is not None]
+    compiled = [
+        (run["compile_seconds"], run.get("compile_models", 500))
+        for run in runs
+        if run.get("compile_seconds") is not None
+    ]
     report = "\n\n".join(markdown_size(r) for r in sizes)
     if compiled:
-        report += f"\n\n`lakewide compile` of {compiled[0][1]} models: {compiled[0][0]:.2f} s wall\n"
-    stem.with_suffix(".json").write_text(json.dumps(
-        {"sizes": sizes, "compile_seconds": compiled[0][0] if compiled else None}, indent=2))
+        report += (
+            f"\n\n`lakewide compile` of {compiled[0][1]} models: {compiled[0][0]:.2f} s wall\n"
+        )
+    stem.with_suffix(".json").write_text(
+        json.dumps(
+            {"sizes": sizes, "compile_seconds": compiled[0][0] if compiled else None}, indent=2
+        )
+    )
     stem.with_suffix(".md").write_text(report)
     print(report)
     print(chart(sizes, stem.with_suffix(".png")))
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--keys", type=int, nargs="+", default=[1_000_000])
     parser.add_argument("--sources", type=int, default=4)
     parser.add_argument("--variants", nargs="+", choices=list(VARIANTS), default=list(VARIANTS))
-    parser.add_argument("--steps", nargs="+", choices=list(STEPS), default=list(STEPS),
-                        help="bootstrap always runs first; skipped steps append no data")
+    parser.add_argument(
+        "--steps",
+        nargs="+",
+        choices=list(STEPS),
+        default=list(STEPS),
+        help="bootstrap always runs first; skipped steps append no data",
+    )
     parser.add_argument("--compile-models", type=int, default=500, help="0 skips it")
     parser.add_argument("--out", type=Path, default=Path(__file__).parent / "out")
     parser.add_argument("--name", default="results", help="output file stem")
-    parser.add_argument("--combine", type=Path, nargs="+", metavar="JSON",
-                        help="only write <name>.{json,md,png} from earlier runs' JSON files")
+    parser.add_argument(
+        "--combine",
+        type=Path,
+        nargs="+",
+        metavar="JSON",
+        help="only write <name>.{json,md,png} from earlier runs' JSON files",
+    )
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     if args.combine:
         combine(args.combine, args.out / args.name)
         return
     steps = ["bootstrap"] + [s for s in args.steps if s != "bootstrap"]
-    document: dict[str, Any] = {"sizes": [], "compile_seconds": None,
-                                "compile_models": args.compile_models}
+    document: dict[str, Any] = {
+        "sizes": [],
+        "compile_seconds": None,
+        "compile_models": args.compile_models,
+    }
 
     def save(partial: dict[str, Any] | None = None) -> None:
         sizes = document["sizes"] + ([partial] if partial is not None else [])
         report = "\n\n".join(markdown_size(r) for r in sizes)
         if document["compile_seconds"] is not None:
-            report += (f"\n\n`lakewide compile` of {args.compile_models} models: "
-                       f"{document['compile_seconds']:.2f} s wall\n")
-        (args.out / f"{args.name}.json").write_text(json.dumps({**document, "sizes": sizes},
-                                                               indent=2))
+            report += (
+                f"\n\n`lakewide compile` of {args.compile_models} models: "
+                f"{document['compile_seconds']:.2f} s wall\n"
+            )
+        (args.out / f"{args.name}.json").write_text(
+            json.dumps({**document, "sizes": sizes}, indent=2)
+        )
         (args.out / f"{args.name}.md").write_text(report)
         print(chart([r for r in sizes if r["steps"]], args.out / f"{args.name}.png"), flush=True)
 
     for keys in args.keys:
-        document["sizes"].append(bench_size(args.out, keys, args.sources, args.variants, steps,
-                                            save))
+        document["sizes"].append(
+            bench_size(args.out, keys, args.sources, args.variants, steps, save)
+        )
     if args.compile_models:
         document["compile_seconds"] = compile_many(args.out, args.compile_models, args.sources)
     save()

@@ -18,18 +18,21 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from lakewide.spark.adapter import SparkAdapter
-from lakewide.spark.runtime import create_session, spark_conf
 from lakewide.executor import run_models
 from lakewide.manifest import load_manifest
 from lakewide.profiles import load_output
 from lakewide.project import load_project
+from lakewide.spark.adapter import SparkAdapter
+from lakewide.spark.runtime import create_session, spark_conf
 
 COLUMNS = {0: ["a", "b"], 1: ["b", "c"], 2: ["c", "d"]}
 MODELS = {
     "pu": ("merge_engine='partial_update', primary_key='k', sequence_field='seq'", 3),
-    "agg": ("merge_engine='aggregation', primary_key='k', sequence_field='seq', "
-            "default_aggregate='last_non_null_value'", 2),
+    "agg": (
+        "merge_engine='aggregation', primary_key='k', sequence_field='seq', "
+        "default_aggregate='last_non_null_value'",
+        2,
+    ),
 }
 
 
@@ -54,9 +57,11 @@ def records(rng: random.Random, keys: int, sources: int, n: int) -> list[tuple[i
 
 def ordered_fold(recs: list[tuple[int, dict]], names: list[str]) -> dict[int, tuple]:
     """Every record in place order; a non-null value overwrites (both models' rule)."""
+
     def place(i: int) -> tuple:
         s, r = recs[i]
         return ((0,) if r["seq"] is None else (1, r["seq"]), s, i)
+
     table: dict[int, dict] = {}
     for i in sorted(range(len(recs)), key=place):
         s, r = recs[i]
@@ -75,9 +80,16 @@ def main() -> None:
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="lw_boundaries_"))
     warehouse = root / "warehouse"
-    spark = create_session("run-boundaries", "local[2]", spark_conf(
-        "local[2]", "lw", {"type": "hadoop", "warehouse": str(warehouse)},
-        {"spark.sql.shuffle.partitions": "4"}))
+    spark = create_session(
+        "run-boundaries",
+        "local[2]",
+        spark_conf(
+            "local[2]",
+            "lw",
+            {"type": "hadoop", "warehouse": str(warehouse)},
+            {"spark.sql.shuffle.partitions": "4"},
+        ),
+    )
     (root / "models").mkdir(parents=True)
     (root / "pyproject.toml").write_text('[project]\nname = "b"\n[tool.lakewide]\nprofile = "b"\n')
     print("| model | run | keys | differ from full refresh | differ from ordered fold |")
@@ -86,10 +98,12 @@ def main() -> None:
         (root / "profiles.yml").write_text(
             f"b:\n  target: t\n  outputs:\n    t:\n      catalog: lw\n"
             f"      catalog_type: hadoop\n      warehouse: {warehouse}\n"
-            f"      namespace: out_{name}\n")
+            f"      namespace: out_{name}\n"
+        )
         (root / "models" / "sources.yml").write_text(
             f"sources:\n  - name: src\n    schema: src_{name}\n    tables:\n"
-            + "".join(f"      - name: t{s}\n" for s in range(sources)))
+            + "".join(f"      - name: t{s}\n" for s in range(sources))
+        )
         spark.sql(f"CREATE NAMESPACE IF NOT EXISTS lw.src_{name}")
         for model in ("m", "r"):
             (root / "models" / f"{model}.sql").write_text(model_sql(config, sources))
@@ -107,8 +121,9 @@ def main() -> None:
                     frame.coalesce(1).writeTo(target).append()
                 else:
                     frame.coalesce(1).writeTo(target).using("iceberg").create()
-            manifest = load_manifest(load_project(root), load_output(
-                root / "profiles.yml", "b", None, root))
+            manifest = load_manifest(
+                load_project(root), load_output(root / "profiles.yml", "b", None, root)
+            )
             adapter = SparkAdapter(manifest.output, spark=spark)
             # m runs incrementally; r, the same model, is rebuilt from all records every run
             for model, full in (("m", False), ("r", True)):
@@ -117,8 +132,10 @@ def main() -> None:
             incremental = _table(spark, f"out_{name}.m", names)
             refreshed = _table(spark, f"out_{name}.r", names)
             expected = ordered_fold(everything, names)
-            print(f"| {name} | {run + 1} | {len(expected)} | {_differ(incremental, refreshed)} "
-                  f"| {_differ(incremental, expected)} |")
+            print(
+                f"| {name} | {run + 1} | {len(expected)} | {_differ(incremental, refreshed)} "
+                f"| {_differ(incremental, expected)} |"
+            )
     spark.stop()
 
 

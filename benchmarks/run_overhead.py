@@ -17,20 +17,27 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.run import Clock  # noqa: E402
+from lakewide.executor import run_models  # noqa: E402
 from lakewide.spark.adapter import SparkAdapter  # noqa: E402
 from lakewide.spark.runtime import create_session, spark_conf  # noqa: E402
-from lakewide.executor import run_models  # noqa: E402
 from tests.integration.conftest import ModelRun, ProjectRun  # noqa: E402
 from tests.integration.test_incremental import COUNTERS, SCHEMAS  # noqa: E402
 
-METADATA = ("table_meta", "last_commit_meta", "table_exists", "format_version",
-            "sequence_number", "snapshot_summary")
+METADATA = (
+    "table_meta",
+    "last_commit_meta",
+    "table_exists",
+    "format_version",
+    "sequence_number",
+    "snapshot_summary",
+)
 WATCHED = (*METADATA, "commit")
 
 
@@ -54,18 +61,23 @@ class Meter:
                 if self._depth == 0:  # nested metadata calls are not counted twice
                     self.cpu[name] = self.cpu.get(name, 0.0) + self.clock.cpu() - cpu
                     self.wall[name] = self.wall.get(name, 0.0) + time.perf_counter() - wall
+
         return measured
 
 
 def project(folder: Path, warehouse: Path, spark: Any) -> ModelRun:
     root = folder / "project"
     (root / "models").mkdir(parents=True)
-    (root / "pyproject.toml").write_text('[project]\nname = "t"\n\n[tool.lakewide]\nprofile = "t"\n')
+    (root / "pyproject.toml").write_text(
+        '[project]\nname = "t"\n\n[tool.lakewide]\nprofile = "t"\n'
+    )
     (root / "profiles.yml").write_text(
         "t:\n  target: b\n  outputs:\n    b:\n      catalog: lw\n      catalog_type: hadoop\n"
-        f"      warehouse: {warehouse}\n      namespace: ns\n")
+        f"      warehouse: {warehouse}\n      namespace: ns\n"
+    )
     (root / "models" / "sources.yml").write_text(
-        "sources:\n  - name: src\n    schema: src\n    tables:\n      - name: a\n      - name: b\n")
+        "sources:\n  - name: src\n    schema: src\n    tables:\n      - name: a\n      - name: b\n"
+    )
     (root / "models" / "m.sql").write_text(COUNTERS)
     return ModelRun(ProjectRun(root, spark, "ns", "src"), SCHEMAS)
 
@@ -92,26 +104,38 @@ def main() -> None:
         meter.wall.clear()
         manifest = m.run.manifest()
         adapter = SparkAdapter(manifest.output, spark=spark)
-        run = clock.measure(lambda: run_models(manifest, ["m"], adapter))
+        run = clock.measure(lambda m=manifest, a=adapter: run_models(m, ["m"], a))
         merge = meter.cpu.get("commit", 0.0)
-        row = {"wall": run["s"], "cpu": run["cpu"], "merge": merge, "outside": run["cpu"] - merge,
-               "metadata": sum(meter.cpu.get(n, 0.0) for n in METADATA),
-               "metadata_wall": sum(meter.wall.get(n, 0.0) for n in METADATA)}
+        row = {
+            "wall": run["s"],
+            "cpu": run["cpu"],
+            "merge": merge,
+            "outside": run["cpu"] - merge,
+            "metadata": sum(meter.cpu.get(n, 0.0) for n in METADATA),
+            "metadata_wall": sum(meter.wall.get(n, 0.0) for n in METADATA),
+        }
         print(f"run {i}: " + ", ".join(f"{k} {v:.3f}" for k, v in row.items()), flush=True)
         rows.append(row)
     spark.stop()
     warm = rows[1:] or rows
-    print(f"median of {len(warm)} (JVM CPU s unless wall): " + ", ".join(
-        f"{k} {statistics.median(r[k] for r in warm):.3f}" for k in rows[0]))
+    print(
+        f"median of {len(warm)} (JVM CPU s unless wall): "
+        + ", ".join(f"{k} {statistics.median(r[k] for r in warm):.3f}" for k in rows[0])
+    )
     noop = []
     for _ in range(args.noop):
         started = time.perf_counter()
-        done = subprocess.run([sys.executable, "-m", "lakewide", "--project-dir",
-                               str(m.run.root), "run"], capture_output=True, text=True)
+        done = subprocess.run(
+            [sys.executable, "-m", "lakewide", "--project-dir", str(m.run.root), "run"],
+            capture_output=True,
+            text=True,
+        )
         noop.append(time.perf_counter() - started)
         assert "Nothing to do" in done.stdout, done.stdout + done.stderr
-    print(f"no-op lakewide run: median {statistics.median(noop):.2f} s wall "
-          f"(min {min(noop):.2f}, max {max(noop):.2f}, n={len(noop)})")
+    print(
+        f"no-op lakewide run: median {statistics.median(noop):.2f} s wall "
+        f"(min {min(noop):.2f}, max {max(noop):.2f}, n={len(noop)})"
+    )
 
 
 if __name__ == "__main__":
