@@ -46,6 +46,54 @@ VARIANTS = {
     "mor_sorted_filter": BASE + ", write_mode='merge-on-read', sort_by='k', merge_filter=true"
                          + SMALL_FILES,
 }
+MOR = BASE + ", write_mode='merge-on-read'"
+# Spark's own values of the settings lakewide's session defaults change so that the MERGE's
+# target rows are pruned by a runtime Bloom filter (lakewide.engine.runtime.MERGE_PRUNING_CONF)
+NO_BLOOM = {"spark.sql.autoBroadcastJoinThreshold": "10MB",
+            "spark.sql.adaptive.autoBroadcastJoinThreshold": "10MB",
+            "spark.sql.optimizer.runtime.bloomFilter.applicationSideScanSizeThreshold": "10GB",
+            "spark.sql.optimizer.runtime.bloomFilter.creationSideThreshold": "10MB"}
+# storage-partitioned join settings (Spark 3.5 + Iceberg)
+SPJ = {"spark.sql.sources.v2.bucketing.enabled": "true",
+       "spark.sql.sources.v2.bucketing.pushPartValues.enabled": "true",
+       "spark.sql.sources.v2.bucketing.partiallyClusteredDistribution.enabled": "true",
+       "spark.sql.requireAllClusterKeysForCoPartition": "false",
+       "spark.sql.iceberg.planning.preserve-data-grouping": "true"}
+VARIANTS.update({
+    "mor_no_bloom": MOR,
+    "mor_changelog_no_bloom": MOR + ", changelog_producer='lookup'",
+    "mor_shj": MOR,
+    "mor_dist_none": MOR + ", table_properties={'write.merge.distribution-mode': 'none'}",
+    "mor_v3": MOR + ", format_version=3",
+    "mor_bucket16_spj": MOR + ", partition_by=['bucket(16, k)']",
+})
+# variant -> Spark session settings set for its runs only (restored afterwards)
+SESSION: dict[str, dict[str, str]] = {
+    "mor_no_bloom": NO_BLOOM,
+    "mor_changelog_no_bloom": NO_BLOOM,
+    "mor_shj": {"spark.sql.join.preferSortMergeJoin": "false"},
+    "mor_bucket16_spj": SPJ,
+}
+
+
+def variant_settings(variant: str) -> tuple[str, dict[str, str]]:
+    """The model config of a variant and the session settings its runs use."""
+    return VARIANTS[variant], SESSION.get(variant, {})
+
+
+def with_session(spark: Any, settings: dict[str, str], action: Callable[[], Any]) -> Any:
+    """Run ``action`` with ``settings`` set in the session, then restore what was there."""
+    before = {k: spark.conf.get(k, None) for k in settings}
+    for key, value in settings.items():
+        spark.conf.set(key, value)
+    try:
+        return action()
+    finally:
+        for key, value in before.items():
+            if value is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, value)
 # step -> (label, which sources change, clustered key range)
 STEPS = {
     "bootstrap": ("bootstrap (all rows)", [], False),
@@ -131,7 +179,10 @@ def bench_size(out: Path, keys: int, sources: int, variants: list[str], steps: l
     join_sql = generate.join_rebuild("lw", "bench", sources, "lw.wide.join_rebuild")
     result: dict[str, Any] = {"keys": keys, "sources": sources, "variants": variants,
                               "steps": {}, "files": {}, "conf": {
-                                  k: v for k, v in conf.items() if "jars" not in k}}
+                                  k: v for k, v in conf.items() if "jars" not in k},
+                              "variant_settings": {v: {"model": variant_settings(v)[0],
+                                                       "session": variant_settings(v)[1]}
+                                                   for v in variants}}
 
     for round_no, name in enumerate(steps):
         label, changed, clustered = STEPS[name]
@@ -140,7 +191,9 @@ def bench_size(out: Path, keys: int, sources: int, variants: list[str], steps: l
                                   fraction=CHANGED, clustered=clustered)
         times = {"join": clock.measure(lambda: spark.sql(join_sql).collect())}
         for variant in variants:
-            times[variant] = clock.measure(lambda: _run(manifest, f"wide_{variant}", adapter))
+            settings = variant_settings(variant)[1]
+            times[variant] = clock.measure(lambda: with_session(
+                spark, settings, lambda: _run(manifest, f"wide_{variant}", adapter)))
         for variant in variants:
             assert same_rows(spark, f"lw.wide.wide_{variant}", "lw.wide.join_rebuild"), \
                 (name, variant)
