@@ -40,15 +40,32 @@ def build_batch(model: WideModel, branch: Branch) -> exp.Select:
     return reduce_per_key(rows, branch.projected([c for c in model.columns if c in carried]))
 
 
-def build_merge(model: WideModel, branch: Branch) -> exp.Merge:
-    """MERGE the branch's staged batch into only the columns the branch owns."""
-    rows = _rows(model, branch)
+def merge_source(model: WideModel, view: str) -> exp.Subquery:
+    """The MERGE's USING clause: the staged view, filtered by ``k = k`` on every key column.
+
+    The staged keys are never NULL, so the filter keeps every row. Spark counts an equality as
+    a selective filter, and only a selective filter over a scan lets its optimizer build a
+    runtime Bloom filter of the batch's keys and apply it to the target scan, so that only the
+    matching target rows are shuffled and sorted for the MERGE's join instead of the whole
+    table (README "Benchmarks": the session settings this needs).
+    """
+    keys = exp.and_(*(exp.EQ(this=exp.column(k), expression=exp.column(k))
+                      for k in model.primary_key))
+    return exp.select(exp.Star()).from_(view).where(keys).subquery(engines.S)
+
+
+def _merge(model: WideModel, view: str, rows: engines.Rows) -> exp.Merge:
     on = exp.and_(*(exp.EQ(this=exp.column(k, table=engines.T),
                            expression=exp.column(k, table=engines.S))
                     for k in model.primary_key))
     return exp.Merge(this=model.node.relation.table(alias=engines.T),
-                     using=exp.table_(batch_view(branch), alias=engines.S),
+                     using=merge_source(model, view),
                      on=on, whens=exp.Whens(expressions=engines.whens(rows)))
+
+
+def build_merge(model: WideModel, branch: Branch) -> exp.Merge:
+    """MERGE the branch's staged batch into only the columns the branch owns."""
+    return _merge(model, batch_view(branch), _rows(model, branch))
 
 
 def key_bounds(model: WideModel, branch: Branch | None) -> exp.Select:
@@ -91,12 +108,7 @@ def combined_batch(model: WideModel) -> exp.Select:
 def build_combined_merge(model: WideModel) -> exp.Merge:
     """MERGE the combined batch: every stored column, each by its own rule (one target scan,
     one commit for every source with new rows)."""
-    on = exp.and_(*(exp.EQ(this=exp.column(k, table=engines.T),
-                           expression=exp.column(k, table=engines.S))
-                    for k in model.primary_key))
-    return exp.Merge(this=model.node.relation.table(alias=engines.T),
-                     using=exp.table_(COMBINED_VIEW, alias=engines.S),
-                     on=on, whens=exp.Whens(expressions=engines.whens(_combined_rows(model))))
+    return _merge(model, COMBINED_VIEW, _combined_rows(model))
 
 
 def keys_touched(indexes: list[int]) -> exp.Select:
