@@ -30,6 +30,19 @@ MIN_JAVA = 17
 ICEBERG_EXTENSIONS = "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"
 ICEBERG_CATALOG = "org.apache.iceberg.spark.SparkCatalog"
 LOG_CONFIG = Path(__file__).with_name("log4j2.properties")
+# Session defaults that let Spark's runtime Bloom filter prune the target rows of a MERGE before
+# its join shuffles them (README "Benchmarks", "Defaults chosen"). Iceberg rewrites a MERGE with
+# WHEN NOT MATCHED into ``target RIGHT OUTER JOIN source``; Spark 3.5 adds the filter only when it
+# plans a shuffle join, and it takes a source under the broadcast threshold for a broadcast join
+# although a right outer join cannot broadcast its right side. So joins are not broadcast by
+# estimated size at planning time; adaptive execution still broadcasts a side whose measured
+# size is under 10 MB. Any key set in the profile's spark_conf wins.
+MERGE_PRUNING_CONF = {
+    "spark.sql.autoBroadcastJoinThreshold": "-1",
+    "spark.sql.adaptive.autoBroadcastJoinThreshold": "10MB",
+    "spark.sql.optimizer.runtime.bloomFilter.applicationSideScanSizeThreshold": "1MB",
+    "spark.sql.optimizer.runtime.bloomFilter.creationSideThreshold": "256MB",
+}
 JACKSON_MARKER = "org/apache/iceberg/shaded/com/fasterxml/jackson/databind/ObjectMapper.class"
 # Bump when jackson_relocate changes its output, so stale cached jars are not reused.
 _RELOCATE_REVISION = 1
@@ -263,6 +276,7 @@ def spark_conf(
     }
     if master.startswith("local"):
         conf["spark.sql.shuffle.partitions"] = "4"
+    conf.update(MERGE_PRUNING_CONF)
     for key, value in catalog_props.items():
         conf[prefix + "." + key] = value
     if uses_bundled_jars(user_conf):

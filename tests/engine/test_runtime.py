@@ -180,6 +180,7 @@ def test_spark_conf_defaults(fake_jars: None) -> None:
         "spark.sql.catalog.lw.type": "hadoop",
         "spark.sql.catalog.lw.warehouse": "/wh",
         "spark.sql.shuffle.partitions": "4",
+        **runtime.MERGE_PRUNING_CONF,
         "spark.jars": "/j/a.jar,/j/b.jar",
     }
 
@@ -202,6 +203,7 @@ def test_spark_conf_user_wins(fake_jars: None) -> None:
         "spark.sql.shuffle.partitions": "16",
         "spark.sql.session.timeZone": "Europe/Paris",
         "spark.sql.catalog.lw.type": "rest",
+        "spark.sql.autoBroadcastJoinThreshold": "10MB",
     }
     conf = runtime.spark_conf("local[*]", "lw", {"type": "hadoop"}, user)
     assert {k: conf[k] for k in user} == user
