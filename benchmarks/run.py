@@ -158,7 +158,7 @@ def table_files(spark: Any, table: str) -> dict[str, int]:
 
 
 def bench_size(out: Path, keys: int, sources: int, variants: list[str], steps: list[str],
-               save: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
+               save: Callable[[dict[str, Any]], None], warmup: int = 0) -> dict[str, Any]:
     warehouse = out / f"warehouse_{keys}"
     shutil.rmtree(warehouse, ignore_errors=True)
     project = generate.write_project(out / f"project_{keys}", warehouse, sources,
@@ -174,16 +174,34 @@ def bench_size(out: Path, keys: int, sources: int, variants: list[str], steps: l
     spark.sql("CREATE NAMESPACE IF NOT EXISTS lw.wide")
     manifest = load_manifest(manifest_project, output)
     adapter = SparkAdapter(output, spark=spark)
-    for i in range(sources):
-        generate.write_source(spark, f"lw.bench.s{i}", i, keys, 0)
-    join_sql = generate.join_rebuild("lw", "bench", sources, "lw.wide.join_rebuild")
     result: dict[str, Any] = {"keys": keys, "sources": sources, "variants": variants,
-                              "steps": {}, "files": {}, "conf": {
+                              "warmup_keys": warmup, "steps": {}, "files": {}, "conf": {
                                   k: v for k, v in conf.items() if "jars" not in k},
                               "variant_settings": {v: {"model": variant_settings(v)[0],
                                                        "session": variant_settings(v)[1]}
                                                    for v in variants}}
+    if warmup:  # every statement once on small tables: JIT and generated code are then warm
+        _steps(spark, clock, manifest, adapter, warmup, sources, variants, steps, None, save)
+        for namespace in ("lw.bench", "lw.wide"):
+            for row in spark.sql(f"SHOW TABLES IN {namespace}").collect():
+                spark.sql(f"DROP TABLE {namespace}.{row.tableName} PURGE")
+    _steps(spark, clock, manifest, adapter, keys, sources, variants, steps, result, save)
+    spark.stop()
+    noop, said = cli_seconds(project, "run")
+    assert "Nothing to do" in said, said
+    result["noop_run_seconds"] = noop
+    save(result)
+    return result
 
+
+def _steps(spark: Any, clock: Clock, manifest: Any, adapter: SparkAdapter, keys: int,
+           sources: int, variants: list[str], steps: list[str], result: dict[str, Any] | None,
+           save: Callable[[dict[str, Any]], None]) -> None:
+    """Every step on fresh source tables of ``keys`` keys; recorded into ``result`` unless None
+    (a warm-up)."""
+    for i in range(sources):
+        generate.write_source(spark, f"lw.bench.s{i}", i, keys, 0)
+    join_sql = generate.join_rebuild("lw", "bench", sources, "lw.wide.join_rebuild")
     for round_no, name in enumerate(steps):
         label, changed, clustered = STEPS[name]
         for i in (range(sources) if changed is None else changed):
@@ -196,17 +214,13 @@ def bench_size(out: Path, keys: int, sources: int, variants: list[str], steps: l
                 spark, settings, lambda: _run(manifest, f"wide_{variant}", adapter)))
         for variant in variants:
             assert same_rows(spark, f"lw.wide.wide_{variant}", "lw.wide.join_rebuild"), \
-                (name, variant)
+                (name, variant, keys)
+        if result is None:
+            continue
         result["steps"][label] = times
         result["files"][label] = {v: table_files(spark, f"lw.wide.wide_{v}") for v in variants}
         print(markdown_size(result), flush=True)
         save(result)
-    spark.stop()
-    noop, said = cli_seconds(project, "run")
-    assert "Nothing to do" in said, said
-    result["noop_run_seconds"] = noop
-    save(result)
-    return result
 
 
 def _run(manifest: Any, model: str, adapter: SparkAdapter) -> None:
@@ -306,6 +320,9 @@ def main() -> None:
     parser.add_argument("--steps", nargs="+", choices=list(STEPS), default=list(STEPS),
                         help="bootstrap always runs first; skipped steps append no data")
     parser.add_argument("--compile-models", type=int, default=500, help="0 skips it")
+    parser.add_argument("--warmup", type=int, default=0, metavar="KEYS",
+                        help="first run every step on KEYS keys, unmeasured, so that no "
+                             "variant pays the JVM's and Spark's warm-up (0: none)")
     parser.add_argument("--out", type=Path, default=Path(__file__).parent / "out")
     parser.add_argument("--name", default="results", help="output file stem")
     parser.add_argument("--combine", type=Path, nargs="+", metavar="JSON",
@@ -332,7 +349,7 @@ def main() -> None:
 
     for keys in args.keys:
         document["sizes"].append(bench_size(args.out, keys, args.sources, args.variants, steps,
-                                            save))
+                                            save, args.warmup))
     if args.compile_models:
         document["compile_seconds"] = compile_many(args.out, args.compile_models, args.sources)
     save()
