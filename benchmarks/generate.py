@@ -88,7 +88,9 @@ def join_rebuild(catalog: str, namespace: str, sources: int, target: str) -> str
 
 
 def write_project(root: Path, warehouse: Path, sources: int, models: dict[str, str]) -> Path:
-    """A lakewide project over the benchmark warehouse with the given models."""
+    """A lakewide project over the benchmark warehouse with the given models (only those)."""
+    for stale in (root / "models").glob("*.sql"):
+        stale.unlink()
     (root / "models").mkdir(parents=True, exist_ok=True)
     (root / "pyproject.toml").write_text(
         '[project]\nname = "bench"\n\n[tool.lakewide]\nprofile = "bench"\n'

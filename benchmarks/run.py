@@ -49,6 +49,62 @@ VARIANTS = {
     + ", write_mode='merge-on-read', sort_by='k', merge_filter=true"
     + SMALL_FILES,
 }
+MOR = BASE + ", write_mode='merge-on-read'"
+# Spark's own values of the settings lakewide's session defaults change so that the MERGE's
+# target rows are pruned by a runtime Bloom filter (lakewide.spark.runtime.MERGE_PRUNING_CONF)
+NO_BLOOM = {
+    "spark.sql.autoBroadcastJoinThreshold": "10MB",
+    "spark.sql.adaptive.autoBroadcastJoinThreshold": "10MB",
+    "spark.sql.optimizer.runtime.bloomFilter.applicationSideScanSizeThreshold": "10GB",
+    "spark.sql.optimizer.runtime.bloomFilter.creationSideThreshold": "10MB",
+}
+# storage-partitioned join settings (Spark 3.5 + Iceberg)
+SPJ = {
+    "spark.sql.sources.v2.bucketing.enabled": "true",
+    "spark.sql.sources.v2.bucketing.pushPartValues.enabled": "true",
+    "spark.sql.sources.v2.bucketing.partiallyClusteredDistribution.enabled": "true",
+    "spark.sql.requireAllClusterKeysForCoPartition": "false",
+    "spark.sql.iceberg.planning.preserve-data-grouping": "true",
+}
+VARIANTS.update(
+    {
+        "mor_no_bloom": MOR,
+        "mor_changelog_no_bloom": MOR + ", changelog_producer='lookup'",
+        "mor_shj": MOR,
+        "mor_dist_none": MOR + ", table_properties={'write.merge.distribution-mode': 'none'}",
+        "mor_v3": MOR + ", format_version=3",
+        "mor_bucket16_spj": MOR + ", partition_by=['bucket(16, k)']",
+    }
+)
+# variant -> Spark session settings set for its runs only (restored afterwards)
+SESSION: dict[str, dict[str, str]] = {
+    "mor_no_bloom": NO_BLOOM,
+    "mor_changelog_no_bloom": NO_BLOOM,
+    "mor_shj": {"spark.sql.join.preferSortMergeJoin": "false"},
+    "mor_bucket16_spj": SPJ,
+}
+
+
+def variant_settings(variant: str) -> tuple[str, dict[str, str]]:
+    """The model config of a variant and the session settings its runs use."""
+    return VARIANTS[variant], SESSION.get(variant, {})
+
+
+def with_session(spark: Any, settings: dict[str, str], action: Callable[[], Any]) -> Any:
+    """Run ``action`` with ``settings`` set in the session, then restore what was there."""
+    before = {k: spark.conf.get(k, None) for k in settings}
+    for key, value in settings.items():
+        spark.conf.set(key, value)
+    try:
+        return action()
+    finally:
+        for key, value in before.items():
+            if value is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, value)
+
+
 # step -> (label, which sources change, clustered key range)
 STEPS = {
     "bootstrap": ("bootstrap (all rows)", [], False),
@@ -57,6 +113,13 @@ STEPS = {
     "clustered": ("1% of keys, one contiguous key range, in one source", [0], True),
 }
 CHANGED = 0.01
+# issue #10's goals, x the JOIN rebuild (drawn on the chart)
+GOALS = [
+    (0.7, "orange", "bootstrap"),
+    (0.35, "purple", "1% in every source"),
+    (0.20, "red", "1% in one source, 5M"),
+    (0.05, "brown", "one key range, 5M"),
+]
 
 
 class Clock:
@@ -125,6 +188,7 @@ def bench_size(
     variants: list[str],
     steps: list[str],
     save: Callable[[dict[str, Any]], None],
+    warmup: int = 0,
 ) -> dict[str, Any]:
     warehouse = out / f"warehouse_{keys}"
     shutil.rmtree(warehouse, ignore_errors=True)
@@ -145,18 +209,50 @@ def bench_size(
     spark.sql("CREATE NAMESPACE IF NOT EXISTS lw.wide")
     manifest = load_manifest(manifest_project, output)
     adapter = SparkAdapter(output, spark=spark)
-    for i in range(sources):
-        generate.write_source(spark, f"lw.bench.s{i}", i, keys, 0)
-    join_sql = generate.join_rebuild("lw", "bench", sources, "lw.wide.join_rebuild")
     result: dict[str, Any] = {
         "keys": keys,
         "sources": sources,
         "variants": variants,
+        "warmup_keys": warmup,
         "steps": {},
         "files": {},
         "conf": {k: v for k, v in conf.items() if "jars" not in k},
+        "variant_settings": {
+            v: {"model": variant_settings(v)[0], "session": variant_settings(v)[1]}
+            for v in variants
+        },
     }
+    if warmup:  # every statement once on small tables: JIT and generated code are then warm
+        _steps(spark, clock, manifest, adapter, warmup, sources, variants, steps, None, save)
+        for namespace in ("lw.bench", "lw.wide"):
+            for row in spark.sql(f"SHOW TABLES IN {namespace}").collect():
+                spark.sql(f"DROP TABLE {namespace}.{row.tableName} PURGE")
+    _steps(spark, clock, manifest, adapter, keys, sources, variants, steps, result, save)
+    spark.stop()
+    noop, said = cli_seconds(project, "run")
+    assert "Nothing to do" in said, said
+    result["noop_run_seconds"] = noop
+    save(result)
+    return result
 
+
+def _steps(
+    spark: Any,
+    clock: Clock,
+    manifest: Any,
+    adapter: SparkAdapter,
+    keys: int,
+    sources: int,
+    variants: list[str],
+    steps: list[str],
+    result: dict[str, Any] | None,
+    save: Callable[[dict[str, Any]], None],
+) -> None:
+    """Every step on fresh source tables of ``keys`` keys; recorded into ``result`` unless None
+    (a warm-up)."""
+    for i in range(sources):
+        generate.write_source(spark, f"lw.bench.s{i}", i, keys, 0)
+    join_sql = generate.join_rebuild("lw", "bench", sources, "lw.wide.join_rebuild")
     for round_no, name in enumerate(steps):
         label, changed, clustered = STEPS[name]
         for i in range(sources) if changed is None else changed:
@@ -165,23 +261,24 @@ def bench_size(
             )
         times = {"join": clock.measure(lambda: spark.sql(join_sql).collect())}
         for variant in variants:
-            model = f"wide_{variant}"
-            times[variant] = clock.measure(lambda m=model: _run(manifest, m, adapter))
+            settings, model = variant_settings(variant)[1], f"wide_{variant}"
+            times[variant] = clock.measure(
+                lambda s=settings, m=model: with_session(
+                    spark, s, lambda: _run(manifest, m, adapter)
+                )
+            )
         for variant in variants:
             assert same_rows(spark, f"lw.wide.wide_{variant}", "lw.wide.join_rebuild"), (
                 name,
                 variant,
+                keys,
             )
+        if result is None:
+            continue
         result["steps"][label] = times
         result["files"][label] = {v: table_files(spark, f"lw.wide.wide_{v}") for v in variants}
         print(markdown_size(result), flush=True)
         save(result)
-    spark.stop()
-    noop, said = cli_seconds(project, "run")
-    assert "Nothing to do" in said, said
-    result["noop_run_seconds"] = noop
-    save(result)
-    return result
 
 
 def _run(manifest: Any, model: str, adapter: SparkAdapter) -> None:
@@ -254,10 +351,14 @@ def chart(results: list[dict[str, Any]], path: Path) -> str:
                     color=colors[variant],
                 )
             ax.axhline(1.0, color="black", linewidth=0.8)
-            ax.axhline(0.1, color="red", linestyle="--", linewidth=0.8, label="goal 0.10 (1%)")
-            ax.axhline(
-                0.7, color="orange", linestyle="--", linewidth=0.8, label="goal 0.7 (bootstrap)"
-            )
+            for goal, color, goal_label in GOALS:
+                ax.axhline(
+                    goal,
+                    color=color,
+                    linestyle="--",
+                    linewidth=0.8,
+                    label=f"goal {goal:.2f} ({goal_label})",
+                )
             ax.set_xticks([i + 0.4 - width / 2 for i in range(len(steps))])
             ax.set_xticklabels(
                 [s.replace(" in ", "\nin ").replace(", ", ",\n") for s in steps], fontsize=7
@@ -310,6 +411,14 @@ def main() -> None:
         help="bootstrap always runs first; skipped steps append no data",
     )
     parser.add_argument("--compile-models", type=int, default=500, help="0 skips it")
+    parser.add_argument(
+        "--warmup",
+        type=int,
+        default=0,
+        metavar="KEYS",
+        help="first run every step on KEYS keys, unmeasured, so that no "
+        "variant pays the JVM's and Spark's warm-up (0: none)",
+    )
     parser.add_argument("--out", type=Path, default=Path(__file__).parent / "out")
     parser.add_argument("--name", default="results", help="output file stem")
     parser.add_argument(
@@ -347,7 +456,7 @@ def main() -> None:
 
     for keys in args.keys:
         document["sizes"].append(
-            bench_size(args.out, keys, args.sources, args.variants, steps, save)
+            bench_size(args.out, keys, args.sources, args.variants, steps, save, args.warmup)
         )
     if args.compile_models:
         document["compile_seconds"] = compile_many(args.out, args.compile_models, args.sources)

@@ -60,6 +60,11 @@ def _side(view: str, columns: list[str], key: list[str], keys_view: str | None) 
         on = exp.and_(*(exp.column(k, table="v").eq(exp.column(k, table="kv")) for k in key))
         keys = exp.select(*(exp.column(k) for k in key)).distinct().from_(keys_view)
         select = select.join(keys.subquery("kv"), on=on, join_type="LEFT SEMI")
+        # the batch's keys are few: broadcast them, as session defaults no longer broadcast by
+        # estimated size (lakewide.spark.runtime.MERGE_PRUNING_CONF); else the whole target
+        # would be shuffled for the semi join (README "Benchmarks")
+        hint = exp.JoinHint(this="BROADCAST", expressions=[exp.to_table("kv")])
+        select.set("hint", exp.Hint(expressions=[hint]))
     return select
 
 
