@@ -176,9 +176,10 @@ class KeyTableRun:
         meta = self.adapter.table_meta(self.relation)
         refuse_changed_models(self.manifest, [self.name], lambda _: meta)
         self.head = None if meta is None else meta.current
-        if self.plans.recover is not None:
+        changelog = self.plans.changelog_table
+        if self.plans.recover is not None and changelog is not None:
             for parent, snapshot in missing_changes(
-                meta, self.adapter.table_meta(self.plans.tables[self._changelog_table()])
+                meta, self.adapter.table_meta(self.plans.tables[changelog])
             ):
                 self._run(self.plans.recover, parent=parent, snapshot=snapshot)
         consumed: dict[str, int | None] = dict(last_offsets(meta) or {})
@@ -220,9 +221,6 @@ class KeyTableRun:
             self.progress[branch_read.key] = branch_read.end
             self._retrying(functools.partial(self._merge_alone, branch_read))
         return outcome
-
-    def _changelog_table(self) -> str:
-        return next(s.table for s in self.plans.recover or [] if isinstance(s, p.Commit))
 
     def _retrying(self, step: Callable[[], None]) -> None:
         """Run a staging + MERGE step, again on a fresh table state after a commit conflict."""

@@ -191,7 +191,8 @@ class ModelPlans:
     upstream table (bound to ``pin_<n>``), registered before any plan runs; ``checks``: run
     after the pins; ``bootstrap``/``full_refresh``: a new table from every source;
     ``branches`` and ``combined`` (several sources with new rows folded and merged at once):
-    incremental; ``recover``/``produces``: the model's own changelog.
+    incremental; ``recover``: the changes of commits a stopped run left without them, into
+    ``changelog_table`` (the relation key of the model's own changelog; None when it keeps none).
     """
 
     relation: Relation
@@ -203,11 +204,7 @@ class ModelPlans:
     branches: list[BranchPlan] = field(default_factory=list)
     combined: list[Step] | None = None
     recover: list[Step] | None = None
-    produces: bool = False
-
-    def pin_param(self, table: str) -> str:
-        """The parameter a pinned table's snapshot is bound to."""
-        return next(p.at for p in self.pins if p.table == table and p.at is not None)
+    changelog_table: str | None = None
 
 
 def start(branch: int) -> str:

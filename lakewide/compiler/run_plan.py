@@ -34,11 +34,6 @@ from lakewide.offsets import PRODUCES
 if TYPE_CHECKING:
     from lakewide.compiler.compiled import CompiledModel, SourceMerge
 
-#: the read modes a branch has a plan for (``lakewide.read_plan`` chooses; ``produced`` is a
-#: changelog read from an upstream model's own changelog table, ``empty`` a branch without new
-#: rows in a run that merges several sources at once)
-READ_MODES = ("incremental", "full", "lineage", "changelog", "produced", "empty")
-
 
 @dataclass(frozen=True)
 class PlanContext:
@@ -284,7 +279,7 @@ class _Builder:
             branches,
             None if model is None else self.combined(model),
             self.changes(None, when=None) if produces else None,
-            produces,
+            self.changelog_key if produces else None,
         )
 
 
