@@ -48,7 +48,8 @@ from lakewide.errors import LakewideError, RunInterrupted
     default=30.0,
     show_default=True,
     type=click.FloatRange(min=0),
-    help="Seconds to wait for another lakewide process on the same warehouse.",
+    help="Seconds to wait for another lakewide process on the same warehouse, or for a "
+    "model's lease on a PostgreSQL catalog.",
 )
 @click.pass_context
 def cli(

@@ -10,8 +10,9 @@ from typing import Any
 
 from lakewide.compiler import CompiledModel
 from lakewide.definition import definition_changed, refuse_changed_models
-from lakewide.errors import LakewideError
+from lakewide.errors import CommitConflict, LakewideError
 from lakewide.incremental import KeyTableRun
+from lakewide.lease import Leases, NoLeases
 from lakewide.manifest import Manifest
 from lakewide.metadata import CorruptMetadataError
 from lakewide.nodes import Relation
@@ -37,12 +38,45 @@ class ModelResult:
     commits: list[int] = field(default_factory=list)
 
 
+#: plans of one model a run makes when other writers keep committing to its table
+ATTEMPTS = 3
+
+
+def _run_replanning(
+    adapter: SparkAdapter,
+    manifest: Manifest,
+    compiled: CompiledModel,
+    full_refresh: bool,
+    run_id: str,
+    leases: Leases,
+) -> ModelResult:
+    """Run one model under its lease; after a commit conflict (another writer committed
+    first), plan it again from the catalog's fresh metadata, up to ATTEMPTS times."""
+    relation = compiled.node.relation
+    tables = [relation] if compiled.plans is None else list(compiled.plans.tables.values())
+    with leases.hold(str(relation)):
+        for attempt in range(1, ATTEMPTS + 1):
+            for table in tables:  # plan from what the catalog holds now
+                adapter.forget(table)
+            try:
+                return _run_one(adapter, manifest, compiled, full_refresh, run_id, leases)
+            except CommitConflict as err:
+                if attempt == ATTEMPTS:
+                    raise CommitConflict(
+                        f"another writer committed to {relation} during each of {ATTEMPTS} "
+                        f"plans of this run (last: {err.message}); the commits made are kept "
+                        "with their offsets. Run again to continue"
+                    ) from err
+    raise AssertionError("unreachable")
+
+
 def _run_one(
     adapter: SparkAdapter,
     manifest: Manifest,
     compiled: CompiledModel,
     full_refresh: bool,
     run_id: str,
+    leases: Leases,
 ) -> ModelResult:
     node = compiled.node
     result = ModelResult(node.name, "success", plan=compiled.kind)
@@ -51,7 +85,7 @@ def _run_one(
         result.statements = 1
         return result
     adapter.ensure_namespace(node.relation)
-    run = KeyTableRun(adapter, manifest, compiled, run_id)
+    run = KeyTableRun(adapter, manifest, compiled, run_id, before_commit=leases.check)
     if compiled.kind == "table":
         # skipped when the upstream snapshots are those of the last build and the model's
         # definition is the one that build stored
@@ -102,8 +136,10 @@ def run_models(
     full_refresh: bool = False,
     run_id: str | None = None,
     on_result: Callable[[ModelResult], None] | None = None,
+    leases: Leases | None = None,
 ) -> list[ModelResult]:
     """Run ``names`` (already in DAG order); a failed model skips everything downstream.
+    ``leases``: the catalog's per-model leases (lakewide.lease; default none).
 
     Unless ``full_refresh``, first refuses (DefinitionChangedError, nothing run) when a selected
     key table was built from another definition of its model.
@@ -123,8 +159,13 @@ def run_models(
             result = ModelResult(name, "skipped", message=f"upstream {blocked[0]} failed")
         else:
             try:
-                result = _run_one(
-                    adapter, manifest, compile_in(manifest, node), full_refresh, run_id
+                result = _run_replanning(
+                    adapter,
+                    manifest,
+                    compile_in(manifest, node),
+                    full_refresh,
+                    run_id,
+                    leases or NoLeases(),
                 )
             except LakewideError as err:
                 failed.add(name)

@@ -5,11 +5,15 @@ from metadata which plan to take, binds its parameters and runs its steps. Every
 table carries the whole consumed-offset vector (one entry per source branch) in its snapshot
 summary, so a crash at any point resumes exactly where the last commit left off: a replayed
 batch is never merged twice, a lost one is read again.
+
+Several writers: every commit first checks that the table is still at the snapshot the run
+planned from (and that a changelog append is not there yet); when another writer got there
+first, CommitConflict makes the executor plan the whole model again from fresh metadata
+(``lakewide.executor``), under the model's lease where the catalog has one (``lakewide.lease``).
 """
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -26,6 +30,7 @@ from lakewide.offsets import (
     CHANGELOG_OF,
     MODEL,
     RUN_ID,
+    Snapshot,
     branch_offsets,
     commit_properties,
     last_offsets,
@@ -35,8 +40,6 @@ from lakewide.offsets import (
 from lakewide.read_plan import ReadPlan, choose_read
 from lakewide.spark.adapter import SparkAdapter
 from lakewide.step_runner import StepRunner
-
-ATTEMPTS = 3
 
 
 @dataclass
@@ -76,8 +79,14 @@ class KeyTableRun:
     """One run of one table or key table, from its compiled plans."""
 
     def __init__(
-        self, adapter: SparkAdapter, manifest: Manifest, compiled: CompiledModel, run_id: str
+        self,
+        adapter: SparkAdapter,
+        manifest: Manifest,
+        compiled: CompiledModel,
+        run_id: str,
+        before_commit: Callable[[], None] = lambda: None,
     ) -> None:
+        """``before_commit`` runs before every commit (the lease check, lakewide.lease)."""
         plans = compiled.plans
         assert plans is not None, "views have no run plan"
         self.adapter, self.manifest, self.plans, self.run_id = adapter, manifest, plans, run_id
@@ -96,12 +105,16 @@ class KeyTableRun:
         }
         self.steps = StepRunner(adapter, plans, self.metas, self._commit)
         self.head: int | None = None  # the target's snapshot before this run's next commit
+        self.planned = False  # incremental: every commit must find the table still at head
+        self.before_commit = before_commit
         self.progress: dict[str, int | None] = {}
         self.outcome = KeyTableOutcome("")
 
     # ------------------------------------------------------------------ commits
     def _commit(self, step: p.Commit, statement: exp.Expression, params: p.Params) -> None:
+        self.before_commit()
         if step.changelog:
+            self._check_changes_due(step, int(params["snapshot"]))
             self.adapter.commit(
                 statement,
                 {CHANGELOG_OF: str(params["snapshot"]), RUN_ID: self.run_id, MODEL: self.name},
@@ -109,6 +122,7 @@ class KeyTableRun:
             self.outcome.statements += 1
             return
         faults.checkpoint("before-commit")
+        self._check_head()
         self.adapter.commit(
             statement,
             {
@@ -122,8 +136,46 @@ class KeyTableRun:
         current = None if meta is None else meta.current
         params["parent"], params["snapshot"] = self.head, None
         if current is not None and current != self.head:
+            assert meta is not None
+            self._check_parent(meta.snapshots.get(current))
             self.head = params["snapshot"] = current
             self.outcome.commits.append(current)
+
+    def _check_head(self) -> None:
+        """CommitConflict when another writer committed to the table since this run read the
+        offsets it planned from (incremental plans; a bootstrap's CREATE fails by itself when
+        the table appeared, a rebuild replaces the table whole)."""
+        if not self.planned:
+            return
+        current = self.adapter.current_snapshot(self.relation)
+        if current != self.head:
+            raise CommitConflict(
+                f"table {self.relation} moved to snapshot {current} after this run planned "
+                f"from snapshot {self.head}: another writer committed"
+            )
+
+    def _check_parent(self, snapshot: Snapshot | None) -> None:
+        """A commit that landed on another writer's commit made between the check and the
+        commit (possible only without a lease): said, never silent."""
+        if not self.planned or snapshot is None or snapshot.parent == self.head:
+            return
+        raise ModelRunError(
+            f"table {self.relation}: another writer committed snapshot {snapshot.parent} "
+            f"while this run committed {snapshot.id} (planned from {self.head}); the table "
+            "may hold a batch twice. Writers outside lakewide's lease must not write "
+            "lakewide's tables; rebuild it with --full-refresh"
+        )
+
+    def _check_changes_due(self, step: p.Commit, snapshot: int) -> None:
+        """CommitConflict when the changes of model snapshot ``snapshot`` are in the changelog
+        table already (another writer completed them)."""
+        relation = self.plans.tables[step.table]
+        self.adapter.forget(relation)
+        if snapshot in covered(self.adapter.table_meta(relation)):
+            raise CommitConflict(
+                f"the changes of {self.relation} snapshot {snapshot} are in {relation} "
+                "already: another writer wrote them"
+            )
 
     def _run(self, steps: list[p.Step], **values: int | None) -> p.Params:
         params = self.steps.run(steps, {**self.params, **values})
@@ -176,6 +228,7 @@ class KeyTableRun:
         meta = self.adapter.table_meta(self.relation)
         refuse_changed_models(self.manifest, [self.name], lambda _: meta)
         self.head = None if meta is None else meta.current
+        self.planned = True
         changelog = self.plans.changelog_table
         if self.plans.recover is not None and changelog is not None:
             for parent, snapshot in missing_changes(
@@ -214,24 +267,13 @@ class KeyTableRun:
         for branch_read in together:
             self.progress[branch_read.key] = branch_read.end
         if together:
-            self._retrying(functools.partial(self._merge_together, together))
+            self._merge_together(together)
         for branch_read in reads:
             if branch_read in together:
                 continue
             self.progress[branch_read.key] = branch_read.end
-            self._retrying(functools.partial(self._merge_alone, branch_read))
+            self._merge_alone(branch_read)
         return outcome
-
-    def _retrying(self, step: Callable[[], None]) -> None:
-        """Run a staging + MERGE step, again on a fresh table state after a commit conflict."""
-        for attempt in range(1, ATTEMPTS + 1):
-            try:
-                step()
-                return
-            except CommitConflict:
-                if attempt == ATTEMPTS:
-                    raise
-                self.adapter.refresh(self.relation)
 
     def _merge_together(self, reads: list[BranchRead]) -> None:
         """Fold the new rows of several sources per key together and MERGE them at once

@@ -29,7 +29,7 @@ def build(
     def body(manifest: Manifest, adapter: SparkAdapter) -> int:
         names = selected(manifest, select, exclude)
         load_and_report(manifest, adapter)
-        return run_and_report(manifest, adapter, names, full_refresh)
+        return run_and_report(manifest, adapter, names, full_refresh, options.lock_wait)
 
     def check(manifest: Manifest) -> None:
         selected(manifest, select, exclude)

@@ -43,11 +43,16 @@ def _report(result: ModelResult) -> None:
 
 
 def run_and_report(
-    manifest: Manifest, adapter: SparkAdapter, names: list[str], full_refresh: bool
+    manifest: Manifest,
+    adapter: SparkAdapter,
+    names: list[str],
+    full_refresh: bool,
+    lock_wait: float = 30.0,
 ) -> int:
     """Run ``names``, a line per model, then write run_results.json; the exit code (1 when a
-    model failed or was skipped)."""
+    model failed or was skipped). ``lock_wait``: seconds to wait for a model's lease."""
     from lakewide.executor import run_models
+    from lakewide.lease import model_leases
     from lakewide.run_results import write_run_results
 
     started = time.time()
@@ -59,9 +64,18 @@ def run_and_report(
             status.update(f"ran {result.name}")
             _report(result)
 
-        results = run_models(
-            manifest, names, adapter, full_refresh=full_refresh, on_result=progress
-        )
+        leases = model_leases(manifest.output, lock_wait)
+        try:
+            results = run_models(
+                manifest,
+                names,
+                adapter,
+                full_refresh=full_refresh,
+                on_result=progress,
+                leases=leases,
+            )
+        finally:
+            leases.close()
     write_run_results(manifest.project, results, started, spark_started=True)
     failed = [r for r in results if r.status == "error"]
     skipped = [r for r in results if r.status == "skipped"]
@@ -108,7 +122,9 @@ def run(
 
     with_adapter(
         options,
-        lambda m, a: run_and_report(m, a, selected(m, select, exclude), full_refresh),
+        lambda m, a: run_and_report(
+            m, a, selected(m, select, exclude), full_refresh, options.lock_wait
+        ),
         check=lambda m: selected(m, select, exclude),
         precheck=precheck,
     )

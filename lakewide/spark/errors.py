@@ -50,10 +50,13 @@ def _root_cause(err: BaseException) -> str:
     return _without_packages(text.splitlines()[0])[:300] if text else ""
 
 
-#: Iceberg's exceptions for a commit another writer got in first
+#: Iceberg's and Spark's exceptions for a commit another writer got in first (the last two:
+#: another writer created the table a bootstrap was creating)
 CONFLICTS = (
     "org.apache.iceberg.exceptions.CommitFailedException",
     "org.apache.iceberg.exceptions.ValidationException",
+    "org.apache.iceberg.exceptions.AlreadyExistsException",
+    "org.apache.spark.sql.catalyst.analysis.TableAlreadyExistsException",
 )
 
 

@@ -146,3 +146,14 @@ class Session:
     def refresh(self, relation: Relation) -> None:
         """Forget cached metadata of a table (after an outside writer committed)."""
         self.spark.catalog.refreshTable(str(relation))
+
+    def forget(self, relation: Relation) -> None:
+        """Forget cached metadata of a table that may not exist (yet), before planning from
+        it: Iceberg's Spark catalog keeps a table as first loaded, blind to other writers'
+        commits. Nothing to forget before Spark started or where lakewide.metadata reads."""
+        if self._spark is None or self._reader(relation) is not None:
+            return
+        try:
+            self.refresh(relation)
+        except Exception:  # noqa: BLE001 - a missing table: nothing cached
+            return

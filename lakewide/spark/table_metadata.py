@@ -131,6 +131,24 @@ class MetadataReads(Session):
             raise unreadable(self.output, relation, err) from err
         return TableMeta(current, found)
 
+    def current_snapshot(self, relation: Relation) -> int | None:
+        """The table's current snapshot as the catalog has it now (None: no table, or no
+        snapshot): Iceberg's Java API refreshed from the catalog, no Spark job."""
+        reader = self._reader(relation)
+        if reader is not None:
+            meta = reader.table_meta(relation)
+            return None if meta is None else meta.current
+        self.forget(relation)
+        if not self.table_exists(relation):
+            return None
+        try:
+            table = self._iceberg_table(relation)
+            table.refresh()
+            snapshot = table.currentSnapshot()
+        except Exception as err:  # noqa: BLE001 - py4j errors have many types
+            raise unreadable(self.output, relation, err) from err
+        return None if snapshot is None else int(snapshot.snapshotId())
+
     def format_version(self, relation: Relation) -> int:
         """The Iceberg format version of a table."""
         reader = self._reader(relation)
