@@ -8,6 +8,8 @@ from typing import Any
 
 import pytest
 
+from tests.postgres_server import postgres_server  # noqa: F401 - the session's PostgreSQL
+
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "slow: slower scenarios, e.g. a real Spark JVM")
