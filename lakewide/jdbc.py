@@ -77,7 +77,7 @@ def check_jdbc(output: Output, root: Path) -> None:
             f"unsupported JDBC catalog database ({found}); accepted: {ACCEPTED_URIS}", "uri"
         )
     if kind == "sqlite":
-        output.uri = "jdbc:sqlite:" + str(_sqlite_file(output, root))
+        output.uri = "jdbc:sqlite:" + str(_sqlite_file(output, root))  # parameters dropped
     if not output.warehouse:
         raise output.config_error(
             "catalog_type jdbc needs `warehouse`: where the tables' data and metadata files go "
@@ -91,11 +91,8 @@ def check_jdbc(output: Output, root: Path) -> None:
 
 def _sqlite_file(output: Output, root: Path) -> Path:
     """The catalog file of ``jdbc:sqlite:[file:]PATH[?params]``, absolute."""
-    assert output.uri is not None
-    path = output.uri[len("jdbc:sqlite:") :].split("?", 1)[0]
-    if path.startswith("file:"):
-        path = path[len("file:") :]
-    if path in ("", ":memory:") or path.startswith(":"):
+    path = str(sqlite_file(output))
+    if path in ("", ".", ":memory:") or path.startswith(":"):
         raise output.config_error(
             "a SQLite catalog needs a file (jdbc:sqlite:/path/to/catalog.db): an in-memory "
             "database is not shared between Spark and lakewide's metadata reads",
@@ -129,28 +126,25 @@ def driver_jars(output: Output) -> list[Path]:
     return [database.debian_jar]
 
 
-def sqlalchemy_url(output: Output) -> str:
-    """The SQLAlchemy URL of a JDBC output's database, for pyiceberg's SQL catalog.
+def sqlite_file(output: Output) -> Path:
+    """The catalog file of a ``jdbc:sqlite:`` output (absolute after check_jdbc)."""
+    assert output.uri is not None
+    path = output.uri[len("jdbc:sqlite:") :].split("?", 1)[0]
+    return Path(path[len("file:") :] if path.startswith("file:") else path)
+
+
+def libpq_uri(output: Output) -> str:
+    """The libpq connection URI of a ``jdbc:postgresql:`` output (psycopg2 takes it).
 
     ``jdbc:postgresql://HOST[:PORT][,HOST:PORT...]/DB?params`` becomes
-    ``postgresql+psycopg2://USER:PASSWORD@HOST:PORT/DB`` (user and password from the profile,
-    else the URI's ``user``/``password`` parameters; the libpq-known parameters ``sslmode``,
-    ``sslrootcert``, ``sslcert``, ``sslkey``, ``connectTimeout``, ``ApplicationName`` and
-    ``currentSchema`` carried over); ``jdbc:sqlite:/path/catalog.db`` becomes
-    ``sqlite:////path/catalog.db``.
+    ``postgresql://USER:PASSWORD@HOST[:PORT][,...]/DB``: user and password from the profile,
+    else the URI's ``user``/``password`` parameters; the parameters libpq knows too
+    (``sslmode``, ``sslrootcert``, ``sslcert``, ``sslkey``, ``connectTimeout``,
+    ``ApplicationName``, ``ssl=true``, ``currentSchema``) carried over, the others (driver
+    tuning) dropped. ``jdbc:postgresql:DB`` is DB on localhost.
     """
-    kind = database_kind(output.uri)
-    assert output.uri is not None and kind in DATABASES, "checked by check_jdbc"
-    rest = output.uri[len(f"jdbc:{kind}:") :]
-    if kind == "sqlite":
-        path = rest.split("?", 1)[0]
-        return "sqlite:///" + (path[len("file:") :] if path.startswith("file:") else path)
-    return _postgres_url(output, rest)
-
-
-def _postgres_url(output: Output, rest: str) -> str:
-    """``//HOST:PORT/DB?params`` (or ``DB``, ``/``) of a PostgreSQL JDBC URI, for psycopg2."""
-    where, _, query = rest.partition("?")
+    assert output.uri is not None and database_kind(output.uri) == "postgresql"
+    where, _, query = output.uri[len("jdbc:postgresql:") :].partition("?")
     params = dict(parse_qsl(query, keep_blank_values=True))
     if where.startswith("//"):
         hosts, _, database = where[2:].partition("/")
@@ -166,8 +160,14 @@ def _postgres_url(output: Output, rest: str) -> str:
         carried["sslmode"] = "require"
     if params.get("currentSchema"):
         carried["options"] = f"-csearch_path={params['currentSchema']}"
-    host_list = [h for h in hosts.split(",") if h] or ["localhost"]
-    netloc = host_list[0] if len(host_list) == 1 else ""
-    pairs = list(carried.items()) + [("host", h) for h in host_list if not netloc]
-    url = f"postgresql+psycopg2://{auth}@{netloc}/{quote(database, safe='')}"
-    return url + ("?" + urlencode(pairs) if pairs else "")
+    url = f"postgresql://{auth}@{hosts or 'localhost'}/{quote(database, safe='')}"
+    return url + ("?" + urlencode(carried) if carried else "")
+
+
+def sqlalchemy_url(output: Output) -> str:
+    """The SQLAlchemy URL of a JDBC output's database: what pyiceberg's SQL catalog
+    (``load_catalog(name, type="sql", uri=...)``) takes to read the same catalog tables.
+    ``postgresql+psycopg2://...`` (one host only), ``sqlite:////path/catalog.db``."""
+    if database_kind(output.uri) == "sqlite":
+        return f"sqlite:///{sqlite_file(output)}"
+    return "postgresql+psycopg2" + libpq_uri(output)[len("postgresql") :]

@@ -127,8 +127,8 @@ class HadoopMetadataReader:
 def metadata_reader(output: Output) -> MetadataReader | None:
     """The reader of ``output``'s catalog; None where metadata is read through Spark.
 
-    The hadoop catalog on a local folder, and JDBC catalogs (pyiceberg's SQL catalog,
-    lakewide.sql_catalog). The other catalogs' readers belong here too: pyiceberg's
+    The hadoop catalog on a local folder, and JDBC catalogs (their ``iceberg_tables`` rows,
+    lakewide.jdbc_metadata). The other catalogs' readers belong here too: pyiceberg's
     ``load_catalog`` (``rest``, ``hive``), whose ``load_table(...).metadata`` goes through
     ``table_meta_of``.
     """
@@ -136,9 +136,9 @@ def metadata_reader(output: Output) -> MetadataReader | None:
         warehouse = warehouse_path(output.warehouse)
         return None if warehouse is None else HadoopMetadataReader(warehouse)
     if output.catalog_type == "jdbc":
-        from lakewide.sql_catalog import SqlCatalogReader
+        from lakewide.jdbc_metadata import JdbcMetadataReader
 
-        return SqlCatalogReader(output)
+        return JdbcMetadataReader(output)
     return None
 
 
