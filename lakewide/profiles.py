@@ -322,6 +322,14 @@ def load_output(
         from lakewide.jdbc import check_jdbc
 
         check_jdbc(output, root)
+    for key in ("user", "password"):
+        if output.catalog_type != "jdbc" and getattr(output, key) is not None:
+            raise output.config_error(
+                f"`{key}` is the database login of a JDBC catalog (catalog_type: jdbc); "
+                f"this output's catalog_type is {output.catalog_type}: remove `{key}` or "
+                "pass it in catalog_properties",
+                key,
+            )
     return output
 
 

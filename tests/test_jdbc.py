@@ -223,3 +223,11 @@ def test_repository_profiles_render_without_environment(
             monkeypatch.delenv(name)
     output = load_output(REPO / "profiles.yml", "lakewide_example", target, project_root=REPO)
     assert output.catalog_type == ("hadoop" if target == "dev" else "jdbc")
+
+
+def test_login_keys_belong_to_jdbc_catalogs(tmp_path: Path, pg_env: None) -> None:
+    profile = PG_PROFILE.replace("catalog_type: hadoop", "catalog_type: hadoop\n      user: x")
+    root = make_project(tmp_path, {"profiles.yml": profile})
+    with pytest.raises(ConfigError, match="database login of a JDBC catalog") as caught:
+        _output(root, "dev")
+    assert caught.value.key == "demo.outputs.dev.user"
