@@ -24,9 +24,13 @@ def warehouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def spark(warehouse: Path) -> Iterator[Any]:
     """A SparkSession built by lakewide's runtime, with catalog ``lw`` over a temp warehouse."""
+    from lakewide.jdbc import DATABASES
     from lakewide.spark.runtime import create_session, spark_conf
 
-    conf = spark_conf("local[2]", "lw", {"type": "hadoop", "warehouse": str(warehouse)}, {})
+    # JDBC drivers found on this machine: tests add JDBC catalogs at runtime (spark.conf.set)
+    drivers = [d.debian_jar for d in DATABASES.values() if d.debian_jar.is_file()]
+    catalog = {"type": "hadoop", "warehouse": str(warehouse)}
+    conf = spark_conf("local[2]", "lw", catalog, {}, driver_classpath=drivers)
     session = create_session("lakewide-tests", "local[2]", conf)
     yield session
     session.stop()

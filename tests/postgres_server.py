@@ -210,8 +210,12 @@ def start_postgres() -> PostgresServer:
             check=False,
         )
         if started.returncode == 0:
-            server.psql(f"CREATE USER \"{server.user}\" PASSWORD '{password}'")
-            server.create_database(server.database)
+            try:
+                server.psql(f"CREATE USER \"{server.user}\" PASSWORD '{password}'")
+                server.create_database(server.database)
+            except BaseException:
+                server.stop()
+                raise
             return server
         with contextlib.suppress(OSError):
             last_error = (data_dir / "server.log").read_text()[-2000:]

@@ -22,3 +22,14 @@ def test_server_takes_the_password_and_refuses_a_wrong_one(postgres_server: Post
         sqlalchemy.create_engine(wrong).connect()
     assert postgres_server.create_database("second") == "second"
     assert "second" in postgres_server.psql("select datname from pg_database")
+
+
+def test_a_missing_prerequisite_skips_locally_and_fails_in_ci(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("CI", raising=False)
+    with pytest.raises(pytest.skip.Exception, match="apt-get install postgresql"):
+        missing_prerequisite("apt-get install postgresql")
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match="CI: apt-get install postgresql"):
+        missing_prerequisite("apt-get install postgresql")
