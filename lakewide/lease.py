@@ -18,9 +18,9 @@ import socket
 import time
 from collections.abc import Iterator
 from typing import Any, Protocol
-from urllib.parse import parse_qs, unquote, urlsplit
 
-from lakewide.errors import ConfigError, ModelRunError
+from lakewide.errors import ModelRunError, RuntimeSetupError
+from lakewide.jdbc import database_kind, libpq_uri
 from lakewide.profiles import Output
 
 #: advisory-lock key space of lakewide's leases (the first half of the two-int key)
@@ -69,56 +69,37 @@ def lease_key(relation: str) -> int:
     return int.from_bytes(digest, "big") & 0x7FFFFFFF
 
 
-def postgres_dsn(output: Output) -> dict[str, str] | None:
-    """psycopg2 connection settings of a JDBC catalog on PostgreSQL (from ``uri`` and the
-    ``jdbc.user`` / ``jdbc.password`` catalog properties); None for any other catalog."""
-    props = output.iceberg_catalog_properties()
-    uri = props.get("uri") or ""
-    if output.catalog_type != "jdbc" or not uri.startswith("jdbc:postgresql:"):
-        return None
-    parts = urlsplit(uri[len("jdbc:") :])
-    query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
-    dsn = {
-        "host": parts.hostname or "localhost",
-        "port": str(parts.port or 5432),
-        "dbname": unquote(parts.path.lstrip("/")) or "postgres",
-    }
-    user = props.get("jdbc.user") or query.get("user")
-    password = props.get("jdbc.password") or query.get("password")
-    if user:
-        dsn["user"] = user
-    if password:
-        dsn["password"] = password
-    return dsn
-
-
 class PostgresLeases:
     """Advisory locks on one connection to the catalog's database, opened on first use."""
 
-    def __init__(self, dsn: dict[str, str], wait_seconds: float = 30.0) -> None:
-        self.dsn, self.wait_seconds = dsn, wait_seconds
+    def __init__(self, uri: str, wait_seconds: float = 30.0, password: str = "") -> None:
+        """``uri``: libpq's (lakewide.jdbc.libpq_uri); ``password``: masked in messages."""
+        self.uri, self.wait_seconds, self._password = uri, wait_seconds, password
         self._connection: Any = None
         self._held: set[int] = set()
 
     def _connect(self) -> Any:
         if self._connection is None:
             try:
-                import psycopg2  # type: ignore[import-untyped]
+                import psycopg2
             except ImportError:
-                raise ConfigError(
-                    "several writers on a PostgreSQL catalog need the psycopg2 driver: "
-                    "pip install 'pyiceberg[sql-postgres]'"
+                raise RuntimeSetupError(
+                    "several writers on a PostgreSQL catalog need psycopg2: "
+                    "pip install 'lakewide[jdbc]'"
                 ) from None
             name = f"lakewide pid {os.getpid()} on {socket.gethostname()}"[:63]
             try:
                 self._connection = psycopg2.connect(
-                    **self.dsn, application_name=name, connect_timeout=10
+                    self.uri, application_name=name, connect_timeout=10
                 )
             except psycopg2.Error as err:
-                where = f"{self.dsn['host']}:{self.dsn['port']}/{self.dsn['dbname']}"
+                lines = str(err).strip().splitlines()
+                detail = lines[0] if lines else type(err).__name__
+                if self._password:
+                    detail = detail.replace(self._password, "***")
                 raise ModelRunError(
-                    f"cannot reach the catalog database {where} to take a model's lease: "
-                    f"{str(err).strip().splitlines()[0]}"
+                    f"the catalog database did not answer when taking a model's lease "
+                    f"({detail}); check the profile's uri, user and password"
                 ) from None
             self._connection.autocommit = True
         return self._connection
@@ -191,5 +172,7 @@ class PostgresLeases:
 def model_leases(output: Output, wait_seconds: float = 30.0) -> Leases:
     """The leases of ``output``'s catalog: PostgreSQL advisory locks for a JDBC catalog on
     PostgreSQL, else none."""
-    dsn = postgres_dsn(output)
-    return NoLeases() if dsn is None else PostgresLeases(dsn, wait_seconds)
+    if output.catalog_type != "jdbc" or database_kind(output.uri) != "postgresql":
+        return NoLeases()
+    password = output.password.get_secret_value() if output.password else ""
+    return PostgresLeases(libpq_uri(output), wait_seconds, password)

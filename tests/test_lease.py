@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
+from pydantic import SecretStr
 
 from lakewide.lease import (
     LeaseBusyError,
@@ -16,7 +17,6 @@ from lakewide.lease import (
     NoLeases,
     PostgresLeases,
     model_leases,
-    postgres_dsn,
 )
 from lakewide.profiles import Output
 from tests.postgres_server import PostgresServer, missing_prerequisite
@@ -24,30 +24,25 @@ from tests.postgres_server import PostgresServer, missing_prerequisite
 REPO = Path(__file__).resolve().parents[1]
 
 
-def jdbc_output(uri: str, **props: str) -> Output:
-    return Output(catalog_type="jdbc", catalog_properties={"uri": uri, **props})
+def jdbc_output(uri: str, user: str | None = None, password: str | None = None) -> Output:
+    return Output(
+        catalog_type="jdbc",
+        uri=uri,
+        warehouse="/tmp/wh",
+        user=user,
+        password=None if password is None else SecretStr(password),
+    )
 
 
 def test_a_postgres_jdbc_catalog_has_leases_others_none() -> None:
-    output = jdbc_output(
-        "jdbc:postgresql://db.example:6543/cat?ssl=true",
-        **{"jdbc.user": "lw", "jdbc.password": "s3cret"},
-    )
-    assert postgres_dsn(output) == {
-        "host": "db.example",
-        "port": "6543",
-        "dbname": "cat",
-        "user": "lw",
-        "password": "s3cret",
-    }
-    in_uri = postgres_dsn(jdbc_output("jdbc:postgresql://h/c?user=u&password=p"))
-    assert in_uri == {"host": "h", "port": "5432", "dbname": "c", "user": "u", "password": "p"}
+    found = model_leases(jdbc_output("jdbc:postgresql://db.example:6543/cat", "lw", "s3cret"))
+    assert isinstance(found, PostgresLeases)
+    assert found.uri == "postgresql://lw:s3cret@db.example:6543/cat"
     for other in (
         jdbc_output("jdbc:sqlite:/tmp/catalog.db"),
         Output(catalog_type="hadoop", warehouse="/tmp/wh"),
         Output(catalog_type="rest", uri="http://localhost:8181"),
     ):
-        assert postgres_dsn(other) is None
         assert isinstance(model_leases(other), NoLeases)
 
 
@@ -61,10 +56,7 @@ def server(postgres_server: PostgresServer) -> PostgresServer:
 
 
 def leases(server: PostgresServer, wait: float) -> PostgresLeases:
-    output = jdbc_output(
-        server.jdbc_uri(), **{"jdbc.user": server.user, "jdbc.password": server.password}
-    )
-    found = model_leases(output, wait)
+    found = model_leases(jdbc_output(server.jdbc_uri(), server.user, server.password), wait)
     assert isinstance(found, PostgresLeases)
     return found
 
@@ -94,14 +86,12 @@ def test_a_killed_holder_releases_its_lease(server: PostgresServer, tmp_path: Pa
     script.write_text(
         "import sys, time\n"
         "from lakewide.lease import PostgresLeases\n"
-        "dsn = dict(zip(sys.argv[1::2], sys.argv[2::2]))\n"
-        "with PostgresLeases(dsn).hold('pg.analytics.m'):\n"
+        "with PostgresLeases(sys.argv[1]).hold('pg.analytics.m'):\n"
         "    print('held', flush=True)\n"
         "    time.sleep(600)\n"
     )
-    dsn = leases(server, 0).dsn
     holder = subprocess.Popen(
-        [sys.executable, str(script), *[part for item in dsn.items() for part in item]],
+        [sys.executable, str(script), leases(server, 0).uri],
         stdout=subprocess.PIPE,
         text=True,
         cwd=REPO,

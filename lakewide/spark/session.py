@@ -154,8 +154,11 @@ class Session:
     def forget(self, relation: Relation) -> None:
         """Forget cached metadata of a table that may not exist (yet), before planning from
         it: Iceberg's Spark catalog keeps a table as first loaded, blind to other writers'
-        commits. Nothing to forget before Spark started or where lakewide.metadata reads."""
-        if self._spark is None or self._reader(relation) is not None:
+        commits (a MERGE would read its target as it was). Nothing to forget before Spark
+        started, nor on a hadoop warehouse, which has one writer (lakewide.lock)."""
+        from lakewide.lock import lock_path
+
+        if self._spark is None or lock_path(self.output) is not None:
             return
         try:
             self.refresh(relation)

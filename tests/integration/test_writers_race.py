@@ -286,13 +286,10 @@ def race(tmp_path: Path, postgres_server: PostgresServer) -> Iterator[Race]:
               catalog_type: jdbc
               warehouse: {tmp_path / "warehouse"}
               namespace: analytics
-              catalog_properties:
-                uri: {postgres_server.jdbc_uri(database)}
-                jdbc.user: {postgres_server.user}
-                jdbc.password: {postgres_server.password}
-                jdbc.schema-version: V1
+              uri: {postgres_server.jdbc_uri(database)}
+              user: {postgres_server.user}
+              password: {postgres_server.password}
               spark_conf:
-                spark.driver.extraClassPath: {DRIVER}
                 spark.sql.shuffle.partitions: "2"
         """
     sources = "".join(f"      - name: {name}\n" for name in SOURCES)
