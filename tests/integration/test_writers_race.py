@@ -122,6 +122,7 @@ class Race:
     logs: Path
     rng: random.Random
     notes: list[str] = field(default_factory=list)
+    typical: float = 40.0  # seconds a round's writers took last time (kill delays scale to it)
 
     def start(self, name: str, crash: str | None) -> subprocess.Popen[str]:
         env = {**os.environ, "COLUMNS": "200"}
@@ -146,16 +147,19 @@ class Race:
         crash = None
         if how == "crash":
             crash = f"{self.rng.choice(CRASH_POINTS)}:{self.rng.randint(1, 2)}"
+        started = time.monotonic()
         processes = [
             self.start(f"r{round_no}w{i}", crash if i == victim else None) for i in range(2)
         ]
-        delay = self.rng.uniform(1.0, 30.0)
+        delay = self.rng.uniform(0.2, 1.1) * self.typical
         if how == "delay":
             try:
                 processes[victim].wait(timeout=delay)
             except subprocess.TimeoutExpired:
                 os.killpg(processes[victim].pid, signal.SIGKILL)
         codes = [p.wait(timeout=900) for p in processes]
+        if how == "none":
+            self.typical = time.monotonic() - started
         self.notes.append(f"round {round_no}: {how} {crash or f'{delay:.1f}s'} -> {codes}")
         for i, code in enumerate(codes):
             killable = how != "none" and i == victim
