@@ -80,8 +80,8 @@ def _run_one(
 ) -> ModelResult:
     node = compiled.node
     result = ModelResult(node.name, "success", plan=compiled.kind)
-    if compiled.kind == "view":
-        adapter.sql(compiled.bootstrap)
+    if compiled.kind == "view":  # a catalog view lost to another writer: replaced again
+        adapter.commit(compiled.bootstrap, {})
         result.statements = 1
         return result
     adapter.ensure_namespace(node.relation)
