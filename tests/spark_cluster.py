@@ -201,9 +201,11 @@ def start_cluster(
             worker += ["--work-dir", str(work_dir), cluster.master_url]
             _launch(cluster, f"worker{n}", worker, env)
         _wait_for(cluster, workers, timeout)
-    except Exception as exc:
+    except BaseException as exc:  # Ctrl-C too: never leave daemons behind
         tail = cluster.log_tail()
         cluster.stop()
+        if not isinstance(exc, Exception):
+            raise
         raise RuntimeError(f"Spark standalone cluster did not start: {exc}\n{tail}") from exc
     return cluster
 
