@@ -63,9 +63,10 @@ def fresh_models(manifest: Manifest, names: list[str]) -> set[str] | None:
     """Selected models (in DAG order) with no new upstream data; None if it cannot be told.
 
     Only catalogs that lakewide.metadata reads without Spark can tell (the hadoop catalog on
-    a local warehouse). A model downstream of a model that will run is never fresh; a model whose
-    table's metadata is unreadable is not fresh (its run reports the file). Raises
-    DefinitionChangedError when a selected key table was built from another definition.
+    a local warehouse, JDBC catalogs). A model downstream of a model that will run is never
+    fresh; a model whose table's metadata is unreadable is not fresh (its run reports the
+    file). Raises DefinitionChangedError when a selected key table was built from another
+    definition.
     """
     reader = metadata_reader(manifest.output)
     if reader is None:

@@ -3,7 +3,8 @@
 Snapshot ids, parents, summaries, sequence numbers and the format version of a table: what
 pins a run's upstreams, finds its consumed offsets, decides a no-op run before Spark starts and
 answers ``lakewide lineage``. Every read loads the table's current metadata file afresh, so it
-sees the newest commit. Catalogs without a reader here are read through Spark (the adapter).
+sees the newest commit. Catalogs without a reader here (rest, hive) are read through Spark
+(the adapter).
 """
 
 from __future__ import annotations
@@ -119,20 +120,25 @@ class HadoopMetadataReader:
         try:
             metadata = TableMetadataUtil.parse_raw(path.read_bytes().decode("utf-8"))
         except Exception as err:  # noqa: BLE001 - I/O, decoding and pyiceberg's validation
-            raise corrupt_metadata(relation, path, _parse_error(err)) from None
+            raise corrupt_metadata(relation, path, parse_error(err)) from None
         return table_meta_of(metadata)
 
 
 def metadata_reader(output: Output) -> MetadataReader | None:
     """The reader of ``output``'s catalog; None where metadata is read through Spark.
 
-    Only the hadoop catalog on a local folder has one so far. The other catalogs' readers
-    belong here too: pyiceberg's ``load_catalog`` (types ``sql`` for JDBC databases, ``rest``,
-    ``hive``), whose ``load_table(...).metadata`` goes through ``table_meta_of``.
+    The hadoop catalog on a local folder, and JDBC catalogs (their ``iceberg_tables`` rows,
+    lakewide.jdbc_metadata). The other catalogs' readers belong here too: pyiceberg's
+    ``load_catalog`` (``rest``, ``hive``), whose ``load_table(...).metadata`` goes through
+    ``table_meta_of``.
     """
     if output.catalog_type == "hadoop":
         warehouse = warehouse_path(output.warehouse)
         return None if warehouse is None else HadoopMetadataReader(warehouse)
+    if output.catalog_type == "jdbc":
+        from lakewide.jdbc_metadata import JdbcMetadataReader
+
+        return JdbcMetadataReader(output)
     return None
 
 
@@ -167,7 +173,7 @@ def read_table_meta(warehouse: Path, relation: Relation) -> TableMeta | None:
     return HadoopMetadataReader(warehouse).table_meta(relation)
 
 
-def _parse_error(err: Exception) -> str:
+def parse_error(err: Exception) -> str:
     """One line saying why a metadata file was refused: pydantic's first complaint, where it
     is (``snapshots.0.snapshot-id: Field required``), not its multi-line report."""
     from pydantic import ValidationError

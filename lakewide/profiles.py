@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 import yaml
 from jinja2 import Environment, StrictUndefined, TemplateError, TemplateSyntaxError
-from pydantic import BaseModel, ConfigDict, PrivateAttr, ValidationError
+from pydantic import BaseModel, ConfigDict, PrivateAttr, SecretStr, ValidationError
 
 from lakewide.errors import ConfigError
 
@@ -41,6 +41,10 @@ class Output(BaseModel):
     catalog_type: CatalogType = "hadoop"
     warehouse: str | None = None
     uri: str | None = None
+    # jdbc: the database login (through env_var(); the password is never printed)
+    user: str | None = None
+    password: SecretStr | None = None
+    jars: list[str] = []  # extra jars on Spark's driver classpath (a JDBC driver)
     namespace: str = "default"
     catalog_properties: dict[str, str] = {}
     spark_conf: dict[str, str] = {}
@@ -57,25 +61,69 @@ class Output(BaseModel):
         props: dict[str, str] = {}
         if self.catalog_type == "jdbc":
             props["catalog-impl"] = "org.apache.iceberg.jdbc.JdbcCatalog"
+            props["jdbc.schema-version"] = "V1"  # V0 catalog tables cannot hold views
         else:
             props["type"] = self.catalog_type
         if self.warehouse:
             props["warehouse"] = self.warehouse
         if self.uri:
             props["uri"] = self.uri
+        if self.user is not None:
+            props["jdbc.user"] = self.user
         props.update(self.catalog_properties)
         return props
+
+    def catalog_secrets(self) -> dict[str, str]:
+        """Properties of ``spark.sql.catalog.<catalog>.*`` set only once Spark runs (never on
+        the JVM's command line, where ``ps`` would show them): the JDBC password."""
+        if self.password is None:
+            return {}
+        return {"jdbc.password": self.password.get_secret_value()}
 
 
 def env_var(name: str, default: str | None = None) -> str:
     """``{{ env_var('NAME', 'default') }}``: an environment variable, or fail clearly."""
     value = os.environ.get(name, default)
     if value is None:
-        raise ConfigError(
-            f"environment variable {name} is not set and has no default; "
-            f"set it or write env_var('{name}', '<default>')"
-        )
+        raise _unset_error(name)
     return value
+
+
+def _unset_error(name: str, **where: Any) -> ConfigError:
+    return ConfigError(
+        f"environment variable {name} is not set and has no default; "
+        f"set it or write env_var('{name}', '<default>')",
+        **where,
+    )
+
+
+class _Unset:
+    """A profiles.yml value from an unset ``env_var()`` without default: an error only where
+    it is used (the chosen target), so another target's secrets need not be set."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+
+_UNSET_MARK = "\x00lakewide-unset:{}\x00"
+_UNSET_RE = re.compile("\x00lakewide-unset:([^\x00]*)\x00")
+
+
+def _profile_env_var(name: str, default: str | None = None) -> str:
+    value = os.environ.get(name, default)
+    return _UNSET_MARK.format(name) if value is None else value
+
+
+def _check_set(node: Any, path: Path, key: str) -> None:
+    """ConfigError naming ``key`` (and the variable) when ``node`` holds an unset env_var()."""
+    if isinstance(node, _Unset):
+        raise _unset_error(node.name, path=path, key=key)
+    if isinstance(node, dict):
+        for sub, value in node.items():
+            _check_set(value, path, f"{key}.{sub}")
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            _check_set(value, path, f"{key}[{index}]")
 
 
 def find_profiles_file(project_root: Path, profiles_dir: Path | None = None) -> Path:
@@ -99,28 +147,36 @@ _PLACEHOLDER = "__lakewide_value_{}__"
 _PLACEHOLDER_RE = re.compile(r"__lakewide_value_(\d+)__")
 
 
-def _render_profiles(path: Path) -> tuple[str, list[str]]:
+def _render_profiles(path: Path) -> tuple[str, list[str | _Unset]]:
     """The file's text with each ``{{ }}`` value replaced by a placeholder, and the values."""
-    values: list[str] = []
+    values: list[str | _Unset] = []
 
     def finalize(value: Any) -> str:
-        values.append("" if value is None else str(value))
+        text = "" if value is None else str(value)
+        unset = _UNSET_RE.search(text)
+        values.append(_Unset(unset.group(1)) if unset else text)
         return _PLACEHOLDER.format(len(values) - 1)
 
     environment = Environment(
         undefined=StrictUndefined, finalize=finalize, keep_trailing_newline=True
     )
-    text = environment.from_string(path.read_text(encoding="utf-8")).render(env_var=env_var)
+    text = environment.from_string(path.read_text(encoding="utf-8")).render(
+        env_var=_profile_env_var
+    )
     return text, values
 
 
-def _restore(node: Any, values: list[str]) -> Any:
+def _restore(node: Any, values: list[str | _Unset]) -> Any:
     """``node`` (parsed YAML) with every placeholder replaced by its value (always a string)."""
     if isinstance(node, str):
+        used = [values[int(i)] for i in _PLACEHOLDER_RE.findall(node)]
+        unset = [v for v in used if isinstance(v, _Unset)]
+        if unset:
+            return unset[0]
         whole = _PLACEHOLDER_RE.fullmatch(node)
         if whole:
             return values[int(whole.group(1))]
-        return _PLACEHOLDER_RE.sub(lambda m: values[int(m.group(1))], node)
+        return _PLACEHOLDER_RE.sub(lambda m: str(values[int(m.group(1))]), node)
     if isinstance(node, dict):
         return {_restore(k, values): _restore(v, values) for k, v in node.items()}
     if isinstance(node, list):
@@ -177,6 +233,7 @@ def _kind(value: Any) -> str:
 
 
 def _mapping(value: Any, path: Path, key: str, what: str) -> dict[str, Any]:
+    _check_set(value if isinstance(value, _Unset) else None, path, key)
     if value is None:
         return {}
     if not isinstance(value, dict):
@@ -207,6 +264,7 @@ def _output_settings(
     outputs = _mapping(
         entry["outputs"], path, f"{profile}.outputs", "a mapping of target name -> settings"
     )
+    _check_set(entry.get("target"), path, f"{profile}.target")
     chosen = target or entry.get("target") or "dev"
     if not isinstance(chosen, str):
         raise ConfigError(
@@ -233,6 +291,7 @@ def _output_settings(
         f"{profile}.outputs.{chosen}",
         f"a mapping of settings (accepted keys: {', '.join(Output.model_fields)})",
     )
+    _check_set(settings, path, f"{profile}.outputs.{chosen}")
     return chosen, settings
 
 
@@ -254,11 +313,23 @@ def load_output(
         ) from None
     output._origin = (str(path), f"{profile}.outputs.{target}")
     check_master(output)
+    root = project_root or path.parent
     if output.catalog_type == "hadoop":
-        root = project_root or path.parent
         warehouse = output.warehouse or "warehouse"
         if "://" not in warehouse:
             output.warehouse = str((root / warehouse).resolve())
+    elif output.catalog_type == "jdbc":
+        from lakewide.jdbc import check_jdbc
+
+        check_jdbc(output, root)
+    for key in ("user", "password"):
+        if output.catalog_type != "jdbc" and getattr(output, key) is not None:
+            raise output.config_error(
+                f"`{key}` is the database login of a JDBC catalog (catalog_type: jdbc); "
+                f"this output's catalog_type is {output.catalog_type}: remove `{key}` or "
+                "pass it in catalog_properties",
+                key,
+            )
     return output
 
 

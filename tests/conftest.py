@@ -8,6 +8,8 @@ from typing import Any
 
 import pytest
 
+from tests.postgres_server import postgres_server  # noqa: F401 - the session's PostgreSQL
+
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "slow: slower scenarios, e.g. a real Spark JVM")
@@ -22,9 +24,13 @@ def warehouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def spark(warehouse: Path) -> Iterator[Any]:
     """A SparkSession built by lakewide's runtime, with catalog ``lw`` over a temp warehouse."""
+    from lakewide.jdbc import DATABASES
     from lakewide.spark.runtime import create_session, spark_conf
 
-    conf = spark_conf("local[2]", "lw", {"type": "hadoop", "warehouse": str(warehouse)}, {})
+    # JDBC drivers found on this machine: tests add JDBC catalogs at runtime (spark.conf.set)
+    drivers = [d.debian_jar for d in DATABASES.values() if d.debian_jar.is_file()]
+    catalog = {"type": "hadoop", "warehouse": str(warehouse)}
+    conf = spark_conf("local[2]", "lw", catalog, {}, driver_classpath=drivers)
     session = create_session("lakewide-tests", "local[2]", conf)
     yield session
     session.stop()

@@ -628,6 +628,7 @@ def test_debug_catalog_that_does_not_answer(
     profiles = (
         "demo:\n  target: dev\n  outputs:\n    dev:\n      catalog: not_configured\n"
         "      catalog_type: jdbc\n      uri: jdbc:postgresql://127.0.0.1:9/x\n"
+        "      warehouse: wh\n"
     )
     root = make_project(tmp_path, {"profiles.yml": profiles})
     code, output = run_main(monkeypatch, capsys, "--project-dir", str(root), "debug")

@@ -13,6 +13,7 @@ import signal
 import subprocess
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -40,12 +41,19 @@ MERGE_PRUNING_CONF = {
 
 
 def spark_conf(
-    master: str, catalog: str, catalog_props: dict[str, str], user_conf: dict[str, str]
+    master: str,
+    catalog: str,
+    catalog_props: dict[str, str],
+    user_conf: dict[str, str],
+    *,
+    driver_classpath: Sequence[Path] = (),
 ) -> dict[str, str]:
     """Full Spark conf for an Iceberg catalog named ``catalog``; ``user_conf`` always wins.
 
     Bundled jars are added only when ``user_conf`` sets neither ``spark.jars`` nor
-    ``spark.jars.packages`` (users who can reach Maven bring their own).
+    ``spark.jars.packages`` (users who can reach Maven bring their own). ``driver_classpath``
+    (a JDBC driver) goes on ``spark.driver.extraClassPath``, after the profile's own entries:
+    java.sql.DriverManager finds drivers there, and the bundled jars stay as they are.
     """
     if not _CATALOG_NAME.match(catalog):
         raise ConfigError(
@@ -68,7 +76,20 @@ def spark_conf(
     if uses_bundled_jars(user_conf):
         conf["spark.jars"] = ",".join(str(jar) for jar in bundled_jars())
     conf.update(user_conf)
+    if driver_classpath:
+        entries = [str(jar) for jar in driver_classpath]
+        theirs = user_conf.get("spark.driver.extraClassPath")
+        conf["spark.driver.extraClassPath"] = os.pathsep.join(
+            ([theirs] if theirs else []) + entries
+        )
     return conf
+
+
+def set_catalog_conf(spark: Any, catalog: str, props: dict[str, str]) -> None:
+    """Set catalog properties on a running session (before the catalog's first use: Spark
+    loads a catalog, reading its properties, when a statement first names it)."""
+    for key, value in props.items():
+        spark.conf.set(f"spark.sql.catalog.{catalog}.{key}", value)
 
 
 def create_session(app_name: str, master: str, conf: dict[str, str]) -> Any:

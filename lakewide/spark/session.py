@@ -39,6 +39,7 @@ class Session:
     def spark(self) -> Any:
         """The SparkSession, started on first use with the profile's catalog and conf."""
         if self._spark is None:
+            from lakewide.jdbc import driver_jars
             from lakewide.spark import runtime
             from lakewide.spark.jars import check_catalog_supported
 
@@ -48,8 +49,11 @@ class Session:
                 self.output.catalog,
                 self.output.iceberg_catalog_properties(),
                 self.output.spark_conf,
+                driver_classpath=driver_jars(self.output),
             )
-            self._spark = runtime.create_session(self.app_name, self.output.master, conf)
+            spark = runtime.create_session(self.app_name, self.output.master, conf)
+            runtime.set_catalog_conf(spark, self.output.catalog, self.output.catalog_secrets())
+            self._spark = spark
         return self._spark
 
     def start(self) -> None:
