@@ -1,6 +1,7 @@
 """The example project built by ``lakewide build`` on a Spark standalone cluster (one master, two
 workers, tests/spark_cluster.py) gives the same tables, row for row, as the same project built
-on local Spark.
+on local Spark, on the hadoop catalog and on a JDBC catalog in PostgreSQL (the session's
+private server, tests/postgres_server.py).
 
 The cluster build is one CLI subprocess, the driver, with ``master: spark://...`` in its profile
 and nothing else changed but the driver's address; the local build runs on the test session's
@@ -21,8 +22,11 @@ from typing import Any
 import pytest
 
 from lakewide.nodes import Relation
+from lakewide.profiles import Output
 from lakewide.spark.jars import bundled_jars
 from tests.integration.conftest import REPO, copy_project, null_first
+from tests.integration.test_jdbc_catalog import add_catalog, require_jdbc
+from tests.postgres_server import PostgresServer
 from tests.spark_cluster import StandaloneCluster
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
@@ -38,34 +42,63 @@ class CatalogVariant:
     """A catalog the cluster build writes to: its profile keys and how the test reads a table."""
 
     name: str
-    profile: Callable[[Path], dict[str, str]]  # folder for its files -> catalog profile keys
-    frame: Callable[[Any, dict[str, str], Relation], Any]  # (spark, keys, table) -> DataFrame
+    catalog: str  # the Spark catalog name in the profile
+    # (folder for its files, pytest request) -> (catalog profile keys, environment they need)
+    profile: Callable[[Path, pytest.FixtureRequest], tuple[dict[str, str], dict[str, str]]]
+    frame: Callable[[Any, Output, Relation], Any]  # (session, profile output, table) -> frame
 
 
-def _hadoop_frame(spark: Any, keys: dict[str, str], relation: Relation) -> Any:
+def _hadoop_profile(
+    folder: Path, _request: pytest.FixtureRequest
+) -> tuple[dict[str, str], dict[str, str]]:
+    # Every worker reaches this folder because they all run on this machine; a real cluster
+    # needs a shared file system here (README "Team set-up").
+    return {"catalog_type": "hadoop", "warehouse": str(folder / "warehouse")}, {}
+
+
+def _hadoop_frame(spark: Any, output: Output, relation: Relation) -> Any:
     """A hadoop-catalog table read by its folder (warehouse/namespace/table)."""
-    folder = Path(keys["warehouse"]) / relation.namespace / relation.name
+    folder = Path(output.warehouse or "") / relation.namespace / relation.name
     return spark.read.format("iceberg").load(str(folder))
 
 
-HADOOP = CatalogVariant(
-    "hadoop",
-    # Every worker reaches this folder because they all run on this machine; a real cluster
-    # needs a shared file system or an object store here (README "Team set-up").
-    lambda folder: {"catalog_type": "hadoop", "warehouse": str(folder / "warehouse")},
-    _hadoop_frame,
-)
-CATALOGS = [HADOOP]
+def _postgres_profile(
+    folder: Path, request: pytest.FixtureRequest
+) -> tuple[dict[str, str], dict[str, str]]:
+    """A JDBC catalog in a new database of the session's PostgreSQL server."""
+    require_jdbc("postgresql")
+    server: PostgresServer = request.getfixturevalue("postgres_server")
+    database = server.create_database(f"cluster_{folder.parent.name[-20:]}".lower())
+    keys = {
+        "catalog_type": "jdbc",
+        "uri": server.jdbc_uri(database),
+        "user": "{{ env_var('LW_CLUSTER_PG_USER') }}",
+        "password": "{{ env_var('LW_CLUSTER_PG_PASSWORD') }}",
+        "warehouse": str(folder / "warehouse"),
+    }
+    return keys, {"LW_CLUSTER_PG_USER": server.user, "LW_CLUSTER_PG_PASSWORD": server.password}
 
 
-def _profile(master: str, namespace: str, catalog: dict[str, str]) -> str:
+def _catalog_frame(spark: Any, output: Output, relation: Relation) -> Any:
+    """A table read through the profile's catalog, added to the session at runtime."""
+    add_catalog(spark, output)
+    return spark.table(str(relation))
+
+
+CATALOGS = [
+    CatalogVariant("hadoop", "lw", _hadoop_profile, _hadoop_frame),
+    CatalogVariant("postgres", "clusterpg", _postgres_profile, _catalog_frame),
+]
+
+
+def _profile(master: str, catalog: str, namespace: str, catalog_keys: dict[str, str]) -> str:
     """The example's profile for the cluster: the usual keys, the driver on 127.0.0.1."""
-    keys = {"master": master, "catalog": "lw", **catalog, "namespace": namespace}
+    keys = {"master": master, "catalog": catalog, **catalog_keys, "namespace": namespace}
     lines = ["lakewide_example:", "  target: cluster", "  outputs:", "    cluster:"]
-    lines += [f"      {key}: '{value}'" for key, value in keys.items()]
+    lines += [f'      {key}: "{value}"' for key, value in keys.items()]
     lines += ["      spark_conf:"]
     lines += [
-        f"        {key}: '{value}'"
+        f'        {key}: "{value}"'
         for key, value in {
             "spark.driver.host": "127.0.0.1",  # the address executors call the driver at
             "spark.driver.bindAddress": "127.0.0.1",
@@ -81,7 +114,7 @@ def _rows(frame: Any) -> tuple[list[tuple[str, str]], list[tuple]]:
     return frame.dtypes, sorted((tuple(r) for r in frame.collect()), key=null_first)
 
 
-def _build_on_cluster(project: Path, cluster: StandaloneCluster) -> str:
+def _build_on_cluster(project: Path, cluster: StandaloneCluster, env: dict[str, str]) -> str:
     """``lakewide build`` as the cluster's driver; returns the id of its Spark application."""
     before = cluster.app_ids()
     done = subprocess.run(
@@ -96,6 +129,7 @@ def _build_on_cluster(project: Path, cluster: StandaloneCluster) -> str:
             ),
             "PYSPARK_PYTHON": NO_EXECUTOR_PYTHON,
             "COLUMNS": "200",
+            **env,
         },
     )
     assert done.returncode == 0, done.stdout + done.stderr
@@ -127,30 +161,36 @@ def test_example_builds_on_a_standalone_cluster_with_the_local_rows(
     warehouse: Path,
     spark_cluster: StandaloneCluster,
     catalog: CatalogVariant,
+    request: pytest.FixtureRequest,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     for folder in ("catalog", "cluster", "local"):
         (tmp_path / folder).mkdir()
-    keys = catalog.profile(tmp_path / "catalog")
+    keys, env = catalog.profile(tmp_path / "catalog", request)
     on_cluster = copy_project(tmp_path / "cluster", spark, warehouse, REPO)
     (on_cluster.root / "profiles.yml").write_text(
-        _profile(spark_cluster.master_url, on_cluster.namespace, keys)
+        _profile(spark_cluster.master_url, catalog.catalog, on_cluster.namespace, keys)
     )
-    app_id = _build_on_cluster(on_cluster.root, spark_cluster)
+    app_id = _build_on_cluster(on_cluster.root, spark_cluster, env)
     _assert_ran_on_executors(spark_cluster, app_id)
 
     local = copy_project(tmp_path / "local", spark, warehouse, REPO)
     local.seed()
     local.run()
 
+    for name, value in env.items():  # the cluster profile's env_var()s, to read it here
+        monkeypatch.setenv(name, value)
     cluster_manifest, local_manifest = on_cluster.manifest(), local.manifest()
-    assert cluster_manifest.output.master == spark_cluster.master_url
+    output = cluster_manifest.output
+    assert output.master == spark_cluster.master_url
+    assert output.catalog_type == keys["catalog_type"]
     tables = {name: m.relation for name, m in cluster_manifest.models.items()}
     tables.update({f"seed {k[1]}": s.relation for k, s in cluster_manifest.sources.items()})
     local_tables = {name: m.relation for name, m in local_manifest.models.items()}
     local_tables.update({f"seed {k[1]}": s.relation for k, s in local_manifest.sources.items()})
     assert tables.keys() == local_tables.keys()
     for name, relation in sorted(tables.items()):
-        built = _rows(catalog.frame(spark, keys, relation))
+        built = _rows(catalog.frame(spark, output, relation))
         expected = _rows(spark.table(str(local_tables[name])))
         assert expected[1], f"{name}: the local build has no rows to compare"
         assert built == expected, name
