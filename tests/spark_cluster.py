@@ -31,6 +31,8 @@ from typing import Any
 
 import pytest
 
+from tests.postgres_server import missing_prerequisite
+
 MASTER_CLASS = "org.apache.spark.deploy.master.Master"
 WORKER_CLASS = "org.apache.spark.deploy.worker.Worker"
 HOST = "127.0.0.1"
@@ -38,13 +40,6 @@ WORKER_CORES = 1
 WORKER_MEMORY = "1g"  # Spark's default spark.executor.memory (1g) fits one executor per worker
 DAEMON_MEMORY = "256m"  # heap of the master and worker daemons themselves
 START_TIMEOUT = 120.0  # seconds for the master to come up and every worker to register
-
-
-def missing_prerequisite(reason: str) -> None:
-    """Skip the test locally; fail it in CI (``CI`` set), where every prerequisite is installed."""
-    if os.environ.get("CI"):
-        pytest.fail(f"CI: {reason}")
-    pytest.skip(reason)
 
 
 def spark_home() -> Path:

@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 
+from lakewide.manifest import Manifest
 from lakewide.nodes import Relation
 from lakewide.profiles import Output
 from lakewide.spark.jars import bundled_jars
@@ -154,17 +155,36 @@ def _assert_ran_on_executors(cluster: StandaloneCluster, app_id: str) -> None:
     assert finished > 0, "no task ran on the executors"
 
 
+def _tables(manifest: Manifest) -> dict[str, Relation]:
+    """Every table a build writes: the models and the seed tables (the example's sources)."""
+    tables = {name: m.relation for name, m in manifest.models.items()}
+    tables.update({f"seed {key[1]}": s.relation for key, s in manifest.sources.items()})
+    return tables
+
+
+@pytest.fixture(scope="module")
+def local_build(
+    tmp_path_factory: pytest.TempPathFactory, spark: Any, warehouse: Path
+) -> dict[str, tuple[list[tuple[str, str]], list[tuple]]]:
+    """The example built on the session's local Spark: each table's columns and rows."""
+    local = copy_project(tmp_path_factory.mktemp("local"), spark, warehouse, REPO)
+    local.seed()
+    local.run()
+    return {name: _rows(spark.table(str(r))) for name, r in _tables(local.manifest()).items()}
+
+
 @pytest.mark.parametrize("catalog", CATALOGS, ids=[c.name for c in CATALOGS])
 def test_example_builds_on_a_standalone_cluster_with_the_local_rows(
     tmp_path: Path,
     spark: Any,
     warehouse: Path,
     spark_cluster: StandaloneCluster,
+    local_build: dict[str, tuple[list[tuple[str, str]], list[tuple]]],
     catalog: CatalogVariant,
     request: pytest.FixtureRequest,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    for folder in ("catalog", "cluster", "local"):
+    for folder in ("catalog", "cluster"):
         (tmp_path / folder).mkdir()
     keys, env = catalog.profile(tmp_path / "catalog", request)
     on_cluster = copy_project(tmp_path / "cluster", spark, warehouse, REPO)
@@ -174,23 +194,15 @@ def test_example_builds_on_a_standalone_cluster_with_the_local_rows(
     app_id = _build_on_cluster(on_cluster.root, spark_cluster, env)
     _assert_ran_on_executors(spark_cluster, app_id)
 
-    local = copy_project(tmp_path / "local", spark, warehouse, REPO)
-    local.seed()
-    local.run()
-
     for name, value in env.items():  # the cluster profile's env_var()s, to read it here
         monkeypatch.setenv(name, value)
-    cluster_manifest, local_manifest = on_cluster.manifest(), local.manifest()
-    output = cluster_manifest.output
+    manifest = on_cluster.manifest()
+    output = manifest.output
     assert output.master == spark_cluster.master_url
     assert output.catalog_type == keys["catalog_type"]
-    tables = {name: m.relation for name, m in cluster_manifest.models.items()}
-    tables.update({f"seed {k[1]}": s.relation for k, s in cluster_manifest.sources.items()})
-    local_tables = {name: m.relation for name, m in local_manifest.models.items()}
-    local_tables.update({f"seed {k[1]}": s.relation for k, s in local_manifest.sources.items()})
-    assert tables.keys() == local_tables.keys()
+    tables = _tables(manifest)
+    assert tables.keys() == local_build.keys()
     for name, relation in sorted(tables.items()):
-        built = _rows(catalog.frame(spark, output, relation))
-        expected = _rows(spark.table(str(local_tables[name])))
+        expected = local_build[name]
         assert expected[1], f"{name}: the local build has no rows to compare"
-        assert built == expected, name
+        assert _rows(catalog.frame(spark, output, relation)) == expected, name
