@@ -129,16 +129,21 @@ def test_a_file_pyiceberg_refuses_is_one_clear_line(tmp_path: Path, edit, detail
         (Output(catalog_type="hadoop", warehouse="/data/wh"), True),
         (Output(catalog_type="hadoop", warehouse="file:///data/wh"), True),
         (Output(catalog_type="hadoop", warehouse="s3://bucket/wh"), False),
-        (Output(catalog_type="jdbc", uri="jdbc:postgresql://db/x", warehouse="/data/wh"), False),
+        (Output(catalog_type="jdbc", uri="jdbc:postgresql://db/x", warehouse="/data/wh"), True),
         (Output(catalog_type="rest", uri="http://x", warehouse="/data/wh"), False),
     ],
 )
 def test_which_catalogs_are_read_without_spark(output: Output, reads: bool) -> None:
+    from lakewide.jdbc_metadata import JdbcMetadataReader
+
     reader = metadata_reader(output)
     assert (reader is not None) == reads
     if reader is not None:
-        assert isinstance(reader, HadoopMetadataReader)
-        assert reader.warehouse == Path("/data/wh")
+        if output.catalog_type == "jdbc":
+            assert isinstance(reader, JdbcMetadataReader) and reader.output is output
+        else:
+            assert isinstance(reader, HadoopMetadataReader)
+            assert reader.warehouse == Path("/data/wh")
 
 
 def test_the_adapter_reads_metadata_without_starting_spark(tmp_path: Path) -> None:
