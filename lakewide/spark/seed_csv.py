@@ -4,6 +4,7 @@ atomic replace (skipped when the table already holds the file)."""
 from __future__ import annotations
 
 import hashlib
+import re
 from pathlib import Path
 from typing import Any
 
@@ -72,7 +73,7 @@ class SeedLoading(MetadataReads):
             return self._seed_frames[key]
         misfits: dict[str, tuple[int, str]] = {}
         try:
-            frame = self.spark.read.csv(str(path), header=True, inferSchema=True)
+            frame = self._read_csv(path, None)
             if column_types:
                 text = StructType(
                     [
@@ -80,7 +81,7 @@ class SeedLoading(MetadataReads):
                         for f in frame.schema.fields
                     ]
                 )
-                frame = self.spark.read.csv(str(path), header=True, schema=text)
+                frame = self._read_csv(path, text)
                 misfits = _misfits(frame, column_types)
                 frame = frame.select(
                     *(
@@ -96,6 +97,24 @@ class SeedLoading(MetadataReads):
             raise _misfit_error(path, column_types, misfits)
         self._seed_frames[key] = frame
         return frame
+
+    def _read_csv(self, path: Path, schema: Any) -> Any:
+        """The CSV parsed by Spark's CSV reader (header; ``schema``, else inferred types) from
+        lines read here, on the driver: the executors never open the project's files, which
+        the workers of a cluster do not see. The lines become a local relation in the plan
+        (no Python on the executors) split as Spark's file reader splits them."""
+        from pyspark.sql import DataFrame
+
+        text = path.read_text(encoding="utf-8-sig")
+        lines = _LINE_BREAK.split(text.removesuffix("\n").removesuffix("\r"))
+        encoders = self.spark.sparkContext._jvm.org.apache.spark.sql.Encoders
+        dataset = self.spark._jsparkSession.createDataset(lines, encoders.STRING())
+        reader = self.spark.read.option("header", True)
+        reader = reader.schema(schema) if schema is not None else reader.option("inferSchema", True)
+        return DataFrame(reader._jreader.csv(dataset), self.spark)
+
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
 def _seed_digest(path: Path, column_types: dict[str, str]) -> str:
