@@ -29,12 +29,15 @@ def selected_unit_tests(
 ) -> list[UnitTest]:
     """The project's unit tests (checked) that ``--select``/``--exclude`` name."""
     from lakewide.unit_tests import load_unit_tests
+    from lakewide.unit_tests.runner import check_unit_tests
     from lakewide.unit_tests.select import select_unit_tests
 
     def split(values: tuple[str, ...]) -> list[str]:
         return [part for value in values for part in value.split()]
 
-    return select_unit_tests(manifest, load_unit_tests(manifest), split(select), split(exclude))
+    tests = select_unit_tests(manifest, load_unit_tests(manifest), split(select), split(exclude))
+    check_unit_tests(manifest, tests)
+    return tests
 
 
 def report(result: UnitTestResult) -> None:

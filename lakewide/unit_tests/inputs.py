@@ -79,8 +79,9 @@ def read_columns(sql: str, relation: Relation) -> list[str]:
 def _tables(select: exp.Select) -> dict[str, exp.Table]:
     """The tables a SELECT reads directly (FROM and JOINs), by alias or name."""
     sources = []
-    if select.args.get("from"):
-        sources.append(select.args["from"].this)
+    clause = select.args.get("from_")
+    if clause is not None:
+        sources.append(clause.this)
     sources += [join.this for join in select.args.get("joins") or []]
     found = {}
     for source in sources:

@@ -27,14 +27,14 @@ class GivenEntry(Strict):
     """One ``given:`` entry: an input of the model and its rows."""
 
     input: str
-    rows: list[dict[str, Any]] | str | None = None
+    rows: Any = None
     format: Literal["dict", "csv"] = "dict"
 
 
 class ExpectEntry(Strict):
     """``expect:``: the model's rows after the run (only the columns named are compared)."""
 
-    rows: list[dict[str, Any]] | str | None = None
+    rows: Any = None
     format: Literal["dict", "csv"] = "dict"
 
 
@@ -259,10 +259,17 @@ def rows_of(value: Any, fmt: str, path: Path, key: str) -> list[dict[str, Any]]:
                 )
             rows.append({h: (v.strip() or None) for h, v in zip(header, line)})
         return rows
-    if isinstance(value, str):
+    if not isinstance(value, list) or not all(isinstance(r, dict) for r in value):
         raise ConfigError(
-            "rows are a list of mappings ({column: value}); for CSV text set format: csv",
+            "rows are a list of mappings ({column: value}, one per row); for CSV text set "
+            "format: csv",
             path=path,
             key=key,
         )
+    for n, row in enumerate(value):
+        for column in row:
+            if not isinstance(column, str):
+                raise ConfigError(
+                    f"column name {column!r} is not text", path=path, key=f"{key}[{n}]"
+                )
     return [dict(r) for r in value]
