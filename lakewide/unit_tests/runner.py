@@ -17,6 +17,7 @@ from lakewide.manifest import Manifest, load_manifest
 from lakewide.nodes import ModelNode
 from lakewide.spark.adapter import SparkAdapter
 from lakewide.spark.scratch_catalog import scratch_catalog
+from lakewide.unit_tests.columns import check_columns
 from lakewide.unit_tests.inputs import Declared, declared_types
 from lakewide.unit_tests.spec import UnitTest
 from lakewide.unit_tests.tables import input_tables
@@ -49,7 +50,9 @@ def check_unit_tests(manifest: Manifest, tests: list[UnitTest]) -> None:
     """Raise ConfigError for a test whose given rows do not fit their columns (no Spark)."""
     declared = declared_types(manifest)
     for test in tests:
-        input_tables(manifest, manifest.models[test.model], test, declared)
+        node = manifest.models[test.model]
+        check_columns(node, test)
+        input_tables(manifest, node, test, declared)
 
 
 def run_unit_tests(

@@ -59,6 +59,17 @@ unit_tests:
       rows:
         - {k: 1, a: new, b: new, g1: 2, c: y, g2: 6}
         - {k: 2, a: two, b: null, g1: 7, c: null, g2: null}
+  - name: incremental_plan_into_an_empty_table
+    model: m
+    plan: incremental
+    given:
+      - input: source('src', 's1')
+        rows:
+          - {k: 1, a: new, b: new, g1: 2}
+          - {k: 1, a: old, b: null, g1: 1}
+    expect:
+      rows:
+        - {k: 1, a: new, b: new, g1: 2, c: null, g2: null}
   - name: wrong_expectation
     model: m
     given:

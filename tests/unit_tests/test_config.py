@@ -95,6 +95,23 @@ GOOD_EXPECT = "    expect:\n      rows:\n        - {k: 1}\n"
             "[unit_tests[1].name] two unit tests are named 't'",
         ),
         ("unit_tests: {name: t}\n", "[unit_tests] 'unit_tests' must be a list of mappings"),
+        (
+            _test("    model: m\n    expect:\n      rows:\n        - {k: 1, nope: 2}\n"),
+            "[unit_tests[0].expect.rows[0]] expected column 'nope' is not a column of model m; "
+            "its columns: k, a, b, g1, c, g2",
+        ),
+        (
+            _test("    model: counts\n    expect:\n      rows:\n        - {k: 1, m: 2}\n"),
+            "[unit_tests[0].expect.rows[0]] expected column 'm' is not a column of model "
+            "counts; its columns: k, n",
+        ),
+        (
+            _test(
+                "    model: m\n    given:\n      - input: this\n        rows:\n"
+                "          - {k: 1, z: 2}\n" + GOOD_EXPECT
+            ),
+            "[unit_tests[0].given[0].rows[0]] column 'z' of `this` is not a column of model m",
+        ),
     ],
     ids=[
         "unknown-model",
@@ -110,6 +127,9 @@ GOOD_EXPECT = "    expect:\n      rows:\n        - {k: 1}\n"
         "incremental-on-a-table",
         "duplicate-name",
         "not-a-list",
+        "unknown-expected-column",
+        "unknown-expected-column-of-a-table",
+        "unknown-column-of-this",
     ],
 )
 def test_bad_unit_tests_exit_2_naming_file_and_key(

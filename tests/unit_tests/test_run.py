@@ -40,8 +40,8 @@ def test_example_unit_tests_pass_without_touching_the_warehouse(
     assert code == 0, output
     passed = [line.split()[1] for line in output.splitlines() if line.startswith("PASS")]
     assert sorted(passed) == sorted(t.name for t in load_unit_tests(manifest_of(root)))
-    assert len(passed) >= 4
-    assert "Done. 4 passed, 0 failed, 0 error(s)." in output
+    assert len(passed) >= 5
+    assert f"Done. {len(passed)} passed, 0 failed, 0 error(s)." in output
     assert not (root / "warehouse").exists()
 
 
@@ -59,6 +59,8 @@ def test_sequence_groups_pinned_and_a_wrong_expectation_fails_with_a_diff(
     ].message
     incremental = by_name["incremental_late_record_keeps_the_stored_group"]
     assert (incremental.status, incremental.plan) == ("pass", "incremental"), incremental.message
+    empty = by_name["incremental_plan_into_an_empty_table"]
+    assert (empty.status, empty.plan) == ("pass", "incremental"), empty.message
     wrong = by_name["wrong_expectation"]
     assert wrong.status == "fail"
     lines = wrong.message.splitlines()
@@ -115,3 +117,16 @@ def test_a_stored_value_that_does_not_fit_is_a_config_error(
         "models/unit_tests.yml: [unit_tests[1].given[0].rows[0].g1] value 'two' is not a valid bigint"
         in output
     ), output
+
+
+def test_the_readme_example_passes(tmp_path: Path, spark: Any) -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    section = readme.split("## Unit tests\n", 1)[1]
+    example = section.split("```yaml\n", 1)[1].split("```", 1)[0]
+    root = copy_example_project(tmp_path / "example")
+    (root / "models" / "readme_unit.yml").write_text(example)
+    manifest = manifest_of(root)
+    tests = [t for t in load_unit_tests(manifest) if t.path.name == "readme_unit.yml"]
+    assert [t.plan for t in tests] == ["incremental"]
+    [result] = run_unit_tests(manifest, SparkAdapter(manifest.output, spark=spark), tests)
+    assert result.status == "pass", result.message
