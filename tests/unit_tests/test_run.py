@@ -16,19 +16,6 @@ from tests.unit_tests.projects import group_project
 pytestmark = pytest.mark.spark
 
 
-@pytest.fixture
-def session_adapter(monkeypatch: pytest.MonkeyPatch, spark: Any) -> None:
-    """The CLI's adapters use the test session (and leave it running)."""
-    from lakewide.spark import adapter as module
-
-    real = module.SparkAdapter
-    monkeypatch.setattr(
-        module,
-        "SparkAdapter",
-        lambda output, app_name="lakewide": real(output, app_name, spark=spark),
-    )
-
-
 def test_example_unit_tests_pass_without_touching_the_warehouse(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
