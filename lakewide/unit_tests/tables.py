@@ -28,7 +28,9 @@ class InputTable:
 
     def create(self, adapter: SparkAdapter, *, with_rows: bool) -> None:
         if not self.relation.catalog:  # a view model upstream: a session view of the rows
-            adapter.sql(_as_view(self.relation, self._query()))
+            adapter.sql(_as_view(self.relation, rows_query(self.columns, [])))
+            if with_rows:
+                self.append(adapter)
             return
         adapter.ensure_namespace(self.relation)
         schema = exp.Schema(
@@ -51,12 +53,12 @@ class InputTable:
             self.append(adapter)
 
     def append(self, adapter: SparkAdapter) -> None:
-        """One commit holding the rows, in the order given (one data file: arrival order)."""
-        if self.rows and self.relation.catalog:
-            adapter.sql(exp.insert(self._query(), self.relation.table()))
-
-    def _query(self) -> exp.Select:
-        return rows_query(self.columns, self.rows)
+        """One commit holding the rows, in the order given (one data file: arrival order);
+        a session view is replaced by one over the rows."""
+        if not self.relation.catalog:
+            adapter.sql(_as_view(self.relation, rows_query(self.columns, self.rows)))
+        elif self.rows:
+            adapter.sql(exp.insert(rows_query(self.columns, self.rows), self.relation.table()))
 
 
 def _as_view(relation: Relation, query: exp.Select) -> exp.Create:

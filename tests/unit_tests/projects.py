@@ -83,10 +83,35 @@ unit_tests:
 """
 
 
+# a view (a session view on the hadoop catalog) and a table over it
+VIEW_MODELS = {
+    "models/v.sql": "{{ config(materialized='view') }}\nSELECT k, a FROM {{ source('src', 's1') }} WHERE a IS NOT NULL\n",
+    "models/t.sql": "{{ config(materialized='table') }}\nSELECT a, COUNT(*) AS n FROM {{ ref('v') }} GROUP BY a\n",
+    "models/view_tests.yml": """\
+unit_tests:
+  - name: view_filters
+    model: v
+    given:
+      - input: source('src', 's1')
+        rows: [{k: 1, a: x}, {k: 2}]
+    expect:
+      rows: [{k: 1, a: x}]
+  - name: table_over_a_view
+    model: t
+    given:
+      - input: ref('v')
+        rows: [{k: 1, a: x}, {k: 2, a: x}, {k: 3, a: y}]
+    expect:
+      rows: [{a: x, n: 2}, {a: y, n: 1}]
+""",
+}
+
+
 def group_project() -> dict[str, str]:
     """Files of the project (for tests.project_factory.make_project)."""
     return {
         "models/sources.yml": SOURCES,
         "models/m.sql": GROUPS_MODEL,
         "models/unit_tests.yml": GROUP_TESTS,
+        **VIEW_MODELS,
     }

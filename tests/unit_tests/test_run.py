@@ -40,7 +40,9 @@ def test_sequence_groups_pinned_and_a_wrong_expectation_fails_with_a_diff(
     tests = load_unit_tests(manifest)
     results = run_unit_tests(manifest, SparkAdapter(manifest.output, spark=spark), tests)
     by_name = {r.name: r for r in results}
-    assert {r.model for r in results} == {"m"}
+    assert {r.model for r in results} == {"m", "v", "t"}
+    assert by_name["view_filters"].status == "pass", by_name["view_filters"].message
+    assert by_name["table_over_a_view"].status == "pass", by_name["table_over_a_view"].message
     assert by_name["late_record_keeps_the_newer_group"].status == "pass", by_name[
         "late_record_keeps_the_newer_group"
     ].message
