@@ -40,11 +40,12 @@ def selected_unit_tests(
     return tests
 
 
-def report(result: UnitTestResult) -> None:
-    """One line per test; a failure's rows or an error's message below it."""
+def report(result: UnitTestResult, width: int = 40) -> None:
+    """One line per test (names padded to ``width``); a failure's rows or an error's message
+    below it."""
     colour = {"pass": "green", "fail": "red", "error": "red"}[result.status]
     console.print(
-        f"[{colour}]{result.status.upper():<5}[/{colour}] {result.name:<40} "
+        f"[{colour}]{result.status.upper():<5}[/{colour}] {result.name:<{width}} "
         f"{result.model:<24} {result.plan:<12} {result.seconds:6.1f}s",
         soft_wrap=True,
     )
@@ -67,9 +68,17 @@ def unit_test(options: Options, select: tuple[str, ...], exclude: tuple[str, ...
         if not tests:
             console.print("No unit tests found (unit_tests: in models/*.yml).")
             return 0
-        results = run_unit_tests(manifest, adapter, tests, variables=options.variables)
-        for result in results:
-            report(result)
+        width = max(len(t.name) for t in tests)
+        with console.status(f"running {len(tests)} unit test(s)...") as status:
+
+            def progress(result: UnitTestResult) -> None:
+                adapter.raise_if_stopped(wait=2.0 if result.status == "error" else 0.0)
+                status.update(f"ran {result.name}")
+                report(result, width)
+
+            results = run_unit_tests(
+                manifest, adapter, tests, variables=options.variables, on_result=progress
+            )
         failed = [r for r in results if r.status == "fail"]
         errors = [r for r in results if r.status == "error"]
         console.print(

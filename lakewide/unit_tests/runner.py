@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -61,6 +62,7 @@ def run_unit_tests(
     tests: list[UnitTest],
     *,
     variables: dict[str, Any] | None = None,
+    on_result: Callable[[UnitTestResult], None] | None = None,
 ) -> list[UnitTestResult]:
     """Run ``tests`` on ``adapter``'s SparkSession, one result each, in order.
 
@@ -86,6 +88,8 @@ def run_unit_tests(
         result.plan = test.plan
         result.seconds = time.perf_counter() - started
         results.append(result)
+        if on_result:
+            on_result(result)
     return results
 
 
