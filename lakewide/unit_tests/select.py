@@ -10,9 +10,15 @@ from lakewide.unit_tests.spec import UnitTest
 
 
 def select_unit_tests(
-    manifest: Manifest, tests: list[UnitTest], selectors: list[str], exclude: list[str]
+    manifest: Manifest,
+    tests: list[UnitTest],
+    selectors: list[str],
+    exclude: list[str],
+    *,
+    require_match: bool = True,
 ) -> list[UnitTest]:
-    """The tests selected (all without selectors), minus those excluded, in file order."""
+    """The tests selected (all without selectors), minus those excluded, in file order;
+    ``require_match``: selectors that select no test are a ConfigError (as ``run``'s are)."""
     names = {t.name for t in tests}
 
     def chosen(tokens: list[str]) -> set[str]:
@@ -27,7 +33,7 @@ def select_unit_tests(
     wanted = chosen(selectors) if selectors else names
     dropped = chosen(exclude) if exclude else set()
     found = [t for t in tests if t.name in wanted and t.name not in dropped]
-    if selectors and not found:
+    if require_match and selectors and not found:
         raise ConfigError(
             f"--select {' '.join(selectors)} matches no unit test; unit tests: "
             f"{', '.join(sorted(names)) or 'none'}"
