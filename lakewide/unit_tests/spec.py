@@ -84,7 +84,6 @@ class UnitTest:
     key: str
     given: list[Input]
     expect: list[dict[str, Any]]
-    expect_text: bool
     plan: str  # bootstrap | incremental
     description: str | None = None
     tags: list[str] = field(default_factory=list)
@@ -136,12 +135,12 @@ def _tests_of(path: Path, shown: Path, manifest: Manifest) -> list[UnitTest]:
             path=shown,
             key="unit_tests",
         )
-    return [
-        _unit_test(
-            checked(UnitTestEntry, raw, key=f"unit_tests[{i}]", path=shown), shown, i, manifest
-        )
-        for i, raw in enumerate(entries)
-    ]
+    found = []
+    for i, raw in enumerate(entries):
+        entry = checked(UnitTestEntry, raw, key=f"unit_tests[{i}]", path=shown)
+        if entry.config.get("enabled", True) is not False:  # dbt's config: {enabled: false}
+            found.append(_unit_test(entry, shown, i, manifest))
+    return found
 
 
 def _unit_test(entry: UnitTestEntry, path: Path, index: int, manifest: Manifest) -> UnitTest:
@@ -206,7 +205,6 @@ def _unit_test(entry: UnitTestEntry, path: Path, index: int, manifest: Manifest)
         key=key,
         given=given,
         expect=expect,
-        expect_text=entry.expect.format == "csv",
         plan=plan,
         description=entry.description,
         tags=list(entry.tags),

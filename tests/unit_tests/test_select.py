@@ -37,3 +37,12 @@ def test_a_selector_selecting_no_test(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="matches no unit test"):
         select_unit_tests(manifest, tests, ["user_activity"], [])
     assert select_unit_tests(manifest, tests, ["user_activity"], [], require_match=False) == []
+
+
+def test_a_disabled_unit_test_is_not_loaded(tmp_path: Path) -> None:
+    root = copy_example_project(tmp_path / "example")
+    (root / "models" / "off.yml").write_text(
+        "unit_tests:\n  - name: off\n    model: gone\n    config: {enabled: false}\n"
+        "    expect: {rows: []}\n"
+    )
+    assert "off" not in {t.name for t in load_unit_tests(manifest_of(root))}
