@@ -42,7 +42,7 @@ def test_a_selector_selecting_no_test(tmp_path: Path) -> None:
 def test_a_disabled_unit_test_is_not_loaded(tmp_path: Path) -> None:
     root = copy_example_project(tmp_path / "example")
     (root / "models" / "off.yml").write_text(
-        "unit_tests:\n  - name: off\n    model: gone\n    config: {enabled: false}\n"
+        "unit_tests:\n  - name: switched_off\n    model: gone\n    config: {enabled: false}\n"
         "    expect: {rows: []}\n"
     )
-    assert "off" not in {t.name for t in load_unit_tests(manifest_of(root))}
+    assert "switched_off" not in {t.name for t in load_unit_tests(manifest_of(root))}
