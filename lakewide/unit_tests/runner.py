@@ -1,0 +1,207 @@
+"""Run model unit tests on the embedded Spark: each test gets a throwaway Iceberg catalog in a
+temporary folder, its inputs become tables there holding the given rows, and the model's real
+compiled plans run against them (bootstrap, or bootstrap over no rows, the stored rows of
+``this``, then the incremental MERGE). The project's warehouse is never touched."""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from sqlglot import exp
+
+from lakewide.errors import ConfigError, LakewideError
+from lakewide.manifest import Manifest, load_manifest
+from lakewide.nodes import ModelNode
+from lakewide.spark.adapter import SparkAdapter
+from lakewide.spark.scratch_catalog import scratch_catalog
+from lakewide.unit_tests.columns import check_columns, check_expected
+from lakewide.unit_tests.inputs import Declared, declared_types
+from lakewide.unit_tests.spec import UnitTest
+from lakewide.unit_tests.tables import input_tables
+from lakewide.unit_tests.target import insert_stored_rows, target_columns
+from lakewide.unit_tests.values import (
+    ValueMismatch,
+    comparable,
+    convert,
+    data_type,
+    shown,
+)
+
+HIDDEN = "__lw_"
+
+
+@dataclass
+class UnitTestResult:
+    """What one unit test gave: ``pass``, ``fail`` (rows differ: ``message`` shows them) or
+    ``error`` (the model failed to run)."""
+
+    name: str
+    model: str
+    status: str
+    message: str = ""
+    seconds: float = 0.0
+    plan: str = ""
+
+
+def check_unit_tests(manifest: Manifest, tests: list[UnitTest]) -> None:
+    """Raise ConfigError for a test whose given rows do not fit their columns (no Spark)."""
+    declared = declared_types(manifest)
+    for test in tests:
+        node = manifest.models[test.model]
+        check_columns(node, test)
+        input_tables(manifest, node, test, declared)
+
+
+def run_unit_tests(
+    manifest: Manifest,
+    adapter: SparkAdapter,
+    tests: list[UnitTest],
+    *,
+    variables: dict[str, Any] | None = None,
+    on_result: Callable[[UnitTestResult], None] | None = None,
+) -> list[UnitTestResult]:
+    """Run ``tests`` on ``adapter``'s SparkSession, one result each, in order.
+
+    A ConfigError (a value that does not fit its column, an expected column the model does not
+    have) is raised; a model that fails to run gives an ``error`` result.
+    """
+    declared = declared_types(manifest)
+    results = []
+    for test in tests:
+        started = time.perf_counter()
+        with scratch_catalog(adapter.spark) as (catalog, folder):
+            output = manifest.output.model_copy(
+                update={"catalog": catalog, "catalog_type": "hadoop", "warehouse": str(folder)}
+            )
+            scratch = load_manifest(manifest.project, output, variables=variables)
+            scratch_adapter = SparkAdapter(output, spark=adapter.spark)
+            try:
+                result = _run_one(scratch, scratch_adapter, test, declared)
+            except ConfigError:
+                raise
+            except LakewideError as err:
+                result = UnitTestResult(test.name, test.model, "error", str(err))
+        result.plan = test.plan
+        result.seconds = time.perf_counter() - started
+        results.append(result)
+        if on_result:
+            on_result(result)
+    return results
+
+
+# ---------------------------------------------------------------- one test
+def _run_one(
+    manifest: Manifest, adapter: SparkAdapter, test: UnitTest, declared: Declared
+) -> UnitTestResult:
+    from lakewide.incremental import KeyTableRun
+    from lakewide.upstream import compile_in
+
+    node = manifest.models[test.model]
+    inputs = input_tables(manifest, node, test, declared)
+    incremental = test.plan == "incremental"
+    for table in inputs:
+        table.create(adapter, with_rows=not incremental)
+    compiled = compile_in(manifest, node)
+    if compiled.kind == "view":
+        adapter.sql(compiled.bootstrap)
+    elif compiled.kind == "table":
+        KeyTableRun(adapter, manifest, compiled, "unit-test").rebuild()
+    else:
+        adapter.ensure_namespace(node.relation)
+        KeyTableRun(adapter, manifest, compiled, "unit-test").bootstrap(replace=False)
+        if incremental:
+            this = test.this
+            if this is not None and this.rows:
+                insert_stored_rows(adapter, compiled, this, test)
+            for table in inputs:
+                table.append(adapter)
+            KeyTableRun(adapter, manifest, compiled, "unit-test").incremental()
+    return _compare(adapter, node, test)
+
+
+# ---------------------------------------------------------------- comparing
+def _compare(adapter: SparkAdapter, node: ModelNode, test: UnitTest) -> UnitTestResult:
+    types = target_columns(adapter, node.relation)
+    visible = [c for c in types if not c.startswith(HIDDEN)]
+    check_expected(test, visible)  # models whose SQL does not name its columns (SELECT *)
+    named: list[str] = []
+    for row in test.expect:
+        named += [c for c in row if c not in named]
+    columns = named or visible
+    dtypes = {c: data_type(types[c]) for c in columns}
+    expected = [
+        tuple(_expected(row.get(c), dtypes[c], c, n, test) for c in columns)
+        for n, row in enumerate(test.expect)
+    ]
+    query = exp.select(*(exp.column(c) for c in columns)).from_(node.relation.table())
+    _, collected = adapter.rows(query)
+    actual = [tuple(convert(v, dtypes[c]) for v, c in zip(row, columns)) for row in collected]
+    missing, extra = _difference(expected, actual)
+    if not missing and not extra:
+        return UnitTestResult(test.name, test.model, "pass")
+    return UnitTestResult(test.name, test.model, "fail", diff(columns, missing, extra, actual))
+
+
+def _expected(value: Any, dtype: exp.DataType, column: str, n: int, test: UnitTest) -> Any:
+    try:
+        return convert(value, dtype)
+    except ValueMismatch:
+        raise test.error(
+            f"expected value {value!r} is not a valid {dtype.sql('spark').lower()} "
+            f"(the type of column '{column}' of model {test.model})",
+            f"{test.key}.expect.rows[{n}].{column}",
+        ) from None
+
+
+def _difference(
+    expected: list[tuple[Any, ...]], actual: list[tuple[Any, ...]]
+) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+    """Rows expected but not produced, rows produced but not expected (as multisets)."""
+    want = Counter(_key(row) for row in expected)
+    got = Counter(_key(row) for row in actual)
+    return _only(expected, want - got), _only(actual, got - want)
+
+
+def _key(row: tuple[Any, ...]) -> tuple[Any, ...]:
+    return tuple(comparable(v) for v in row)
+
+
+def _only(rows: list[tuple[Any, ...]], counts: Counter[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """The first ``counts[key]`` rows of each key, in order."""
+    left = Counter(counts)
+    out = []
+    for row in rows:
+        if left[_key(row)] > 0:
+            left[_key(row)] -= 1
+            out.append(row)
+    return out
+
+
+def diff(
+    columns: list[str],
+    missing: list[tuple[Any, ...]],
+    extra: list[tuple[Any, ...]],
+    actual: list[tuple[Any, ...]],
+) -> str:
+    """The failure message: counts, then a table of the differing rows (``-`` expected but
+    not produced, ``+`` produced but not expected)."""
+    marked = [("-", r) for r in missing] + [("+", r) for r in extra]
+    marked.sort(key=lambda m: (tuple((v is not None, shown(v)) for v in m[1]), m[0]))
+    cells = [[shown(v) for v in row] for _, row in marked]
+    widths = [max([len(c), *(len(r[i]) for r in cells)]) for i, c in enumerate(columns)]
+
+    def line(mark: str, values: list[str]) -> str:
+        return f"  {mark} " + " | ".join(v.ljust(w) for v, w in zip(values, widths)).rstrip()
+
+    head = (
+        f"{len(missing)} expected row(s) missing, {len(extra)} unexpected row(s) "
+        f"({len(actual)} row(s) produced); - expected but not produced, + produced but "
+        "not expected:"
+    )
+    return "\n".join(
+        [head, line(" ", list(columns))] + [line(m, c) for (m, _), c in zip(marked, cells)]
+    )

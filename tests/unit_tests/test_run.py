@@ -1,0 +1,121 @@
+"""Model unit tests on real Spark: the example's, a sequence-group model's, a failing one."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lakewide.spark.adapter import SparkAdapter
+from lakewide.unit_tests import load_unit_tests
+from lakewide.unit_tests.runner import run_unit_tests
+from tests.project_factory import copy_example_project, make_project, manifest_of, run_main
+from tests.unit_tests.projects import group_project
+
+pytestmark = pytest.mark.spark
+
+
+def test_example_unit_tests_pass_without_touching_the_warehouse(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    session_adapter: None,
+) -> None:
+    root = copy_example_project(tmp_path / "example")
+    code, output = run_main(monkeypatch, capsys, "--project-dir", str(root), "unit-test")
+    assert code == 0, output
+    passed = [line.split()[1] for line in output.splitlines() if line.startswith("PASS")]
+    assert sorted(passed) == sorted(t.name for t in load_unit_tests(manifest_of(root)))
+    assert len(passed) >= 5
+    assert f"Done. {len(passed)} passed, 0 failed, 0 error(s)." in output
+    assert not (root / "warehouse").exists()
+
+
+def test_sequence_groups_pinned_and_a_wrong_expectation_fails_with_a_diff(
+    tmp_path: Path, spark: Any
+) -> None:
+    root = make_project(tmp_path, group_project())
+    manifest = manifest_of(root)
+    tests = load_unit_tests(manifest)
+    results = run_unit_tests(manifest, SparkAdapter(manifest.output, spark=spark), tests)
+    by_name = {r.name: r for r in results}
+    assert {r.model for r in results} == {"m", "v", "t"}
+    assert by_name["view_filters"].status == "pass", by_name["view_filters"].message
+    assert by_name["table_over_a_view"].status == "pass", by_name["table_over_a_view"].message
+    assert by_name["late_record_keeps_the_newer_group"].status == "pass", by_name[
+        "late_record_keeps_the_newer_group"
+    ].message
+    incremental = by_name["incremental_late_record_keeps_the_stored_group"]
+    assert (incremental.status, incremental.plan) == ("pass", "incremental"), incremental.message
+    empty = by_name["incremental_plan_into_an_empty_table"]
+    assert (empty.status, empty.plan) == ("pass", "incremental"), empty.message
+    wrong = by_name["wrong_expectation"]
+    assert wrong.status == "fail"
+    lines = wrong.message.splitlines()
+    assert lines[0].startswith("1 expected row(s) missing, 1 unexpected row(s) (1 row(s) produced)")
+    assert [line.split() for line in lines[1:]] == [
+        ["k", "|", "a", "|", "b"],
+        ["+", "1", "|", "new", "|", "new"],
+        ["-", "1", "|", "old", "|", "NULL"],
+    ]
+    assert not (root / "warehouse").exists()
+
+
+def test_failing_unit_test_exits_1_and_prints_the_rows(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    session_adapter: None,
+) -> None:
+    root = make_project(tmp_path, group_project())
+    code, output = run_main(
+        monkeypatch, capsys, "--project-dir", str(root), "unit-test", "-s", "wrong_expectation"
+    )
+    assert code == 1, output
+    assert "FAIL  wrong_expectation" in output
+    assert "- 1 | old | NULL" in output
+    assert "+ 1 | new | new" in output
+    assert "Done. 0 passed, 1 failed, 0 error(s)." in output
+
+
+def test_a_stored_value_that_does_not_fit_is_a_config_error(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    session_adapter: None,
+) -> None:
+    files = group_project()
+    files["models/unit_tests.yml"] = files["models/unit_tests.yml"].replace(
+        "input: this\n        rows:\n          - {k: 1, a: new, b: new, g1: 2, c: x, g2: 5}",
+        "input: this\n        rows:\n          - {k: 1, a: new, b: new, g1: two}",
+    )
+    assert "g1: two" in files["models/unit_tests.yml"]
+    root = make_project(tmp_path, files)
+    code, output = run_main(
+        monkeypatch,
+        capsys,
+        "--project-dir",
+        str(root),
+        "unit-test",
+        "-s",
+        "incremental_late_record_keeps_the_stored_group",
+    )
+    assert code == 2, output
+    assert (
+        "models/unit_tests.yml: [unit_tests[1].given[0].rows[0].g1] value 'two' is not a valid bigint"
+        in output
+    ), output
+
+
+def test_the_readme_example_passes(tmp_path: Path, spark: Any) -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    section = readme.split("## Unit tests\n", 1)[1]
+    example = section.split("```yaml\n", 1)[1].split("```", 1)[0]
+    root = copy_example_project(tmp_path / "example")
+    (root / "models" / "readme_unit.yml").write_text(example)
+    manifest = manifest_of(root)
+    tests = [t for t in load_unit_tests(manifest) if t.path.name == "readme_unit.yml"]
+    assert [t.plan for t in tests] == ["incremental"]
+    [result] = run_unit_tests(manifest, SparkAdapter(manifest.output, spark=spark), tests)
+    assert result.status == "pass", result.message
