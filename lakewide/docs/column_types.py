@@ -1,0 +1,129 @@
+"""Column types for the docs, without a JVM: from the Iceberg table's metadata when the table
+exists (a MetadataReader), else inferred from the compiled model by sqlglot, else unknown."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import SqlglotError
+from sqlglot.optimizer.annotate_types import annotate_types
+from sqlglot.optimizer.qualify import qualify
+
+from lakewide.compiler import DIALECT
+from lakewide.errors import LakewideError
+from lakewide.metadata import MetadataReader
+from lakewide.nodes import ModelNode, Relation
+
+ICEBERG = "iceberg"  # the table's current schema, read from its metadata file
+INFERRED = "inferred"  # sqlglot's type annotation of the compiled model
+UNKNOWN = "unknown"
+HIDDEN_PREFIX = "__lw_"  # lakewide's own columns of a key table (versions), not shown
+
+
+@dataclass
+class TableTypes:
+    """The columns of one table with their types and where each type comes from."""
+
+    columns: dict[str, str] = field(default_factory=dict)  # name -> type ("" when unknown)
+    origins: dict[str, str] = field(default_factory=dict)  # name -> ICEBERG/INFERRED/UNKNOWN
+    comments: dict[str, str] = field(default_factory=dict)  # Iceberg column docs
+    exists: bool | None = None  # None: no reader for this catalog
+    problem: str | None = None  # why the metadata or the inference failed
+
+    def type_of(self, column: str) -> tuple[str, str]:
+        """(type, origin) of a column; ("", UNKNOWN) when nothing says."""
+        found = self.columns.get(column, "")
+        return found, self.origins.get(column, UNKNOWN) if found else UNKNOWN
+
+
+def stored_types(reader: MetadataReader | None, relation: Relation) -> TableTypes:
+    """The table's columns as its Iceberg metadata says (empty when it does not exist)."""
+    if reader is None or not relation.catalog:
+        return TableTypes()
+    try:
+        meta = reader.table_meta(relation)
+    except LakewideError as err:
+        return TableTypes(exists=True, problem=str(err))
+    if meta is None:
+        return TableTypes(exists=False)
+    out = TableTypes(exists=True)
+    for column in meta.columns or ():
+        if column.name.startswith(HIDDEN_PREFIX):
+            continue
+        out.columns[column.name] = column.type
+        out.origins[column.name] = ICEBERG
+        if column.doc:
+            out.comments[column.name] = column.doc
+    return out
+
+
+def _sqlglot_type(iceberg_type: str) -> str:
+    try:
+        return exp.DataType.build(iceberg_type, dialect=DIALECT).sql(DIALECT)
+    except (SqlglotError, ValueError):
+        return "UNKNOWN"
+
+
+def add_to_schema(schema: dict[str, Any], relation: Relation, types: TableTypes) -> None:
+    """Put a table's known columns into sqlglot's nested schema (catalog -> db -> table)."""
+    if not types.columns or not relation.catalog:
+        return
+    table = schema.setdefault(relation.catalog, {}).setdefault(relation.namespace, {})
+    table[relation.name] = {
+        name: _sqlglot_type(t) if types.origins.get(name) == ICEBERG else (t or "UNKNOWN")
+        for name, t in types.columns.items()
+    }
+
+
+def _selects(query: exp.Expr) -> list[exp.Select]:
+    if isinstance(query, exp.SetOperation):
+        return _selects(query.left) + _selects(query.right)
+    if isinstance(query, exp.Subquery):
+        return _selects(query.this)
+    return [query] if isinstance(query, exp.Select) else []
+
+
+def inferred_types(node: ModelNode, schema: Mapping[str, Any]) -> TableTypes:
+    """Each column's type as sqlglot infers it from the model's SQL and the known upstream
+    types: a UNION ALL column takes the first branch's type that is neither NULL nor unknown
+    (``CAST(NULL AS INT)`` of a source that does not own it declares INT)."""
+    out = TableTypes()
+    try:
+        query = sqlglot.parse_one(node.sql, read=DIALECT)
+        names = list(query.named_selects) if isinstance(query, exp.Query) else []
+        query = qualify(query, schema=dict(schema), dialect=DIALECT, validate_qualify_columns=False)
+        annotate_types(query, schema=dict(schema), dialect=DIALECT)
+    except (SqlglotError, KeyError, ValueError) as err:
+        out.problem = f"types cannot be inferred: {err}"
+        return out
+    selects = _selects(query)
+    for index, name in enumerate(names):
+        for select in selects:
+            if index >= len(select.expressions):
+                continue
+            found = select.expressions[index].type
+            if found is None or found.this in (exp.DType.UNKNOWN, exp.DType.NULL):
+                continue
+            out.columns[name] = found.sql(DIALECT)
+            out.origins[name] = INFERRED
+            break
+    return out
+
+
+def model_types(
+    node: ModelNode, reader: MetadataReader | None, schema: Mapping[str, Any]
+) -> TableTypes:
+    """A model's column types: the stored table's, else inferred (per column)."""
+    stored = stored_types(reader, node.relation)
+    inferred = inferred_types(node, schema)
+    for name, found in inferred.columns.items():
+        if name not in stored.columns:
+            stored.columns[name] = found
+            stored.origins[name] = INFERRED
+    if stored.problem is None:
+        stored.problem = inferred.problem
+    return stored
