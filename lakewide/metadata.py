@@ -154,9 +154,7 @@ def table_meta_of(metadata: TableMetadata) -> TableMeta:
             s.sequence_number,
         )
     current = metadata.current_snapshot_id
-    columns = tuple(
-        TableColumn(f.name, str(f.field_type), f.doc) for f in metadata.schema().fields
-    )
+    columns = tuple(TableColumn(f.name, str(f.field_type), f.doc) for f in metadata.schema().fields)
     return TableMeta(
         None if current in (None, -1) else current,
         snapshots,

@@ -270,4 +270,3 @@ def build_documents(
         "errors": None,
     }
     return Documents(document, catalog)
-
