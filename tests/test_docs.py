@@ -1,0 +1,178 @@
+"""``lakewide docs``: the documents (types from Iceberg metadata, inferred or unknown; owners;
+lineage), the files written, the data embedded safely in the page, and ``docs serve``."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import urllib.request
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from pyiceberg.partitioning import UNPARTITIONED_PARTITION_SPEC
+from pyiceberg.schema import Schema
+from pyiceberg.table.metadata import new_table_metadata
+from pyiceberg.table.sorting import UNSORTED_SORT_ORDER
+from pyiceberg.types import IntegerType, LongType, NestedField, StringType, TimestampType
+
+from lakewide.cli import cli
+from lakewide.docs.documents import build_documents
+from lakewide.metadata import metadata_reader, table_dir
+from lakewide.nodes import Relation
+from tests import iceberg_files
+from tests.project_factory import copy_example_project, manifest_of
+
+
+@pytest.fixture(autouse=True)
+def _no_outside_profiles(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("LAKEWIDE_PROFILES_DIR", raising=False)
+    monkeypatch.delenv("LAKEWIDE_TARGET", raising=False)
+    monkeypatch.delenv("LAKEWIDE_WAREHOUSE", raising=False)
+
+
+@pytest.fixture()
+def example(tmp_path: Path) -> Path:
+    return copy_example_project(tmp_path / "example")
+
+
+def _table(warehouse: Path, relation: Relation, columns: dict[str, object]) -> None:
+    """An Iceberg table (metadata only, no snapshot) with the given columns."""
+    schema = Schema(
+        *(
+            NestedField(i, name, kind, required=False)  # type: ignore[arg-type]
+            for i, (name, kind) in enumerate(columns.items(), start=1)
+        )
+    )
+    metadata = new_table_metadata(
+        schema,
+        UNPARTITIONED_PARTITION_SPEC,
+        UNSORTED_SORT_ORDER,
+        str(table_dir(warehouse, relation)),
+        {"format-version": "2"},
+    )
+    iceberg_files.write(warehouse, relation, metadata, 1)
+
+
+def _types(entry: dict) -> dict[str, tuple[str | None, str]]:
+    return {c: (v["type"], v["type_origin"]) for c, v in entry["columns"].items()}
+
+
+def test_types_from_iceberg_metadata_else_inferred_else_unknown(example: Path) -> None:
+    warehouse = example / "warehouse"
+    _table(
+        warehouse,
+        Relation("lw", "ods", "impressions"),
+        {"user_id": StringType(), "item_id": StringType(), "imp_cnt": IntegerType()},
+    )
+    detail = {
+        "order_id": LongType(),
+        "product_type": StringType(),
+        "plat_name": StringType(),
+        "ref_id": LongType(),
+        "start_city_name": StringType(),
+        "end_city_name": StringType(),
+        "create_time": TimestampType(),
+        "order_status": LongType(),  # not the model's CAST(... AS INT): the stored type wins
+        "binlog_time": TimestampType(),
+        "__lw_v_binlog_time": LongType(),  # lakewide's hidden column: not shown
+    }
+    _table(warehouse, Relation("lw", "analytics", "order_detail"), detail)
+    manifest = manifest_of(example)
+    docs = build_documents(manifest, metadata_reader(manifest.output))
+    sources, models = docs.catalog["sources"], docs.catalog["nodes"]
+
+    assert _types(sources["source.lakewide.ods.impressions"]) == {
+        "user_id": ("string", "iceberg"),
+        "item_id": ("string", "iceberg"),
+        "imp_cnt": ("int", "iceberg"),
+    }
+    assert sources["source.lakewide.ods.clicks"]["exists"] is False
+    stored = _types(models["model.lakewide.order_detail"])
+    assert stored == {c: (str(t), "iceberg") for c, t in detail.items() if not c.startswith("__")}
+    # downstream of a stored table: inferred from its stored types
+    assert _types(models["model.lakewide.order_status_counts"]) == {
+        "order_status": ("BIGINT", "inferred"),
+        "orders": ("BIGINT", "inferred"),
+    }
+    wide = _types(models["model.lakewide.user_rec_wide"])
+    # recommendations (branch 1) has no table: the key's type comes from impressions (branch 2)
+    assert wide["user_id"] == ("STRING", "inferred")
+    assert wide["imp_cnt"] == ("INT", "inferred")  # CAST(NULL AS INT) of branch 1 declares it
+    assert _types(models["model.lakewide.user_activity"])["user_id"] == (None, "unknown")
+
+
+def test_owners_lineage_and_feeds_in_the_manifest(example: Path) -> None:
+    manifest = manifest_of(example)
+    docs = build_documents(manifest, None).manifest
+    wide = docs["nodes"]["model.lakewide.user_rec_wide"]
+    imp_cnt = wide["columns"]["imp_cnt"]
+    assert [o["unique_id"] for o in imp_cnt["owners"]] == ["source.lakewide.ods.impressions"]
+    assert [(r["unique_id"], r["column"]) for r in imp_cnt["lineage"]["sources"]] == [
+        ("source.lakewide.ods.impressions", "imp_cnt")
+    ]
+    feeds = docs["sources"]["source.lakewide.ods.impressions"]["columns"]["imp_cnt"]["feeds"]
+    assert feeds == [{"unique_id": "model.lakewide.user_rec_wide", "column": "imp_cnt"}]
+    assert docs["child_map"]["model.lakewide.order_detail"] == [
+        "model.lakewide.order_status_counts"
+    ]
+    counts = docs["nodes"]["model.lakewide.order_status_counts"]
+    assert counts["columns"]["order_status"]["owners"] is None  # a table: no owning branches
+    assert set(wide["compiled_files"]) == {
+        "bootstrap.sql",
+        "merge_01_recommendations.sql",
+        "merge_02_impressions.sql",
+        "merge_03_clicks.sql",
+        "merge_all.sql",
+    }
+
+
+def test_generate_writes_the_page_and_both_documents(example: Path) -> None:
+    model = example / "models" / "wide" / "user_rec_wide.sql"
+    tricky = "wide </script><b>x</b> & 'quotes' \u2028"
+    model.write_text(
+        model.read_text().replace("tags=['wide']", f"tags=['wide'], description={tricky!r}")
+    )
+    result = CliRunner().invoke(cli, ["--project-dir", str(example), "docs", "generate"])
+    assert result.exit_code == 0, result.output
+    folder = example / "target" / "docs"
+    manifest = json.loads((folder / "manifest.json").read_text())
+    catalog = json.loads((folder / "catalog.json").read_text())
+    page = (folder / "index.html").read_text()
+    embedded = {
+        name: json.loads(text)
+        for name, text in re.findall(
+            r'<script type="application/json" id="lw-(\w+)">(.*?)</script>', page, re.S
+        )
+    }
+    assert embedded == {"manifest": manifest, "catalog": catalog}
+    assert manifest["nodes"]["model.lakewide.user_rec_wide"]["description"] == tricky
+    assert "docs for 4 model(s) and 6 source(s)" in result.output
+
+
+def test_serve_without_a_generated_site_exits_2(example: Path) -> None:
+    result = CliRunner().invoke(cli, ["--project-dir", str(example), "docs", "serve"])
+    assert result.exit_code != 0 and "lakewide docs generate" in str(result.exception)
+
+
+def test_serve_serves_the_generated_site(example: Path) -> None:
+    CliRunner().invoke(cli, ["--project-dir", str(example), "docs", "generate"])
+    server = subprocess.Popen(
+        [sys.executable, "-m", "lakewide", "--project-dir", str(example)]
+        + ["docs", "serve", "--port", "0"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert server.stdout is not None
+        line = server.stdout.readline()
+        url = re.search(r"http://\S+/", line)
+        assert url, line
+        with urllib.request.urlopen(url.group(0) + "manifest.json", timeout=10) as response:
+            served = response.read()
+        assert served == (example / "target" / "docs" / "manifest.json").read_bytes()
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
