@@ -133,9 +133,8 @@ class _Builder:
         self.ids.update(
             {relation_key(n.relation): model_id(manifest, n.name) for n in manifest.models.values()}
         )
-        self.models_sql = {
-            relation_key(n.relation): n.sql for n in manifest.models.values() if n.relation.catalog
-        }
+        # every model, session views too: a ref() to one is followed into its query
+        self.models_sql = {relation_key(n.relation): n.sql for n in manifest.models.values()}
 
     def sources(self) -> tuple[dict[str, Any], dict[str, Any]]:
         nodes: dict[str, Any] = {}
