@@ -24,13 +24,7 @@ from lakewide.metadata import metadata_reader, table_dir
 from lakewide.nodes import Relation
 from tests import iceberg_files
 from tests.project_factory import copy_example_project, manifest_of
-
-
-@pytest.fixture(autouse=True)
-def _no_outside_profiles(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("LAKEWIDE_PROFILES_DIR", raising=False)
-    monkeypatch.delenv("LAKEWIDE_TARGET", raising=False)
-    monkeypatch.delenv("LAKEWIDE_WAREHOUSE", raising=False)
+from tests.test_cli import _no_outside_profiles  # noqa: F401 - autouse fixture
 
 
 @pytest.fixture()
