@@ -98,7 +98,17 @@ def test_types_from_iceberg_metadata_else_inferred_else_unknown(example: Path) -
     assert _types(models["model.lakewide.user_activity"])["user_id"] == (None, "unknown")
 
 
-def test_owners_lineage_and_feeds_in_the_manifest(example: Path) -> None:
+def test_owners_lineage_feeds_and_descriptions_in_the_manifest(example: Path) -> None:
+    sources = example / "models" / "sources.yml"
+    sources.write_text(
+        sources.read_text()
+        .replace("    schema: ods\n", "    schema: ods\n    description: the seeds\n")
+        .replace(
+            "      - name: impressions\n",
+            "      - name: impressions\n        description: ad views\n"
+            "        columns: [{name: imp_cnt, description: views per item}]\n",
+        )
+    )
     manifest = manifest_of(example)
     docs = build_documents(manifest, None).manifest
     wide = docs["nodes"]["model.lakewide.user_rec_wide"]
@@ -107,8 +117,14 @@ def test_owners_lineage_and_feeds_in_the_manifest(example: Path) -> None:
     assert [(r["unique_id"], r["column"]) for r in imp_cnt["lineage"]["sources"]] == [
         ("source.lakewide.ods.impressions", "imp_cnt")
     ]
-    feeds = docs["sources"]["source.lakewide.ods.impressions"]["columns"]["imp_cnt"]["feeds"]
-    assert feeds == [{"unique_id": "model.lakewide.user_rec_wide", "column": "imp_cnt"}]
+    impressions = docs["sources"]["source.lakewide.ods.impressions"]
+    assert impressions["columns"]["imp_cnt"] == {
+        "name": "imp_cnt",
+        "description": "views per item",
+        "feeds": [{"unique_id": "model.lakewide.user_rec_wide", "column": "imp_cnt"}],
+    }
+    assert impressions["description"] == "ad views"
+    assert docs["sources"]["source.lakewide.ods.clicks"]["description"] == "the seeds"
     assert docs["child_map"]["model.lakewide.order_detail"] == [
         "model.lakewide.order_status_counts"
     ]

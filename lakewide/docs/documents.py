@@ -18,7 +18,7 @@ from lakewide.docs.column_types import (
     model_types,
     stored_types,
 )
-from lakewide.docs.properties import PropertiesOf, from_config
+from lakewide.docs.properties import PropertiesOf, from_config, source_properties
 from lakewide.errors import LakewideError
 from lakewide.graph import topological_order
 from lakewide.manifest import Manifest
@@ -139,7 +139,9 @@ class _Builder:
     def sources(self) -> tuple[dict[str, Any], dict[str, Any]]:
         nodes: dict[str, Any] = {}
         catalog: dict[str, Any] = {}
+        described = source_properties(self.manifest)
         for (source_name, table_name), source in sorted(self.manifest.sources.items()):
+            props = described.get((source_name, table_name))
             unique_id = source_id(self.manifest, source_name, table_name)
             types = stored_types(self.reader, source.relation)
             add_to_schema(self.schema, source.relation, types)
@@ -151,8 +153,11 @@ class _Builder:
                 "name": table_name,
                 "relation_name": str(source.relation),
                 "original_file_path": self.manifest.project.relative(source.path),
-                "description": None,
-                "columns": {c: {"name": c} for c in types.columns},
+                "description": props.description if props else None,
+                "columns": {
+                    c: {"name": c, "description": props.columns.get(c) if props else None}
+                    for c in [*types.columns, *(props.columns if props else {})]
+                },
             }
         return nodes, catalog
 

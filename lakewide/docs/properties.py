@@ -2,7 +2,7 @@
 
 The docs ask a ``PropertiesOf`` (model name -> ModelProperties) so that descriptions and tests
 parsed from ``models/*.yml`` can be shown by passing another provider; ``from_config`` reads
-what ``config(description=...)`` gives.
+what ``config(description=...)`` gives; ``source_properties`` what ``sources:`` entries say.
 """
 
 from __future__ import annotations
@@ -11,7 +11,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import yaml
+
 from lakewide.manifest import Manifest
+from lakewide.sources import SourceEntry
 
 
 @dataclass
@@ -35,3 +38,23 @@ def from_config(manifest: Manifest) -> PropertiesOf:
         return ModelProperties(node.config.description if node is not None else None)
 
     return properties
+
+
+def source_properties(manifest: Manifest) -> dict[tuple[str, str], ModelProperties]:
+    """Each source table's description and column descriptions, as its ``sources:`` entry
+    in ``models/*.yml`` gives them (a table's own description, else its source's)."""
+    out: dict[tuple[str, str], ModelProperties] = {}
+    for path in sorted({s.path for s in manifest.sources.values()}):
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        for raw in data.get("sources") or []:
+            entry = SourceEntry.model_validate({**raw, "tables": raw.get("tables") or []})
+            for table in entry.tables:
+                columns = {
+                    str(c["name"]): str(c["description"])
+                    for c in table.columns
+                    if isinstance(c, dict) and c.get("name") and c.get("description")
+                }
+                out[(entry.name, table.name)] = ModelProperties(
+                    table.description or entry.description, columns
+                )
+    return out

@@ -350,13 +350,14 @@
       ["used by", (manifest.child_map[n.id] || []).map(function (id) { return '<a href="' + esc(nodes[id].route) + '">' + esc(nodes[id].label) + "</a>"; }).join(", ")]
     ]);
     (cat.problem ? [cat.problem] : []).forEach(function (p) { html += '<div class="problem">' + esc(p) + "</div>"; });
-    html += '<h2>Columns</h2><table class="grid" id="columns"><thead><tr><th>column</th><th>type</th><th>feeds</th></tr></thead><tbody>';
+    html += '<h2>Columns</h2><table class="grid" id="columns"><thead><tr><th>column</th><th>type</th><th>feeds</th><th>description</th></tr></thead><tbody>';
     var names = Object.keys(cat.columns);
     Object.keys(s.columns).forEach(function (c) { if (names.indexOf(c) < 0) { names.push(c); } });
     names.forEach(function (name) {
       var feeds = (s.columns[name] || {}).feeds || [];
       html += '<tr data-column="' + esc(name) + '"><td class="col-name">' + esc(name) + "</td><td>" + typeHtml(cat.columns[name] || {}) + "</td><td>" +
-        (feeds.length ? feeds.map(function (f) { return refHtml({ unique_id: f.unique_id, table: f.unique_id, column: f.column }); }).join("") : '<span class="none">&ndash;</span>') + "</td></tr>";
+        (feeds.length ? feeds.map(function (f) { return refHtml({ unique_id: f.unique_id, table: f.unique_id, column: f.column }); }).join("") : '<span class="none">&ndash;</span>') +
+        "</td><td>" + ((s.columns[name] || {}).description ? esc(s.columns[name].description) : '<span class="none">&ndash;</span>') + "</td></tr>";
     });
     html += "</tbody></table>";
     return html;
