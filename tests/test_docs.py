@@ -186,3 +186,17 @@ def test_serve_serves_the_generated_site(example: Path) -> None:
     finally:
         server.terminate()
         server.wait(timeout=10)
+
+
+def test_a_model_that_does_not_compile_is_documented_with_its_problem(example: Path) -> None:
+    broken = example / "models" / "wide" / "user_rec_wide.sql"
+    broken.write_text(broken.read_text().replace(", click_cnt\nFROM", "\nFROM"))
+    result = CliRunner().invoke(cli, ["--project-dir", str(example), "docs", "generate"])
+    assert result.exit_code == 0, result.output
+    assert "warning: 1 model(s) could not be compiled or traced fully: user_rec_wide" in (
+        " ".join(result.output.split())
+    )
+    manifest = json.loads((example / "target" / "docs" / "manifest.json").read_text())
+    wide = manifest["nodes"]["model.lakewide.user_rec_wide"]
+    assert wide["compiled_files"] == {} and "branch 3 has 4 columns" in wide["problems"][0]
+    assert manifest["nodes"]["model.lakewide.order_detail"]["problems"] == []

@@ -36,6 +36,12 @@ def generate(options: Options) -> None:
         f"docs for {models} model(s) and {sources} source(s) -> "
         f"{manifest.project.relative(index)} (column types {types})"
     )
+    troubled = [n["name"] for n in documents.manifest["nodes"].values() if n["problems"]]
+    if troubled:
+        console.print(
+            f"[yellow]warning:[/yellow] {len(troubled)} model(s) could not be compiled or traced "
+            f"fully: {', '.join(troubled)} (each model's page says why)"
+        )
 
 
 @docs.command()

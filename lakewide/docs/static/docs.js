@@ -254,7 +254,7 @@
       b.addEventListener("click", function () {
         var bar = b.parentNode, section = bar.parentNode, file = b.getAttribute("data-file");
         bar.querySelectorAll("button").forEach(function (x) { x.classList.toggle("on", x === b); });
-        section.querySelectorAll("pre.sql").forEach(function (p) { if (p.previousElementSibling === bar || p.parentNode === section) { p.hidden = p.getAttribute("data-file") !== file; } });
+        section.querySelectorAll("pre.sql").forEach(function (p) { p.hidden = p.getAttribute("data-file") !== file; });
       });
     });
   }
