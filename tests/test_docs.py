@@ -16,7 +16,7 @@ from pyiceberg.partitioning import UNPARTITIONED_PARTITION_SPEC
 from pyiceberg.schema import Schema
 from pyiceberg.table.metadata import new_table_metadata
 from pyiceberg.table.sorting import UNSORTED_SORT_ORDER
-from pyiceberg.types import IntegerType, LongType, NestedField, StringType, TimestampType
+from pyiceberg.types import LongType, NestedField, StringType, TimestampType
 
 from lakewide.cli import cli
 from lakewide.docs.documents import build_documents
@@ -59,7 +59,7 @@ def test_types_from_iceberg_metadata_else_inferred_else_unknown(example: Path) -
     _table(
         warehouse,
         Relation("lw", "ods", "impressions"),
-        {"user_id": StringType(), "item_id": StringType(), "imp_cnt": IntegerType()},
+        {"user_id": StringType(), "item_id": StringType(), "imp_cnt": LongType()},
     )
     detail = {
         "order_id": LongType(),
@@ -81,7 +81,7 @@ def test_types_from_iceberg_metadata_else_inferred_else_unknown(example: Path) -
     assert _types(sources["source.lakewide.ods.impressions"]) == {
         "user_id": ("string", "iceberg"),
         "item_id": ("string", "iceberg"),
-        "imp_cnt": ("int", "iceberg"),
+        "imp_cnt": ("long", "iceberg"),
     }
     assert sources["source.lakewide.ods.clicks"]["exists"] is False
     stored = _types(models["model.lakewide.order_detail"])
@@ -92,10 +92,17 @@ def test_types_from_iceberg_metadata_else_inferred_else_unknown(example: Path) -
         "orders": ("BIGINT", "inferred"),
     }
     wide = _types(models["model.lakewide.user_rec_wide"])
-    # recommendations (branch 1) has no table: the key's type comes from impressions (branch 2)
-    assert wide["user_id"] == ("STRING", "inferred")
-    assert wide["imp_cnt"] == ("INT", "inferred")  # CAST(NULL AS INT) of branch 1 declares it
-    assert _types(models["model.lakewide.user_activity"])["user_id"] == (None, "unknown")
+    # recommendations (branch 1) has no table: the key's type is not known
+    assert wide["user_id"] == (None, "unknown")
+    # CAST(NULL AS INT) in branches 1 and 3, a long from impressions: the union widens
+    assert wide["imp_cnt"] == ("BIGINT", "inferred")
+    assert wide["rec_score"] == (None, "unknown")  # only recommendations owns it
+    activity = _types(models["model.lakewide.user_activity"])
+    assert activity["user_id"] == (None, "unknown")  # user_events has no table
+    # the aggregation engine's folds: SUM widens `1 AS events` to BIGINT, bool_or keeps BOOLEAN
+    assert activity["events"] == ("BIGINT", "inferred")
+    assert activity["total_amount"] == ("DOUBLE", "inferred")
+    assert activity["used_mobile"] == ("BOOLEAN", "inferred")
 
 
 def test_owners_lineage_feeds_and_descriptions_in_the_manifest(example: Path) -> None:

@@ -3,6 +3,7 @@ from file:// (offline), runs its script, and the DOM after that shows the DAG an
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -157,8 +158,11 @@ def test_imp_cnt_of_user_rec_wide_comes_from_ods_impressions(site: Path) -> None
         and _Dom.inside(e, "td", **{"class": "lineage"})
     ]
     assert shown == expected
-    text = " ".join("".join(row[0]["text"]).split())
-    assert "ods.impressions" in text and "INT" in text
+    # the type cell says what catalog.json says, with where the type comes from
+    catalog = json.loads((site / "target" / "docs" / "catalog.json").read_text())
+    typed = catalog["nodes"]["model.lakewide.user_rec_wide"]["columns"]["imp_cnt"]
+    cells = [e for e in dom.find("td") if row[0] in e["path"]]
+    assert "".join(cells[1]["text"]) == (typed["type"] or "") + typed["type_origin"]
 
 
 def test_through_a_ref_the_page_shows_the_source_and_the_model_between(site: Path) -> None:

@@ -13,7 +13,7 @@ from sqlglot.errors import SqlglotError
 from sqlglot.optimizer.annotate_types import annotate_types
 from sqlglot.optimizer.qualify import qualify
 
-from lakewide.compiler import DIALECT
+from lakewide.compiler import DIALECT, WideModel
 from lakewide.errors import LakewideError
 from lakewide.metadata import MetadataReader
 from lakewide.nodes import ModelNode, Relation
@@ -79,47 +79,74 @@ def add_to_schema(schema: dict[str, Any], relation: Relation, types: TableTypes)
     }
 
 
-def _selects(query: exp.Expr) -> list[exp.Select]:
-    if isinstance(query, exp.SetOperation):
-        return _selects(query.left) + _selects(query.right)
-    if isinstance(query, exp.Subquery):
-        return _selects(query.this)
-    return [query] if isinstance(query, exp.Select) else []
-
-
 def inferred_types(node: ModelNode, schema: Mapping[str, Any]) -> TableTypes:
     """Each column's type as sqlglot infers it from the model's SQL and the known upstream
-    types: a UNION ALL column takes the first branch's type that is neither NULL nor unknown
-    (``CAST(NULL AS INT)`` of a source that does not own it declares INT)."""
+    types. A UNION ALL column gets the type Spark coerces its branches to (``CAST(NULL AS
+    BIGINT)`` in one branch widens an INT of another); a branch of unknown type leaves the
+    column unknown."""
     out = TableTypes()
     try:
-        query = sqlglot.parse_one(node.sql, read=DIALECT)
-        names = list(query.named_selects) if isinstance(query, exp.Query) else []
+        model = sqlglot.parse_one(node.sql, read=DIALECT)
+        if not isinstance(model, exp.Query):
+            return out
+        # the model as a derived table: its columns typed as the set operation coerces them
+        query = exp.select("*").from_(model.subquery("__lw_model"))
         query = qualify(query, schema=dict(schema), dialect=DIALECT, validate_qualify_columns=False)
         annotate_types(query, schema=dict(schema), dialect=DIALECT)
     except (SqlglotError, KeyError, ValueError) as err:
         out.problem = f"types cannot be inferred: {err}"
         return out
-    selects = _selects(query)
-    for index, name in enumerate(names):
-        for select in selects:
-            if index >= len(select.expressions):
-                continue
-            found = select.expressions[index].type
-            if found is None or found.this in (exp.DType.UNKNOWN, exp.DType.NULL):
-                continue
-            out.columns[name] = found.sql(DIALECT)
-            out.origins[name] = INFERRED
-            break
+    for projection in query.selects:
+        found = projection.type
+        if found is None or found.this in (exp.DType.UNKNOWN, exp.DType.NULL):
+            continue
+        out.columns[projection.alias_or_name] = found.sql(DIALECT)
+        out.origins[projection.alias_or_name] = INFERRED
     return out
 
 
+_INTEGRAL = {exp.DType.TINYINT, exp.DType.SMALLINT, exp.DType.INT, exp.DType.BIGINT}
+_FLOATING = {exp.DType.FLOAT, exp.DType.DOUBLE}
+
+
+def _folded_type(function: str, value: str) -> str | None:
+    """The type a key table stores for a column its aggregate function folds from values of
+    type ``value``: Spark's SUM widens integers to BIGINT and floats to DOUBLE; ``product``
+    and a decimal SUM are left unknown; every other function keeps the type."""
+    if function == "product":
+        return None
+    if function != "sum":
+        return value
+    kind = exp.DataType.build(value, dialect=DIALECT).this
+    if kind in _INTEGRAL:
+        return "BIGINT"
+    return "DOUBLE" if kind in _FLOATING else None
+
+
+def _fold(types: TableTypes, model: WideModel) -> None:
+    """Inferred types of the aggregated columns as the merge engine stores them."""
+    for column in model.aggregated:
+        if types.origins.get(column) != INFERRED:
+            continue
+        folded = _folded_type(model.aggregate(column).name, types.columns[column])
+        if folded is None:
+            del types.columns[column], types.origins[column]
+        else:
+            types.columns[column] = folded
+
+
 def model_types(
-    node: ModelNode, reader: MetadataReader | None, schema: Mapping[str, Any]
+    node: ModelNode,
+    reader: MetadataReader | None,
+    schema: Mapping[str, Any],
+    model: WideModel | None = None,
 ) -> TableTypes:
-    """A model's column types: the stored table's, else inferred (per column)."""
+    """A model's column types: the stored table's, else inferred (per column; a key table's
+    aggregated columns as its merge engine folds them, ``model``)."""
     stored = stored_types(reader, node.relation)
     inferred = inferred_types(node, schema)
+    if model is not None:
+        _fold(inferred, model)
     for name, found in inferred.columns.items():
         if name not in stored.columns:
             stored.columns[name] = found

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lakewide import __version__
-from lakewide.compiler import analyze
+from lakewide.compiler import WideModel, analyze
 from lakewide.compiler.column_lineage import ColumnLineage, ColumnRef, model_lineage
 from lakewide.compiler.rewrite import driving_table, relation_key
 from lakewide.docs.column_types import (
@@ -87,9 +87,8 @@ def _table_entry(
     }
 
 
-def _owners(manifest: Manifest, node: ModelNode, ids: dict[str, str]) -> dict[str, list[Any]]:
+def _owners(model: WideModel, ids: dict[str, str]) -> dict[str, list[Any]]:
     """Key tables: per column, the source branches that own it (write it)."""
-    model = analyze(node)
     owners: dict[str, list[Any]] = {c: [] for c in model.columns}
     for branch in model.branches:
         table = driving_table(branch.select)
@@ -170,9 +169,11 @@ class _Builder:
         except LakewideError as err:
             lineage, problems = {}, [*problems, str(err)]
         owners: dict[str, list[Any]] = {}
+        model = None
         if node.config.kind == "primary_key" and compile_error is None:
-            owners = _owners(self.manifest, node, self.ids)
-        types = model_types(node, self.reader, self.schema)
+            model = analyze(node)
+            owners = _owners(model, self.ids)
+        types = model_types(node, self.reader, self.schema, model)
         add_to_schema(self.schema, node.relation, types)
         columns = list(lineage) or list(owners) or list(types.columns)
         props = self.properties(node.name)
