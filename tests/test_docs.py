@@ -135,8 +135,17 @@ def test_owners_lineage_feeds_and_descriptions_in_the_manifest(example: Path) ->
     assert docs["child_map"]["model.lakewide.order_detail"] == [
         "model.lakewide.order_status_counts"
     ]
+    activity = docs["nodes"]["model.lakewide.user_activity"]["columns"]
+    assert {c: activity[c]["merge"] for c in ("user_id", "events", "pages", "event_time")} == {
+        "user_id": "primary key",
+        "events": "sum",
+        "pages": "listagg",
+        "event_time": "sequence field",
+    }
+    assert wide["columns"]["imp_cnt"]["merge"] == "last_non_null_value"  # partial update
     counts = docs["nodes"]["model.lakewide.order_status_counts"]
     assert counts["columns"]["order_status"]["owners"] is None  # a table: no owning branches
+    assert counts["columns"]["order_status"]["merge"] is None
     assert set(wide["compiled_files"]) == {
         "bootstrap.sql",
         "merge_01_recommendations.sql",

@@ -8,9 +8,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from lakewide import __version__
-from lakewide.compiler import WideModel, analyze
+from lakewide.compiler import analyze
 from lakewide.compiler.column_lineage import ColumnLineage, ColumnRef, model_lineage
-from lakewide.compiler.rewrite import driving_table, relation_key
+from lakewide.compiler.rewrite import relation_key
 from lakewide.docs.column_types import (
     UNKNOWN,
     TableTypes,
@@ -18,7 +18,13 @@ from lakewide.docs.column_types import (
     model_types,
     stored_types,
 )
-from lakewide.docs.properties import PropertiesOf, from_config, source_properties
+from lakewide.docs.key_columns import merge_roles, owners_of
+from lakewide.docs.properties import (
+    ModelProperties,
+    PropertiesOf,
+    from_config,
+    source_properties,
+)
 from lakewide.errors import LakewideError
 from lakewide.graph import topological_order
 from lakewide.manifest import Manifest
@@ -87,23 +93,6 @@ def _table_entry(
     }
 
 
-def _owners(model: WideModel, ids: dict[str, str]) -> dict[str, list[Any]]:
-    """Key tables: per column, the source branches that own it (write it)."""
-    owners: dict[str, list[Any]] = {c: [] for c in model.columns}
-    for branch in model.branches:
-        table = driving_table(branch.select)
-        for column in branch.owned:
-            owners[column].append(
-                {
-                    "branch": branch.index + 1,
-                    "name": branch.name,
-                    "table": table,
-                    "unique_id": ids.get(table or ""),
-                }
-            )
-    return owners
-
-
 def _refs(refs: list[ColumnRef], ids: dict[str, str]) -> list[dict[str, Any]]:
     return [{"table": r.table, "column": r.column, "unique_id": ids.get(r.table)} for r in refs]
 
@@ -169,10 +158,11 @@ class _Builder:
         except LakewideError as err:
             lineage, problems = {}, [*problems, str(err)]
         owners: dict[str, list[Any]] = {}
+        roles: dict[str, str] = {}
         model = None
         if node.config.kind == "primary_key" and compile_error is None:
             model = analyze(node)
-            owners = _owners(model, self.ids)
+            owners, roles = owners_of(model, self.ids), merge_roles(model)
         types = model_types(node, self.reader, self.schema, model)
         add_to_schema(self.schema, node.relation, types)
         columns = list(lineage) or list(owners) or list(types.columns)
@@ -199,7 +189,10 @@ class _Builder:
             "problems": problems,
             "tests": props.tests,
             "columns": {
-                name: self._column(name, lineage.get(name), owners.get(name), types, props.columns)
+                name: {
+                    **self._column(name, lineage.get(name), owners.get(name), types, props),
+                    "merge": roles.get(name),
+                }
                 for name in columns
             },
         }
@@ -211,12 +204,12 @@ class _Builder:
         lineage: ColumnLineage | None,
         owners: list[Any] | None,
         types: TableTypes,
-        descriptions: dict[str, str],
+        props: ModelProperties,
     ) -> dict[str, Any]:
         found, origin = types.type_of(name)
         return {
             "name": name,
-            "description": descriptions.get(name),
+            "description": props.columns.get(name),
             "data_type": found or None,
             "type_origin": origin if found else UNKNOWN,
             "owners": owners,

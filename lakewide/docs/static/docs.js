@@ -323,7 +323,8 @@
     html += '<table class="grid" id="columns"><thead><tr><th>column</th><th>type</th>' + (m.materialized === "primary_key" ? "<th>owned by (branch)</th>" : "") + "<th>comes from</th><th>description</th></tr></thead><tbody>";
     Object.keys(m.columns).forEach(function (name) {
       var c = m.columns[name], t = cat.columns[name] || {};
-      html += '<tr class="column-row" data-column="' + esc(name) + '"><td class="col-name">' + esc(name) + "</td><td>" + typeHtml(t) + "</td>" +
+      html += '<tr class="column-row" data-column="' + esc(name) + '"><td><span class="col-name">' + esc(name) + "</span>" +
+        (c.merge ? '<div class="merge">' + esc(c.merge) + "</div>" : "") + "</td><td>" + typeHtml(t) + "</td>" +
         (m.materialized === "primary_key" ? '<td class="owners">' + ownersHtml(c.owners) + "</td>" : "") +
         '<td class="lineage">' + lineageHtml(c.lineage) + "</td><td>" + (c.description ? esc(c.description) : '<span class="none">&ndash;</span>') + "</td></tr>";
     });
