@@ -199,6 +199,11 @@ def test_serve_serves_the_generated_site(example: Path) -> None:
         with urllib.request.urlopen(url.group(0) + "manifest.json", timeout=10) as response:
             served = response.read()
         assert served == (example / "target" / "docs" / "manifest.json").read_bytes()
+        port = url.group(0).rstrip("/").rsplit(":", 1)[1]
+        taken = CliRunner().invoke(
+            cli, ["--project-dir", str(example), "docs", "serve", "--port", port]
+        )
+        assert f"cannot serve on 127.0.0.1:{port}" in str(taken.exception)
     finally:
         server.terminate()
         server.wait(timeout=10)

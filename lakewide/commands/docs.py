@@ -57,7 +57,14 @@ def serve(options: Options, port: int, host: str) -> None:
     if not (folder / "index.html").is_file():
         raise ConfigError(f"{folder / 'index.html'} does not exist; run `lakewide docs generate`")
     handler = functools.partial(_QuietHandler, directory=str(folder))
-    with http.server.ThreadingHTTPServer((host, port), handler) as server:
+    try:
+        server = http.server.ThreadingHTTPServer((host, port), handler)
+    except OSError as err:
+        raise ConfigError(
+            f"cannot serve on {host}:{port} ({err.strerror or err}); choose another --port "
+            "(0: any free port) or --host"
+        ) from None
+    with server:
         url = f"http://{host}:{server.server_address[1]}/"
         console.print(f"serving {folder} at {url} (Ctrl-C stops)")
         sys.stdout.flush()  # a reader of a pipe learns the URL (and the port 0 chose) now
