@@ -182,3 +182,15 @@ def test_screenshot_renders(site: Path, tmp_path: Path) -> None:
         site / "target" / "docs" / "index.html", "#model/user_rec_wide", f"--screenshot={shot}"
     )
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 20_000
+
+
+def test_a_picked_column_lights_its_sources_in_the_dag(site: Path) -> None:
+    dom = _dom(site / "target" / "docs" / "index.html", "#model/order_status_counts/order_status")
+    lit = {
+        g["attrs"]["data-id"]
+        for g in dom.find("g")
+        if "lit" in g["attrs"].get("class", "").split() and _Dom.inside(g, "svg", id="dag")
+    }
+    assert lit == {"source.lakewide.ods.order_info", "model.lakewide.order_detail"}
+    picked = [t for t in dom.find("tr") if "picked" in t["attrs"].get("class", "").split()]
+    assert [t["attrs"]["data-column"] for t in picked] == ["order_status"]

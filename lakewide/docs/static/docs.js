@@ -381,22 +381,29 @@
   }
 
   function route() {
-    var hash = decodeURIComponent(location.hash || "#");
-    var n = byRoute(hash), page = document.getElementById("page");
+    // #model/<name> or #model/<name>/<column> (a column picked: its sources lit in the graph)
+    var parts = decodeURIComponent(location.hash || "#").split("/");
+    var n = byRoute(parts.slice(0, 2).join("/")), picked = parts.slice(2).join("/");
+    var page = document.getElementById("page");
     page.innerHTML = !n ? overview() : n.kind === "source" ? sourcePage(n) : modelPage(n);
     wireTabs(page);
     highlight(n ? n.id : null, null);
     document.querySelectorAll(".side a").forEach(function (a) { a.classList.toggle("active", !!n && a.getAttribute("data-id") === n.id); });
+    function pick(tr) {
+      var c = n.data.columns[tr.getAttribute("data-column")], lit = [];
+      (c.lineage ? c.lineage.sources.concat(c.lineage.direct) : []).forEach(function (r) { if (r.unique_id && lit.indexOf(r.unique_id) < 0) { lit.push(r.unique_id); } });
+      page.querySelectorAll("tr.column-row").forEach(function (x) { x.classList.toggle("picked", x === tr); });
+      highlight(n.id, lit);
+    }
     page.querySelectorAll("tr.column-row").forEach(function (tr) {
       tr.addEventListener("click", function () {
-        var c = n.data.columns[tr.getAttribute("data-column")], lit = [];
-        (c.lineage ? c.lineage.sources.concat(c.lineage.direct) : []).forEach(function (r) { if (r.unique_id && lit.indexOf(r.unique_id) < 0) { lit.push(r.unique_id); } });
-        page.querySelectorAll("tr.column-row").forEach(function (x) { x.classList.toggle("picked", x === tr); });
-        highlight(n.id, lit);
+        pick(tr);
+        history.replaceState(null, "", n.route + "/" + encodeURIComponent(tr.getAttribute("data-column")));
       });
+      if (tr.getAttribute("data-column") === picked) { pick(tr); }
     });
     document.title = (n ? n.label + " · " : "") + manifest.metadata.project_name + " · lakewide docs";
-    window.scrollTo(0, 0);
+    if (!picked) { window.scrollTo(0, 0); }
   }
 
   document.getElementById("project").textContent = manifest.metadata.project_name;
