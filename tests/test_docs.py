@@ -23,7 +23,7 @@ from lakewide.docs.documents import build_documents
 from lakewide.metadata import metadata_reader, table_dir
 from lakewide.nodes import Relation
 from tests import iceberg_files
-from tests.project_factory import copy_example_project, manifest_of
+from tests.project_factory import copy_example_project, make_project, manifest_of
 from tests.test_cli import _no_outside_profiles  # noqa: F401 - autouse fixture
 
 
@@ -221,3 +221,23 @@ def test_a_model_that_does_not_compile_is_documented_with_its_problem(example: P
     wide = manifest["nodes"]["model.lakewide.user_rec_wide"]
     assert wide["compiled_files"] == {} and "branch 3 has 4 columns" in wide["problems"][0]
     assert manifest["nodes"]["model.lakewide.order_detail"]["problems"] == []
+
+
+def test_select_star_from_a_ref_is_traced_through_the_model_columns(tmp_path: Path) -> None:
+    root = make_project(
+        tmp_path,
+        {
+            "models/sources.yml": "sources: [{name: src, tables: [{name: t}]}]\n",
+            "models/a.sql": "SELECT k, x * 2 AS y FROM {{ source('src', 't') }}\n",
+            "models/b.sql": "SELECT * FROM {{ ref('a') }}\n",
+        },
+    )
+    docs = build_documents(manifest_of(root), None).manifest
+    columns = docs["nodes"]["model.demo.b"]["columns"]
+    assert list(columns) == ["k", "y"]
+    assert [(r["unique_id"], r["column"]) for r in columns["y"]["lineage"]["sources"]] == [
+        ("source.demo.src.t", "x")
+    ]
+    assert [(r["unique_id"], r["column"]) for r in columns["y"]["lineage"]["direct"]] == [
+        ("model.demo.a", "y")
+    ]

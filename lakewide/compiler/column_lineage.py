@@ -102,4 +102,5 @@ def model_lineage(
         raise CompileError(
             f"column lineage cannot be traced: {err}", path=node.path, model=node.name
         ) from None
-    return {name: _column(name, tree, followed[name]) for name, tree in direct.items()}
+    # ``SELECT *`` over a table of unknown columns stays ``*`` unless expanded through a ref()
+    return {name: _column(name, tree, followed.get(name, tree)) for name, tree in direct.items()}

@@ -3,7 +3,7 @@ exists (a MetadataReader), else inferred from the compiled model by sqlglot, els
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -68,14 +68,19 @@ def _sqlglot_type(iceberg_type: str) -> str:
         return "UNKNOWN"
 
 
-def add_to_schema(schema: dict[str, Any], relation: Relation, types: TableTypes) -> None:
-    """Put a table's known columns into sqlglot's nested schema (catalog -> db -> table)."""
-    if not types.columns or not relation.catalog:
+def add_to_schema(
+    schema: dict[str, Any], relation: Relation, types: TableTypes, columns: Sequence[str] = ()
+) -> None:
+    """Put a table into sqlglot's nested schema (catalog -> db -> table -> column -> type):
+    its ``columns`` and those with a known type (``UNKNOWN`` where none is)."""
+    names = list(dict.fromkeys([*columns, *types.columns]))
+    if not names or not relation.catalog:
         return
     table = schema.setdefault(relation.catalog, {}).setdefault(relation.namespace, {})
     table[relation.name] = {
-        name: _sqlglot_type(t) if types.origins.get(name) == ICEBERG else (t or "UNKNOWN")
-        for name, t in types.columns.items()
+        name: _sqlglot_type(found) if origin == ICEBERG else (found or "UNKNOWN")
+        for name in names
+        for found, origin in [types.type_of(name)]
     }
 
 

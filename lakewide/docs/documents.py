@@ -164,8 +164,8 @@ class _Builder:
             model = analyze(node)
             owners, roles = owners_of(model, self.ids), merge_roles(model)
         types = model_types(node, self.reader, self.schema, model)
-        add_to_schema(self.schema, node.relation, types)
         columns = list(lineage) or list(owners) or list(types.columns)
+        add_to_schema(self.schema, node.relation, types, columns)
         props = self.properties(node.name)
         config = node.config
         entry = {

@@ -122,6 +122,12 @@ def test_star_resolves_with_a_schema() -> None:
     }
 
 
+def test_star_over_a_table_of_unknown_columns_stays_a_star() -> None:
+    node = _node("s", "SELECT * FROM lw.an.a", refs=["a"])
+    lineage = model_lineage(node, {"lw.an.a": "SELECT k FROM lw.src.t"})
+    assert list(lineage) == ["*"] and lineage["*"].direct == [ColumnRef("lw.an.a", "*")]
+
+
 def test_an_ambiguous_column_is_unresolved_and_a_schema_resolves_it() -> None:
     node = _node("j", "SELECT k, w FROM lw.src.t JOIN lw.src.u ON t.k = u.k")
     lineage = model_lineage(node, {})
