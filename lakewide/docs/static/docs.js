@@ -101,6 +101,9 @@
     var marker = el("marker", { id: "arrow", viewBox: "0 0 10 10", refX: "9", refY: "5",
       markerWidth: "7", markerHeight: "7", orient: "auto-start-reverse" }, defs);
     el("path", { d: "M0,0 L10,5 L0,10 z", fill: "#aab3c2" }, marker);
+    var litMarker = el("marker", { id: "arrow-lit", viewBox: "0 0 10 10", refX: "9", refY: "5",
+      markerWidth: "6", markerHeight: "6", orient: "auto-start-reverse" }, defs);
+    el("path", { d: "M0,0 L10,5 L0,10 z", fill: "#2f6fde" }, litMarker);
     viewport = el("g", { id: "viewport" }, svg);
     Object.keys(nodes).forEach(function (id) {
       var n = nodes[id];
@@ -189,6 +192,7 @@
       var from = p.getAttribute("data-from"), to = p.getAttribute("data-to");
       var on = !!lit && lit.indexOf(from) >= 0 && (lit.indexOf(to) >= 0 || to === selected);
       p.classList.toggle("lit", on);
+      p.setAttribute("marker-end", on ? "url(#arrow-lit)" : "url(#arrow)");
       p.classList.toggle("faded", !!selected && !(keep[from] && keep[to]));
     });
   }
