@@ -7,6 +7,7 @@ import http.server
 import sys
 
 import click
+from rich.markup import escape
 
 from lakewide.commands.context import Options, console, pass_options, profile_options
 from lakewide.errors import ConfigError
@@ -40,7 +41,7 @@ def generate(options: Options) -> None:
     if troubled:
         console.print(
             f"[yellow]warning:[/yellow] {len(troubled)} model(s) could not be compiled or traced "
-            f"fully: {', '.join(troubled)} (each model's page says why)"
+            f"fully: {escape(', '.join(troubled))} (each model's page says why)"
         )
 
 
