@@ -18,6 +18,7 @@ from lakewide.commands.build import build
 from lakewide.commands.compile import compile_
 from lakewide.commands.context import Options, console, parse_vars
 from lakewide.commands.debug import debug
+from lakewide.commands.docs import docs
 from lakewide.commands.init import init
 from lakewide.commands.lineage import lineage
 from lakewide.commands.ls import ls
@@ -67,6 +68,7 @@ def cli(
 
 for _command in (init, debug, seed, compile_, run, build, ls, show, lineage, unit_test):
     cli.add_command(_command)
+cli.add_command(docs)
 
 
 def main() -> None:

@@ -16,7 +16,7 @@ from urllib.parse import unquote, urlsplit
 
 from lakewide.errors import ModelRunError
 from lakewide.nodes import Relation
-from lakewide.offsets import Snapshot, TableMeta
+from lakewide.offsets import Snapshot, TableColumn, TableMeta
 from lakewide.profiles import Output
 
 if TYPE_CHECKING:
@@ -143,7 +143,7 @@ def metadata_reader(output: Output) -> MetadataReader | None:
 
 
 def table_meta_of(metadata: TableMetadata) -> TableMeta:
-    """lakewide's view of pyiceberg table metadata."""
+    """lakewide's view of pyiceberg table metadata (with the current schema's columns)."""
     snapshots = {}
     for s in metadata.snapshots:
         summary = (
@@ -160,8 +160,12 @@ def table_meta_of(metadata: TableMetadata) -> TableMeta:
             s.sequence_number,
         )
     current = metadata.current_snapshot_id
+    columns = tuple(TableColumn(f.name, str(f.field_type), f.doc) for f in metadata.schema().fields)
     return TableMeta(
-        None if current in (None, -1) else current, snapshots, int(metadata.format_version)
+        None if current in (None, -1) else current,
+        snapshots,
+        int(metadata.format_version),
+        columns,
     )
 
 

@@ -37,12 +37,22 @@ class Snapshot:
 
 
 @dataclass(frozen=True)
+class TableColumn:
+    """A column of a table's current schema: its name, Iceberg type and comment."""
+
+    name: str
+    type: str
+    doc: str | None = None
+
+
+@dataclass(frozen=True)
 class TableMeta:
     """A table's current snapshot and its snapshots by id."""
 
     current: int | None
     snapshots: dict[int, Snapshot]
     format_version: int | None = None  # None where the reader did not say
+    columns: tuple[TableColumn, ...] | None = None  # current schema; None: the reader did not say
 
     def ancestors(self, start: int | None = None) -> Iterator[Snapshot]:
         """Snapshots from ``start`` (default: current) back through their parents."""

@@ -15,7 +15,7 @@ from lakewide.metadata import (
     table_dir,
 )
 from lakewide.nodes import Relation
-from lakewide.offsets import OFFSETS, Snapshot
+from lakewide.offsets import OFFSETS, Snapshot, TableColumn
 from lakewide.profiles import Output
 from lakewide.spark.adapter import SparkAdapter
 from tests import iceberg_files
@@ -66,6 +66,12 @@ def test_a_table_without_snapshots_and_a_missing_table(tmp_path: Path) -> None:
     meta = read_table_meta(tmp_path, T)
     assert meta is not None and meta.current is None and meta.snapshots == {}
     assert read_table_meta(tmp_path, Relation("lw", "ns", "missing")) is None
+
+
+def test_reads_the_current_schema_columns_with_their_iceberg_types(tmp_path: Path) -> None:
+    history(tmp_path)
+    meta = read_table_meta(tmp_path, T)
+    assert meta is not None and meta.columns == (TableColumn("k", "long"),)
 
 
 def test_every_read_sees_the_newest_commit(tmp_path: Path) -> None:
