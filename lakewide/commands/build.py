@@ -24,12 +24,16 @@ if TYPE_CHECKING:
 def build(
     options: Options, select: tuple[str, ...], exclude: tuple[str, ...], full_refresh: bool
 ) -> None:
-    """Seed, then run."""
+    """Seed, then run; each model's data tests run right after it."""
 
     def body(manifest: Manifest, adapter: SparkAdapter) -> int:
+        from lakewide.build_tests import TestsAfterModels
+        from lakewide.commands.test import report_test
+
         names = selected(manifest, select, exclude)
         load_and_report(manifest, adapter)
-        return run_and_report(manifest, adapter, names, full_refresh)
+        tests = TestsAfterModels(manifest, adapter, names, report_test)
+        return run_and_report(manifest, adapter, names, full_refresh, tests)
 
     def check(manifest: Manifest) -> None:
         selected(manifest, select, exclude)

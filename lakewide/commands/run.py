@@ -20,6 +20,7 @@ from lakewide.commands.session import with_adapter
 from lakewide.manifest import Manifest
 
 if TYPE_CHECKING:
+    from lakewide.build_tests import TestsAfterModels
     from lakewide.executor import ModelResult
     from lakewide.spark.adapter import SparkAdapter
 
@@ -43,10 +44,14 @@ def _report(result: ModelResult) -> None:
 
 
 def run_and_report(
-    manifest: Manifest, adapter: SparkAdapter, names: list[str], full_refresh: bool
+    manifest: Manifest,
+    adapter: SparkAdapter,
+    names: list[str],
+    full_refresh: bool,
+    tests: TestsAfterModels | None = None,
 ) -> int:
     """Run ``names``, a line per model, then write run_results.json; the exit code (1 when a
-    model failed or was skipped)."""
+    model failed or was skipped, or one of ``tests``, run after each model, failed)."""
     from lakewide.executor import run_models
     from lakewide.run_results import write_run_results
 
@@ -60,15 +65,25 @@ def run_and_report(
             _report(result)
 
         results = run_models(
-            manifest, names, adapter, full_refresh=full_refresh, on_result=progress
+            manifest,
+            names,
+            adapter,
+            full_refresh=full_refresh,
+            on_result=progress,
+            after_model=tests.after_model if tests else None,
         )
-    write_run_results(manifest.project, results, started, spark_started=True)
+    everything = tests.merged(results) if tests else results
+    write_run_results(manifest.project, everything, started, spark_started=True)
     failed = [r for r in results if r.status == "error"]
     skipped = [r for r in results if r.status == "skipped"]
     console.print(
         f"Done. {len(results) - len(failed) - len(skipped)} ok, {len(failed)} failed, "
         f"{len(skipped)} skipped."
     )
+    if tests:
+        from lakewide.commands.test import summarize
+
+        return max(summarize(tests.final), int(bool(failed or skipped)))
     return 1 if failed or skipped else 0
 
 
