@@ -34,7 +34,9 @@ class TestQuery:
 def _model(query: TestQuery) -> exp.Expr:
     """The model's rows, filtered by ``where`` when given, as ``__lw_model``."""
     if query.where is None:
-        return query.table.copy().as_(MODEL_ALIAS)
+        table = query.table.copy()
+        table.set("alias", exp.TableAlias(this=exp.to_identifier(MODEL_ALIAS)))
+        return table
     return (
         exp.select(exp.Star())
         .from_(query.table.copy())
