@@ -111,6 +111,11 @@ def run_results(root: Path) -> dict[str, dict[str, Any]]:
     return {r["name"]: r for r in document["results"]}
 
 
+def status_lines(output: str) -> dict[str, str]:
+    """The printed lines by their second word (a model's or a test's name)."""
+    return {line.split()[1]: line for line in output.splitlines() if len(line.split()) > 1}
+
+
 def test_failing_tests_fail_the_build_and_skip_downstream(
     tmp_path: Path, warehouse: Path, spark: Any, in_process: None
 ) -> None:
@@ -122,7 +127,7 @@ def test_failing_tests_fail_the_build_and_skip_downstream(
     duplicated = sorted({i for i in ids if ids.count(i) > 1})
     no_customer = sorted(r["id"] for r in rows if r["customer"] is None)
     audit = f"lw.{namespace}_audit"
-    lines = {line.split()[1]: line for line in done.output.splitlines() if len(line.split()) > 1}
+    lines = status_lines(done.output)
     unique = lines["unique_orders_id"]
     assert unique.startswith("FAIL") and " orders " in unique
     assert f"{len(duplicated)} failing" in unique and f"{audit}.unique_orders_id" in unique
@@ -161,7 +166,7 @@ def test_warn_severity_warns_and_builds_downstream(
     root, namespace = shop(tmp_path, warehouse, failing_yml("warn"))
     done = lakewide(root, "build")
     assert done.exit_code == 0, done.output
-    lines = {line.split()[1]: line for line in done.output.splitlines() if len(line.split()) > 1}
+    lines = status_lines(done.output)
     assert lines["unique_orders_id"].startswith("WARN")
     assert lines["not_null_orders_customer"].startswith("WARN")
     assert "configured to warn if != 0" in lines["unique_orders_id"]
@@ -207,11 +212,14 @@ def test_lakewide_test_thresholds_where_singular_and_views(
         },
     )
     assert lakewide(root, "seed").exit_code == 0
+    unbuilt = lakewide(root, "test", "-s", "orders")
+    assert unbuilt.exit_code == 1, unbuilt.output
+    assert "model orders was never built" in status_lines(unbuilt.output)["unique_orders_id"]
     assert lakewide(root, "run", "-s", "orders big_orders per_customer").exit_code == 0
     done = lakewide(root, "test")
     assert done.exit_code == 1, done.output
     rows = csv_rows()
-    lines = {line.split()[1]: line for line in done.output.splitlines() if len(line.split()) > 1}
+    lines = status_lines(done.output)
     over = sum(r["amount"] >= 9 for r in rows)  # 2: warn (> 0) but not error (> 2)
     assert over == 2 and lines["expression_is_true_orders__amount_9"].startswith("WARN")
     assert lines["unique_orders_id"].startswith("FAIL")  # id 3, twice with a customer
