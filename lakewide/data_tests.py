@@ -156,7 +156,7 @@ def _slug(value: Any) -> str:
     return re.sub(r"[^0-9A-Za-z_]+", "_", str(value)).strip("_")
 
 
-def test_name(test: str, model: str, column: str | None, extra: list[Any]) -> str:
+def default_test_name(test: str, model: str, column: str | None, extra: list[Any]) -> str:
     """dbt's default name: ``<test>_<model>_<column>[__<arguments>]``, shortened with a hash
     when longer than 63 characters (an Iceberg table is named after it)."""
     parts = [test, model, *([_slug(column)] if column else [])]
@@ -279,7 +279,7 @@ def generic_test(
             )
         query, extra = _with(query, expression=expression), [arguments.expression]
     return DataTest(
-        name=name or test_name(test, node.name, subject, extra),
+        name=name or default_test_name(test, node.name, subject, extra),
         test=test,
         model=node.name,
         column=subject,
@@ -310,7 +310,7 @@ def implied_key_tests(node: ModelNode, shown: Path) -> list[DataTest]:
         query = TestQuery(test, node.relation.table(), columns=columns)
         tests.append(
             DataTest(
-                name=test_name(test, node.name, subject, []),
+                name=default_test_name(test, node.name, subject, []),
                 test=test,
                 model=node.name,
                 column=", ".join(keys),

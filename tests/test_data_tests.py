@@ -13,7 +13,7 @@ from sqlglot.executor import execute
 
 from lakewide.cli import cli
 from lakewide.commands.test import chosen_tests
-from lakewide.data_tests import test_name as default_name
+from lakewide.data_tests import default_test_name as default_name
 from lakewide.data_tests import threshold_holds
 from lakewide.errors import ConfigError
 from tests.project_factory import REPO_ROOT, make_project, manifest_of

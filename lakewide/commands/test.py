@@ -84,6 +84,7 @@ def _matching(manifest: Manifest, selectors: list[str]) -> set[str]:
 
 
 def _types(selectors: list[str]) -> tuple[set[str], list[str]]:
+    """The ``test_type:`` selectors' kinds, and the other selectors."""
     types = {s.split(":", 1)[1] for s in selectors if s.startswith("test_type:")}
     unknown = sorted(types - set(TEST_TYPES))
     if unknown:
@@ -94,14 +95,21 @@ def _types(selectors: list[str]) -> tuple[set[str], list[str]]:
     return types, [s for s in selectors if not s.startswith("test_type:")]
 
 
+def kinds_to_run(selectors: tuple[str, ...], exclude: tuple[str, ...]) -> set[str]:
+    """The kinds of test (``data``, ``unit``) that ``--select``/``--exclude`` leave to run."""
+    wanted, _ = _types(_split(selectors))
+    unwanted, _ = _types(_split(exclude))
+    return (wanted or set(TEST_TYPES)) - unwanted
+
+
 def chosen_tests(
     manifest: Manifest, selectors: tuple[str, ...], exclude: tuple[str, ...]
 ) -> list[DataTest]:
     """The data tests ``--select``/``--exclude`` choose, in the run order of their models."""
-    types, wanted = _types(_split(selectors))
-    not_types, unwanted = _types(_split(exclude))
-    if (types and "data" not in types) or "data" in not_types:
+    if "data" not in kinds_to_run(selectors, exclude):
         return []
+    _, wanted = _types(_split(selectors))
+    _, unwanted = _types(_split(exclude))
     tests = manifest.data_tests
     chosen = _matching(manifest, wanted) if wanted else set(tests)
     chosen -= _matching(manifest, unwanted)
