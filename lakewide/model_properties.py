@@ -123,6 +123,32 @@ def _model_entries(data: dict[str, Any], path: Path) -> list[dict[str, Any]]:
     return value
 
 
+def _refuse_source_tests(data: dict[str, Any], path: Path) -> None:
+    """Data tests under ``sources:`` would silently never run: refused, saying what to do."""
+    sources = data.get("sources")
+    for s_index, source in enumerate(sources if isinstance(sources, list) else []):
+        tables = source.get("tables") if isinstance(source, dict) else None
+        for t_index, table in enumerate(tables if isinstance(tables, list) else []):
+            if not isinstance(table, dict):
+                continue
+            key = f"sources[{s_index}].tables[{t_index}]"
+            places = [(key, table)] + [
+                (f"{key}.columns[{c_index}]", column)
+                for c_index, column in enumerate(table.get("columns") or [])
+                if isinstance(column, dict)
+            ]
+            for where, entry in places:
+                for name in ("data_tests", "tests"):
+                    if entry.get(name):
+                        raise ConfigError(
+                            "lakewide runs data tests on models, not on sources: declare them "
+                            "on a model reading the source, or write a singular test "
+                            "(data-tests/*.sql) selecting the source's failing rows",
+                            path=path,
+                            key=f"{where}.{name}",
+                        )
+
+
 def load_model_properties(
     yml_files: list[Path], model_names: set[str], shown: dict[Path, str] | None = None
 ) -> dict[str, ModelProperties]:
@@ -140,6 +166,7 @@ def load_model_properties(
             raise ConfigError(f"invalid YAML: {err}", path=where) from None
         if not isinstance(data, dict):
             continue
+        _refuse_source_tests(data, where)
         for index, raw in enumerate(_model_entries(data, where)):
             key = f"models[{index}]"
             entry = checked(_Model, raw, key=key, path=where)

@@ -203,6 +203,21 @@ def test_bad_properties_name_file_key_and_what_is_accepted(
         assert word in err.value.message
 
 
+def test_tests_on_sources_are_refused_not_ignored(tmp_path: Path) -> None:
+    root = project(tmp_path, "models: []\n")
+    (root / "models" / "sources.yml").write_text(
+        SOURCES.replace(
+            "      - name: customers\n",
+            "      - name: customers\n        columns:\n"
+            "          - name: cid\n            data_tests: [unique]\n",
+        )
+    )
+    with pytest.raises(ConfigError, match="not on sources") as err:
+        manifest_of(root)
+    assert err.value.key == "sources[0].tables[1].columns[0].data_tests"
+    assert str(err.value.path) == "models/sources.yml"
+
+
 def test_two_tests_of_one_name_are_refused(tmp_path: Path) -> None:
     root = project(
         tmp_path,
