@@ -249,7 +249,7 @@ def generic_test(
     extra: list[Any] = []
     depends = [node.name]
     if config.where:
-        query = _with(query, where=_parse(config.where, "where", entry.path, f"{key}.config"))
+        query = _with(query, where=_parse(config.where, "where", entry.path, f"{key}.config.where"))
     if isinstance(arguments, _AcceptedValues):
         values = [
             exp.Literal.string(str(v))
