@@ -25,6 +25,7 @@ from lakewide.commands.ls import ls
 from lakewide.commands.run import run
 from lakewide.commands.seed import seed
 from lakewide.commands.show import show
+from lakewide.commands.test import data_test_command
 from lakewide.commands.unit_test import unit_test
 from lakewide.errors import LakewideError, RunInterrupted
 
@@ -66,7 +67,19 @@ def cli(
     ctx.obj = Options(project_dir, profiles_dir, target, variables, lock_wait)
 
 
-for _command in (init, debug, seed, compile_, run, build, ls, show, lineage, unit_test):
+for _command in (
+    init,
+    debug,
+    seed,
+    compile_,
+    run,
+    build,
+    ls,
+    show,
+    lineage,
+    unit_test,
+    data_test_command,
+):
     cli.add_command(_command)
 cli.add_command(docs)
 

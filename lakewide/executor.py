@@ -137,9 +137,13 @@ def run_models(
     run_id: str | None = None,
     on_result: Callable[[ModelResult], None] | None = None,
     leases: Leases | None = None,
+    after_model: Callable[[ModelResult], bool] | None = None,
 ) -> list[ModelResult]:
     """Run ``names`` (already in DAG order); a failed model skips everything downstream.
     ``leases``: the catalog's per-model leases (lakewide.lease; default none).
+
+    ``after_model`` is called after each successful model (e.g. its data tests); True skips
+    the model's downstream models as if it had failed.
 
     Unless ``full_refresh``, first refuses (DefinitionChangedError, nothing run) when a selected
     key table was built from another definition of its model.
@@ -177,6 +181,8 @@ def run_models(
         results.append(result)
         if on_result:
             on_result(result)
+        if after_model is not None and result.status == "success" and after_model(result):
+            failed.add(name)
     return results
 
 

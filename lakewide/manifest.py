@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from lakewide.config import parse_model_config
+from lakewide.data_tests import DataTest, by_name, collect_generic_tests, load_singular_tests
 from lakewide.errors import ConfigError
+from lakewide.model_properties import ModelProperties, load_model_properties
 from lakewide.nodes import ModelNode, Relation
 from lakewide.profiles import Output
 from lakewide.project import Project
@@ -23,6 +25,8 @@ class Manifest:
     output: Output
     models: dict[str, ModelNode]
     sources: dict[tuple[str, str], Source]
+    properties: dict[str, ModelProperties] = field(default_factory=dict)  # models/*.yml
+    data_tests: dict[str, DataTest] = field(default_factory=dict)
 
 
 def _files(folders: list[Path], pattern: str) -> list[Path]:
@@ -41,9 +45,8 @@ def load_manifest(
     incremental: set[str] | None = None,
 ) -> Manifest:
     """Render all models. ``incremental`` names the models whose ``is_incremental()`` is true."""
-    sources = load_sources(
-        _files(project.model_paths, "*.yml") + _files(project.model_paths, "*.yaml"), output.catalog
-    )
+    yml_files = _files(project.model_paths, "*.yml") + _files(project.model_paths, "*.yaml")
+    sources = load_sources(yml_files, output.catalog)
     renderer = Renderer(
         _files(project.macro_paths, "*.sql"), {**project.vars, **(variables or {})}, sources
     )
@@ -117,4 +120,25 @@ def load_manifest(
                 path=project.relative(node.path),
                 model=node.name,
             )
-    return Manifest(project, output, models, sources)
+    properties = load_model_properties(
+        yml_files, set(paths), {p: project.relative(p) for p in yml_files}
+    )
+
+    def relative(path: Path) -> Path:
+        return Path(project.relative(path))
+
+    def render_test(path: Path, text: str) -> tuple[str, dict[str, Any], list[str]]:
+        this = Relation(output.catalog, output.namespace, path.stem)
+        result = renderer.render(relative(path), text, resolve_ref=resolve, this=this)
+        disabled = [r for r in result.refs if r not in models]
+        if disabled:
+            raise ConfigError(
+                f"ref('{disabled[0]}') points at a disabled model", path=relative(path)
+            )
+        return result.sql, result.config, result.refs
+
+    data_tests = by_name(
+        collect_generic_tests(properties, models, sources, set(paths), relative)
+        + load_singular_tests(project.test_paths, render_test, relative)
+    )
+    return Manifest(project, output, models, sources, properties, data_tests)

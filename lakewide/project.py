@@ -22,6 +22,7 @@ SETTINGS = {
     "model-paths": "folders holding models (default ['models'])",
     "macro-paths": "folders holding macros (default ['macros'])",
     "seed-paths": "folders holding CSV seeds (default ['seeds'])",
+    "test-paths": "folders holding singular data tests, *.sql (default ['data-tests'])",
     "target-path": "where compiled SQL and run results go (default 'target')",
     "seed-schema": "namespace seeds are loaded into (default: the profile's namespace)",
     "vars": "values for var() in models",
@@ -41,6 +42,7 @@ class Project:
     target_path: Path
     seed_schema: str | None = None
     vars: dict[str, Any] = field(default_factory=dict)
+    test_paths: list[Path] = field(default_factory=list)
 
     def relative(self, path: Path) -> str:
         """A path as shown to users: relative to the project root when inside it."""
@@ -66,6 +68,9 @@ class Settings(Strict):
     )
     seed_paths: Annotated[list[str], BeforeValidator(_folders)] = Field(
         ["seeds"], alias="seed-paths"
+    )
+    test_paths: Annotated[list[str], BeforeValidator(_folders)] = Field(
+        ["data-tests"], alias="test-paths"
     )
     target_path: str = Field("target", alias="target-path")
     seed_schema: str | None = Field(None, alias="seed-schema")
@@ -107,4 +112,5 @@ def load_project(root: Path | str = ".") -> Project:
         target_path=root / checked_settings.target_path,
         seed_schema=checked_settings.seed_schema,
         vars=dict(checked_settings.vars),
+        test_paths=[root / p for p in checked_settings.test_paths],
     )

@@ -15,7 +15,7 @@ from lakewide.profiles import find_profiles_file, load_output
 from lakewide.project import load_project
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-EXAMPLE_PARTS = ("pyproject.toml", "profiles.yml", "models", "macros", "seeds")
+EXAMPLE_PARTS = ("pyproject.toml", "profiles.yml", "models", "macros", "seeds", "data-tests")
 
 DEFAULT_PYPROJECT = """\
 [project]

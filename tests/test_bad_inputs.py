@@ -264,7 +264,17 @@ def test_error_in_load_output_keeps_the_secret_out_of_the_exception(
 
 @pytest.mark.parametrize(
     "command",
-    [["compile"], ["ls"], ["run"], ["build"], ["seed"], ["debug"], ["show", "m"], ["lineage", "m"]],
+    [
+        ["compile"],
+        ["ls"],
+        ["run"],
+        ["build"],
+        ["test"],
+        ["seed"],
+        ["debug"],
+        ["show", "m"],
+        ["lineage", "m"],
+    ],
     ids=lambda c: c[0],
 )
 def test_target_after_the_subcommand(

@@ -83,7 +83,9 @@ def test_init_creates_a_project_that_compiles(tmp_path: Path) -> None:
             "merge_02_orders.sql",
             "merge_all.sql",
             "plans",
-        }
+        },
+        # the key table's implied data tests
+        "tests": {"unique_customer_wide_customer_id.sql", "not_null_customer_wide_customer_id.sql"},
     }
     bootstrap = (project / "target/compiled/customer_wide/bootstrap.sql").read_text()
     assert "CREATE TABLE lw.analytics.customer_wide" in bootstrap
@@ -148,14 +150,19 @@ def test_compile_select_and_stale_files(example: Path) -> None:
     (stale.parent / "bootstrap.sql").write_text("old")
     result = invoke("--project-dir", str(example), "compile", "-s", "order_detail")
     assert result.exit_code == 0, result.output
-    assert compiled_files(example) == {"order_detail": PK_MODELS["order_detail"]}
+    files = compiled_files(example)
+    assert {k: v for k, v in files.items() if k != "tests"} == {
+        "order_detail": PK_MODELS["order_detail"]
+    }
+    assert "unique_order_detail_order_id.sql" in files["tests"]
+    assert not any("user_rec_wide" in name for name in files["tests"])
     assert (stale.parent / "bootstrap.sql").read_text().startswith("CREATE TABLE")
 
 
 def test_compile_exclude_by_tag(example: Path) -> None:
     result = invoke("--project-dir", str(example), "compile", "--exclude", "tag:wide")
     assert result.exit_code == 0, result.output
-    assert set(compiled_files(example)) == {"order_status_counts"}
+    assert set(compiled_files(example)) == {"order_status_counts", "tests"}
 
 
 def test_ls_lists_models_in_run_order(example: Path) -> None:

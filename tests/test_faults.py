@@ -191,7 +191,7 @@ def test_writable_warehouse_passes_and_leaves_no_probe(tmp_path: Path) -> None:
 # ------------------------------------------------------------------------ REST catalog
 
 
-@pytest.mark.parametrize("command", ["run", "seed", "build", "show m", "debug"])
+@pytest.mark.parametrize("command", ["run", "seed", "build", "test", "show m", "debug"])
 def test_rest_catalog_refused_before_spark(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],

@@ -24,12 +24,18 @@ if TYPE_CHECKING:
 def build(
     options: Options, select: tuple[str, ...], exclude: tuple[str, ...], full_refresh: bool
 ) -> None:
-    """Seed, then run."""
+    """Seed, then run; each model's data tests run right after it."""
 
     def body(manifest: Manifest, adapter: SparkAdapter) -> int:
+        from lakewide.build_tests import TestsAfterModels
+        from lakewide.commands.test import report_test
+
         names = selected(manifest, select, exclude)
         load_and_report(manifest, adapter)
-        return run_and_report(manifest, adapter, names, full_refresh, options.lock_wait)
+        tests = TestsAfterModels(manifest, adapter, names, report_test)
+        return run_and_report(
+            manifest, adapter, names, full_refresh, tests, lock_wait=options.lock_wait
+        )
 
     def check(manifest: Manifest) -> None:
         selected(manifest, select, exclude)

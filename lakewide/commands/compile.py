@@ -15,6 +15,9 @@ from lakewide.commands.context import (
     selected,
     selection,
 )
+from lakewide.commands.test import chosen_tests
+from lakewide.compiler import to_sql
+from lakewide.manifest import Manifest
 from lakewide.upstream import compile_in
 
 
@@ -55,3 +58,21 @@ def compile_(options: Options, select: tuple[str, ...], exclude: tuple[str, ...]
             f"compiled {name} ({compiled.kind}) -> "
             f"{manifest.project.relative(folder)} [{len(files)} file(s)]"
         )
+    write_compiled_tests(manifest, out_root / "tests", select, exclude)
+
+
+def write_compiled_tests(
+    manifest: Manifest, folder: Path, select: tuple[str, ...], exclude: tuple[str, ...]
+) -> None:
+    """Each selected data test's failing-rows query as ``<folder>/<test>.sql``."""
+    tests = chosen_tests(manifest, select, exclude)
+    if not tests:
+        return
+    files = {f"{t.name}.sql": to_sql(t.query) for t in tests}
+    if select or exclude:
+        folder.mkdir(parents=True, exist_ok=True)
+        for file_name, text in files.items():
+            (folder / file_name).write_text(text, encoding="utf-8")
+    else:
+        _replace_folder(folder, files)
+    console.print(f"compiled {len(tests)} data test(s) -> {manifest.project.relative(folder)}")

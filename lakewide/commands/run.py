@@ -20,6 +20,7 @@ from lakewide.commands.session import with_adapter
 from lakewide.manifest import Manifest
 
 if TYPE_CHECKING:
+    from lakewide.build_tests import TestsAfterModels
     from lakewide.executor import ModelResult
     from lakewide.spark.adapter import SparkAdapter
 
@@ -47,10 +48,12 @@ def run_and_report(
     adapter: SparkAdapter,
     names: list[str],
     full_refresh: bool,
+    tests: TestsAfterModels | None = None,
     lock_wait: float = 30.0,
 ) -> int:
     """Run ``names``, a line per model, then write run_results.json; the exit code (1 when a
-    model failed or was skipped). ``lock_wait``: seconds to wait for a model's lease."""
+    model failed or was skipped, or one of ``tests``, run after each model, failed).
+    ``lock_wait``: seconds to wait for a model's lease."""
     from lakewide.executor import run_models
     from lakewide.lease import model_leases
     from lakewide.run_results import write_run_results
@@ -73,16 +76,22 @@ def run_and_report(
                 full_refresh=full_refresh,
                 on_result=progress,
                 leases=leases,
+                after_model=tests.after_model if tests else None,
             )
         finally:
             leases.close()
-    write_run_results(manifest.project, results, started, spark_started=True)
+    everything = tests.merged(results) if tests else results
+    write_run_results(manifest.project, everything, started, spark_started=True)
     failed = [r for r in results if r.status == "error"]
     skipped = [r for r in results if r.status == "skipped"]
     console.print(
         f"Done. {len(results) - len(failed) - len(skipped)} ok, {len(failed)} failed, "
         f"{len(skipped)} skipped."
     )
+    if tests:
+        from lakewide.commands.test import summarize
+
+        return max(summarize(tests.final), int(bool(failed or skipped)))
     return 1 if failed or skipped else 0
 
 
@@ -123,7 +132,7 @@ def run(
     with_adapter(
         options,
         lambda m, a: run_and_report(
-            m, a, selected(m, select, exclude), full_refresh, options.lock_wait
+            m, a, selected(m, select, exclude), full_refresh, lock_wait=options.lock_wait
         ),
         check=lambda m: selected(m, select, exclude),
         precheck=precheck,

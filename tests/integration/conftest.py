@@ -20,7 +20,7 @@ from lakewide.seeds import load_seeds
 from lakewide.spark.adapter import SparkAdapter
 
 REPO = Path(__file__).resolve().parents[2]
-EXAMPLE_PARTS = ("pyproject.toml", "models", "macros", "seeds")
+EXAMPLE_PARTS = ("pyproject.toml", "models", "macros", "seeds", "data-tests")
 _counter = itertools.count(1)
 
 

@@ -1,0 +1,143 @@
+"""Data tests as sqlglot trees: each test is a query returning its failing rows (dbt's contract).
+
+The generic tests build the queries dbt's macros build (``unique``, ``not_null``,
+``accepted_values``, ``relationships``; ``expression_is_true`` as in dbt_utils); a singular
+test is its own query. Around them: the count of failing rows and the audit table that keeps
+them (``store_failures``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from sqlglot import exp
+
+MODEL_ALIAS = "__lw_model"
+
+
+@dataclass(frozen=True)
+class TestQuery:
+    """What a generic test needs to build its query (trees only)."""
+
+    __test__ = False  # not a pytest class
+
+    test: str  # unique | not_null | accepted_values | relationships | expression_is_true
+    table: exp.Table  # the model's table
+    columns: list[exp.Expr] = field(default_factory=list)  # empty: model-level
+    where: exp.Expr | None = None  # ``config: where`` filters the model first
+    values: list[exp.Expr] = field(default_factory=list)  # accepted_values
+    to: exp.Table | None = None  # relationships: the parent table
+    to_field: exp.Expr | None = None  # relationships: the parent's column
+    expression: exp.Expr | None = None  # expression_is_true (column already inside)
+
+
+def _model(query: TestQuery) -> exp.Expr:
+    """The model's rows, filtered by ``where`` when given, as ``__lw_model``."""
+    if query.where is None:
+        table = query.table.copy()
+        table.set("alias", exp.TableAlias(this=exp.to_identifier(MODEL_ALIAS)))
+        return table
+    return (
+        exp.select(exp.Star())
+        .from_(query.table.copy())
+        .where(query.where.copy())
+        .subquery(MODEL_ALIAS)
+    )
+
+
+def _count() -> exp.Expr:
+    return exp.Count(this=exp.Star())
+
+
+def _unique(query: TestQuery) -> exp.Select:
+    columns = [c.copy() for c in query.columns]
+    select = exp.select(*columns, exp.alias_(_count(), "n_records")).from_(_model(query))
+    if len(columns) == 1:  # dbt's unique: NULLs are not_null's business
+        select = select.where(exp.Not(this=exp.Is(this=columns[0].copy(), expression=exp.null())))
+    return select.group_by(*[c.copy() for c in columns]).having(
+        exp.GT(this=_count(), expression=exp.Literal.number(1))
+    )
+
+
+def _not_null(query: TestQuery) -> exp.Select:
+    nulls = [exp.Is(this=c.copy(), expression=exp.null()) for c in query.columns]
+    return exp.select(exp.Star()).from_(_model(query)).where(exp.or_(*nulls))
+
+
+def _accepted_values(query: TestQuery) -> exp.Select:
+    (column,) = query.columns
+    outside = exp.Not(this=exp.In(this=column.copy(), expressions=[v.copy() for v in query.values]))
+    return (
+        exp.select(exp.alias_(column.copy(), "value_field"), exp.alias_(_count(), "n_records"))
+        .from_(_model(query))
+        .where(outside)
+        .group_by(column.copy())
+    )
+
+
+def _relationships(query: TestQuery) -> exp.Select:
+    (column,) = query.columns
+    assert query.to is not None and query.to_field is not None, "checked when the test was read"
+    child = (
+        exp.select(exp.alias_(column.copy(), "from_field"))
+        .from_(_model(query))
+        .where(exp.Not(this=exp.Is(this=column.copy(), expression=exp.null())))
+        .subquery("child")
+    )
+    parent = (
+        exp.select(exp.alias_(query.to_field.copy(), "to_field"))
+        .from_(query.to.copy())
+        .subquery("parent")
+    )
+    return (
+        exp.select(exp.column("from_field", table="child"))
+        .from_(child)
+        .join(
+            parent,
+            on=exp.EQ(
+                this=exp.column("from_field", table="child"),
+                expression=exp.column("to_field", table="parent"),
+            ),
+            join_type="left",
+        )
+        .where(exp.Is(this=exp.column("to_field", table="parent"), expression=exp.null()))
+    )
+
+
+def _expression_is_true(query: TestQuery) -> exp.Select:
+    assert query.expression is not None, "checked when the test was read"
+    return (
+        exp.select(exp.Star())
+        .from_(_model(query))
+        .where(exp.Not(this=exp.paren(query.expression.copy())))
+    )
+
+
+BUILDERS = {
+    "unique": _unique,
+    "not_null": _not_null,
+    "accepted_values": _accepted_values,
+    "relationships": _relationships,
+    "expression_is_true": _expression_is_true,
+}
+
+
+def failing_rows(query: TestQuery) -> exp.Query:
+    """The rows that make the test fail (none: it passes)."""
+    return BUILDERS[query.test](query)
+
+
+def count_failures(failing: exp.Query) -> exp.Select:
+    """``SELECT COUNT(*) AS failures FROM (<failing rows>)``."""
+    return exp.select(exp.alias_(_count(), "failures")).from_(failing.subquery("__lw_failures"))
+
+
+def store_failures(failing: exp.Query, audit: exp.Table) -> exp.Create:
+    """``CREATE OR REPLACE TABLE <audit> USING iceberg AS <failing rows>`` (one commit)."""
+    return exp.Create(
+        this=audit,
+        kind="TABLE",
+        replace=True,
+        expression=failing,
+        properties=exp.Properties(expressions=[exp.FileFormatProperty(this=exp.var("iceberg"))]),
+    )
