@@ -14,6 +14,7 @@ import click
 from rich.markup import escape
 
 from lakewide import __version__
+from lakewide.commands import output
 from lakewide.commands.build import build
 from lakewide.commands.compile import compile_
 from lakewide.commands.context import Options, console, parse_vars
@@ -50,6 +51,14 @@ from lakewide.errors import LakewideError, RunInterrupted
     type=click.FloatRange(min=0),
     help="Seconds to wait for another lakewide process on the same warehouse.",
 )
+@click.option("--quiet", "-q", is_flag=True, help="Only errors and the summary line.")
+@click.option(
+    "--log-format",
+    type=click.Choice(output.LOG_FORMATS),
+    default="text",
+    show_default=True,
+    help="json: one JSON event per line on stdout (dbt's fields), nothing else.",
+)
 @click.pass_context
 def cli(
     ctx: click.Context,
@@ -58,9 +67,12 @@ def cli(
     target: str | None,
     variables: dict[str, Any],
     lock_wait: float,
+    quiet: bool,
+    log_format: str,
 ) -> None:
     """lakewide: wide tables on Apache Iceberg from SQL models with merge engines."""
     ctx.obj = Options(project_dir, profiles_dir, target, variables, lock_wait)
+    output.start(quiet, log_format)
 
 
 for _command in (init, debug, seed, compile_, run, build, ls, show, lineage):
@@ -70,6 +82,13 @@ for _command in (init, debug, seed, compile_, run, build, ls, show, lineage):
 def main() -> None:
     """Console entry point: maps LakewideError to exit code 2 (config) or 1 (model failed);
     Ctrl-C prints "interrupted" and exits 130."""
+    try:
+        _main()
+    finally:
+        output.reset()
+
+
+def _main() -> None:
     try:
         cli.main(standalone_mode=False)
     except click.exceptions.Exit as done:
@@ -81,5 +100,6 @@ def main() -> None:
         click.echo("interrupted", err=True)
         sys.exit(130)
     except LakewideError as err:
-        console.print(f"[red]error:[/red] {escape(str(err))}", soft_wrap=True)
+        with output.loud():
+            console.print(f"[red]error:[/red] {escape(str(err))}", soft_wrap=True)
         sys.exit(err.exit_code)

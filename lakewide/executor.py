@@ -11,11 +11,13 @@ from typing import Any
 from lakewide.compiler import CompiledModel
 from lakewide.definition import definition_changed, refuse_changed_models
 from lakewide.errors import LakewideError
+from lakewide.events import emit, running
 from lakewide.incremental import KeyTableRun
 from lakewide.manifest import Manifest
 from lakewide.metadata import CorruptMetadataError
 from lakewide.nodes import Relation
 from lakewide.offsets import DEFINITION, OFFSETS, VERSION, TableMeta, last_offsets, table_offsets
+from lakewide.scheduler import schedule
 from lakewide.spark.adapter import SparkAdapter
 from lakewide.upstream import compile_in
 
@@ -102,8 +104,13 @@ def run_models(
     full_refresh: bool = False,
     run_id: str | None = None,
     on_result: Callable[[ModelResult], None] | None = None,
+    threads: int = 1,
+    fail_fast: bool = False,
 ) -> list[ModelResult]:
-    """Run ``names`` (already in DAG order); a failed model skips everything downstream.
+    """Run ``names`` (already in DAG order); a failed model skips everything downstream,
+    ``fail_fast`` everything not started yet. ``threads`` > 1 runs models with no ref path
+    between them concurrently, each on its own session of the one SparkContext
+    (``SparkAdapter.isolated``: its own temporary views), so their statements never meet.
 
     Unless ``full_refresh``, first refuses (DefinitionChangedError, nothing run) when a selected
     key table was built from another definition of its model.
@@ -111,32 +118,43 @@ def run_models(
     run_id = run_id or uuid.uuid4().hex
     if not full_refresh:
         refuse_changed_models(manifest, names, lambda relation: _readable_meta(adapter, relation))
-    results: list[ModelResult] = []
-    failed: set[str] = set()
     views_needed = _upstream_session_views(manifest, names)
-    for name in [*views_needed, *names]:
+    order = [*views_needed, *names]
+
+    def work(name: str) -> ModelResult:
         node = manifest.models[name]
         started = time.perf_counter()
-        blocked = [r for r in node.refs if r in failed]
-        if blocked:
-            failed.add(name)
-            result = ModelResult(name, "skipped", message=f"upstream {blocked[0]} failed")
-        else:
-            try:
+        emit("NodeStart", f"START {name}", node_status="started", unique_id=name)
+        runner = adapter
+        try:
+            with running(name):
+                if threads > 1:
+                    runner = adapter.isolated()
+                    for view in _upstream_session_views(manifest, [name], selected=True):
+                        runner.sql(compile_in(manifest, manifest.models[view]).bootstrap)
                 result = _run_one(
-                    adapter, manifest, compile_in(manifest, node), full_refresh, run_id
+                    runner, manifest, compile_in(manifest, node), full_refresh, run_id
                 )
-            except LakewideError as err:
-                failed.add(name)
-                err.model = err.model or name
-                result = ModelResult(name, "error", message=str(err))
+        except LakewideError as err:
+            err.model = err.model or name
+            result = ModelResult(name, "error", message=str(err))
         result.seconds = time.perf_counter() - started
-        if name in views_needed:
-            continue
-        results.append(result)
-        if on_result:
+        return result
+
+    def done(result: ModelResult) -> None:
+        if result.name not in views_needed and on_result:
             on_result(result)
-    return results
+
+    outcomes = schedule(
+        order,
+        {name: manifest.models[name].refs for name in order},
+        work,
+        lambda name, why: ModelResult(name, "skipped", message=why),
+        done,
+        threads=threads,
+        fail_fast=fail_fast,
+    )
+    return [outcomes[name] for name in names]
 
 
 def _readable_meta(adapter: SparkAdapter, relation: Relation) -> TableMeta | None:
@@ -148,8 +166,11 @@ def _readable_meta(adapter: SparkAdapter, relation: Relation) -> TableMeta | Non
         return None
 
 
-def _upstream_session_views(manifest: Manifest, names: list[str]) -> list[str]:
-    """Session-only views (hadoop catalog) that selected models read but did not select."""
+def _upstream_session_views(
+    manifest: Manifest, names: list[str], selected: bool = False
+) -> list[str]:
+    """Session-only views (hadoop catalog) the models ``names`` read, directly or through each
+    other, in run order; unless ``selected``, only those not among ``names``."""
     from lakewide.graph import topological_order
 
     needed: set[str] = set()
@@ -157,7 +178,7 @@ def _upstream_session_views(manifest: Manifest, names: list[str]) -> list[str]:
     while stack:
         name = stack.pop()
         node = manifest.models[name]
-        if name in needed or node.relation.catalog or name in names:
+        if name in needed or node.relation.catalog or (name in names and not selected):
             continue
         needed.add(name)
         stack.extend(node.refs)

@@ -14,9 +14,15 @@ from lakewide.project import Project
 
 
 def write_run_results(
-    project: Project, results: list[Any], started: float, *, spark_started: bool
+    project: Project,
+    results: list[Any],
+    started: float,
+    *,
+    spark_started: bool,
+    args: dict[str, Any] | None = None,
 ) -> Path:
-    """Write the run's results (plan, source ranges, rows, commits, seconds, status)."""
+    """Write the run's results (plan, source ranges, rows, commits, seconds, status) and the
+    invocation's ``args`` (command, selection, flags: what ``lakewide retry`` repeats)."""
     path = project.target_path / "run_results.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     document = {
@@ -24,6 +30,7 @@ def write_run_results(
         "generated_at": datetime.datetime.now(datetime.timezone.utc).isoformat(),
         "elapsed_seconds": round(time.time() - started, 3),
         "spark_started": spark_started,
+        "args": args or {},
         "results": [asdict(r) for r in results],
     }
     tmp = path.with_suffix(".json.tmp")

@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING
 import click
 
 from lakewide.commands.context import Options, pass_options, profile_options, selected, selection
-from lakewide.commands.run import full_refresh_option, run_and_report
+from lakewide.commands.output import output_options
+from lakewide.commands.run import RunFlags, run_and_report, run_args, run_options
 from lakewide.commands.seed import check_seeds, load_and_report
 from lakewide.commands.session import with_adapter
 from lakewide.manifest import Manifest
@@ -18,18 +19,26 @@ if TYPE_CHECKING:
 
 @click.command()
 @selection
-@full_refresh_option
+@run_options
 @profile_options
+@output_options
 @pass_options
 def build(
-    options: Options, select: tuple[str, ...], exclude: tuple[str, ...], full_refresh: bool
+    options: Options,
+    select: tuple[str, ...],
+    exclude: tuple[str, ...],
+    full_refresh: bool,
+    threads: int,
+    fail_fast: bool,
 ) -> None:
     """Seed, then run."""
+    flags = RunFlags(full_refresh, threads, fail_fast)
 
     def body(manifest: Manifest, adapter: SparkAdapter) -> int:
         names = selected(manifest, select, exclude)
         load_and_report(manifest, adapter)
-        return run_and_report(manifest, adapter, names, full_refresh)
+        args = run_args("build", options, select, exclude, flags)
+        return run_and_report(manifest, adapter, names, flags, args)
 
     def check(manifest: Manifest) -> None:
         selected(manifest, select, exclude)

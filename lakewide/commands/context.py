@@ -43,7 +43,13 @@ class Options:
         project = load_project(self.project_dir)
         profiles = find_profiles_file(project.root, self.profiles_dir)
         output = load_output(profiles, project.profile, self.target, project.root)
-        return load_manifest(project, output, variables=self.variables)
+        manifest = load_manifest(project, output, variables=self.variables)
+        from lakewide.commands.output import mode
+        from lakewide.manifest_json import write_manifest_json
+
+        mode.project = project.name
+        write_manifest_json(manifest, mode.invocation_id)
+        return manifest
 
 
 pass_options = click.make_pass_decorator(Options)

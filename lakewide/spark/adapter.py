@@ -26,6 +26,12 @@ class SparkAdapter(SeedLoading, MetadataReads):
     staged batches, pinned and incremental reads, commits carrying properties; table metadata
     (lakewide.spark.table_metadata) and CSV seeds (lakewide.spark.seed_csv) come with it."""
 
+    def isolated(self) -> SparkAdapter:
+        """An adapter on a new session of this SparkContext, for a model run concurrently with
+        others: its own temporary views, SQL settings and catalog instances (so no cached
+        table state), the same JVM, jars and executors. Stopping it stops nothing."""
+        return SparkAdapter(self.output, self.app_name, spark=self.spark.newSession())
+
     def stage(self, view: str, query: exp.Expression) -> int:
         """Materialize ``query`` as temporary view ``view``; return its row count.
 

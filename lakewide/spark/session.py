@@ -9,6 +9,7 @@ from typing import Any
 
 from sqlglot import exp
 
+from lakewide import events
 from lakewide.compiler import to_sql
 from lakewide.errors import ModelRunError, RunInterrupted, RuntimeSetupError, SparkExitedError
 from lakewide.metadata import MetadataReader, metadata_reader
@@ -109,6 +110,7 @@ class Session:
     def sql(self, statement: exp.Expression) -> Any:
         """Run one statement; Spark's errors become ModelRunError carrying the SQL."""
         text = to_sql(statement, pretty=False)
+        events.emit("SQLQuery", text, "debug", sql=text)
         try:
             return self.spark.sql(text)
         except Exception as err:  # noqa: BLE001 - py4j/analysis errors have many types
