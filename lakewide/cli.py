@@ -16,12 +16,15 @@ from rich.markup import escape
 from lakewide import __version__
 from lakewide.commands import output
 from lakewide.commands.build import build
+from lakewide.commands.clean import clean
 from lakewide.commands.compile import compile_
 from lakewide.commands.context import Options, console, parse_vars
 from lakewide.commands.debug import debug
+from lakewide.commands.diff import diff
 from lakewide.commands.init import init
 from lakewide.commands.lineage import lineage
 from lakewide.commands.ls import ls
+from lakewide.commands.retry import retry
 from lakewide.commands.run import run
 from lakewide.commands.seed import seed
 from lakewide.commands.show import show
@@ -75,7 +78,7 @@ def cli(
     output.start(quiet, log_format)
 
 
-for _command in (init, debug, seed, compile_, run, build, ls, show, lineage):
+for _command in (init, debug, seed, compile_, run, build, retry, ls, show, lineage, diff, clean):
     cli.add_command(_command)
 
 

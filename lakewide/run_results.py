@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from lakewide import __version__
+from lakewide.errors import UsageError
 from lakewide.project import Project
 
 
@@ -37,3 +38,23 @@ def write_run_results(
     tmp.write_text(json.dumps(document, indent=2, default=str), encoding="utf-8")
     tmp.replace(path)
     return path
+
+
+def read_run_results(project: Project) -> dict[str, Any]:
+    """The last run's ``target/run_results.json``; a UsageError saying how to make one when it
+    is missing or unreadable."""
+    path = project.target_path / "run_results.json"
+    shown = project.relative(path)
+    if not path.is_file():
+        raise UsageError(f"no {shown}: run `lakewide run` (or build) first", path=shown)
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+        results = document["results"]
+        if not isinstance(results, list):
+            raise TypeError("results is not a list")
+    except (ValueError, KeyError, TypeError) as err:
+        raise UsageError(
+            f"{shown} is not a run_results.json lakewide wrote ({err}); run `lakewide run` again",
+            path=shown,
+        ) from None
+    return dict(document)

@@ -32,6 +32,30 @@ class SparkAdapter(SeedLoading, MetadataReads):
         table state), the same JVM, jars and executors. Stopping it stops nothing."""
         return SparkAdapter(self.output, self.app_name, spark=self.spark.newSession())
 
+    def add_catalog(self, name: str, properties: dict[str, str]) -> None:
+        """Make Iceberg catalog ``properties`` answer as ``name`` in this session (a second
+        profile output, e.g. ``lakewide diff`` across targets)."""
+        from lakewide.spark.runtime import ICEBERG_CATALOG
+
+        prefix = "spark.sql.catalog." + name
+        self.spark.conf.set(prefix, ICEBERG_CATALOG)
+        for key, value in properties.items():
+            self.spark.conf.set(f"{prefix}.{key}", value)
+
+    def register_version(self, view: str, relation: Relation, version: str | None) -> None:
+        """Temporary view of ``relation`` as it is, or at snapshot id / tag ``version``."""
+        reader = self.spark.read.format("iceberg")
+        if version is not None:
+            option = "snapshot-id" if version.isdigit() else "tag"
+            reader = reader.option(option, version)
+        try:
+            self._catch_up(relation)
+            reader.load(str(relation)).createOrReplaceTempView(view)
+        except Exception as err:  # noqa: BLE001
+            raise ModelRunError(
+                f"cannot read {relation} at {version or 'its current snapshot'}: {short(err)}"
+            ) from err
+
     def stage(self, view: str, query: exp.Expression) -> int:
         """Materialize ``query`` as temporary view ``view``; return its row count.
 
