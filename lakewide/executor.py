@@ -15,7 +15,7 @@ from lakewide.events import emit, running
 from lakewide.incremental import KeyTableRun
 from lakewide.manifest import Manifest
 from lakewide.metadata import CorruptMetadataError
-from lakewide.nodes import Relation
+from lakewide.nodes import ModelNode, Relation
 from lakewide.offsets import DEFINITION, OFFSETS, VERSION, TableMeta, last_offsets, table_offsets
 from lakewide.scheduler import schedule
 from lakewide.spark.adapter import SparkAdapter
@@ -124,10 +124,10 @@ def run_models(
     def work(name: str) -> ModelResult:
         node = manifest.models[name]
         started = time.perf_counter()
-        emit("NodeStart", f"START {name}", node_status="started", unique_id=name)
         runner = adapter
-        try:
-            with running(name):
+        with running(name):
+            emit("NodeStart", f"START {name}", node_info=_node_info(node, "started"))
+            try:
                 if threads > 1:
                     runner = adapter.isolated()
                     for view in _upstream_session_views(manifest, [name], selected=True):
@@ -135,10 +135,16 @@ def run_models(
                 result = _run_one(
                     runner, manifest, compile_in(manifest, node), full_refresh, run_id
                 )
-        except LakewideError as err:
-            err.model = err.model or name
-            result = ModelResult(name, "error", message=str(err))
-        result.seconds = time.perf_counter() - started
+            except LakewideError as err:
+                err.model = err.model or name
+                result = ModelResult(name, "error", message=str(err))
+            result.seconds = time.perf_counter() - started
+            emit(
+                "NodeFinished",
+                f"{result.status.upper()} {name} in {result.seconds:.2f}s",
+                "error" if result.status == "error" else "info",
+                node_info=_node_info(node, result.status),
+            )
         return result
 
     def done(result: ModelResult) -> None:
@@ -155,6 +161,15 @@ def run_models(
         fail_fast=fail_fast,
     )
     return [outcomes[name] for name in names]
+
+
+def _node_info(node: ModelNode, status: str) -> dict[str, str]:
+    return {
+        "node_status": status,
+        "materialized": node.config.kind,
+        "relation_name": str(node.relation),
+        "node_path": str(node.path),
+    }
 
 
 def _readable_meta(adapter: SparkAdapter, relation: Relation) -> TableMeta | None:

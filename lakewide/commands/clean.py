@@ -34,8 +34,12 @@ def clean_paths(options: Options) -> list[Path]:
     project = load_project(options.project_dir)
     targets = [p.resolve() for p in project.clean_targets]
     warehouse = _warehouse(options, project)
-    for path in targets:
-        shown = project.relative(path)
+    for listed, path in zip(project.clean_targets, targets):
+        shown = (
+            str(listed.relative_to(project.root))
+            if listed.is_relative_to(project.root)
+            else str(listed)
+        )
         if path == project.root or not path.is_relative_to(project.root):
             raise ConfigError(
                 f"clean-targets: '{shown}' is not a folder inside the project "
