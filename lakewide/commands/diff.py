@@ -129,7 +129,8 @@ def diff(
     manifest_b = dataclasses.replace(options, target=b.target).manifest()
     _relation(manifest_b, model, b)
 
-    def body(manifest_a: Manifest, adapter: SparkAdapter) -> int:
+    def body(manifest_a: Manifest, root: SparkAdapter) -> int:
+        adapter = root.isolated()  # b's catalog and the views stay in this session
         relation_a = _relation(manifest_a, model, a)
         relation_b = _relation(manifest_b, model, b)
         relation_b = dataclasses.replace(

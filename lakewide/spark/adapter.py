@@ -50,7 +50,9 @@ class SparkAdapter(SeedLoading, MetadataReads):
             reader = reader.option(option, version)
         try:
             self._catch_up(relation)
-            reader.load(str(relation)).createOrReplaceTempView(view)
+            with self.active():
+                frame = reader.load(str(relation))
+            frame.createOrReplaceTempView(view)
         except Exception as err:  # noqa: BLE001
             raise ModelRunError(
                 f"cannot read {relation} at {version or 'its current snapshot'}: {short(err)}"
@@ -139,7 +141,8 @@ class SparkAdapter(SeedLoading, MetadataReads):
             reader = reader.option("start-snapshot-id", str(read.after)).option(
                 "end-snapshot-id", str(read.snapshot)
             )
-        return reader.load(str(relation))
+        with self.active():
+            return reader.load(str(relation))
 
     def _catch_up(self, relation: Relation) -> None:
         """Let Spark see the snapshots lakewide read without it: Spark's catalog keeps a table

@@ -5,6 +5,8 @@ It takes sqlglot trees and turns them into Spark SQL text right here, at the bou
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import Any
 
 from sqlglot import exp
@@ -144,6 +146,22 @@ class Session:
                 f"{where}) did not answer: {short(err)}; check the "
                 "profile's catalog_type, uri and warehouse"
             ) from None
+
+    @contextlib.contextmanager
+    def active(self) -> Iterator[None]:
+        """This session as the JVM thread's active session meanwhile: ``spark.read`` resolves
+        catalog names through the active session (Iceberg's source), not the reader's, so a
+        read through an ``isolated`` session (its own catalogs) needs it; SQL sets it itself."""
+        sessions = self.spark._jvm.org.apache.spark.sql.SparkSession
+        previous = sessions.getActiveSession()
+        sessions.setActiveSession(self.spark._jsparkSession)
+        try:
+            yield
+        finally:
+            if previous.isDefined():
+                sessions.setActiveSession(previous.get())
+            else:
+                sessions.clearActiveSession()
 
     def refresh(self, relation: Relation) -> None:
         """Forget cached metadata of a table (after an outside writer committed)."""
