@@ -51,6 +51,7 @@ def run_options(func: Callable[..., Any]) -> Callable[..., Any]:
     )(func)
     func = click.option(
         "--threads",
+        metavar="N",
         type=click.IntRange(min=1),
         default=1,
         show_default=True,
