@@ -18,7 +18,7 @@ from lakewide.commands import output
 from lakewide.commands.build import build
 from lakewide.commands.clean import clean
 from lakewide.commands.compile import compile_
-from lakewide.commands.context import Options, console, parse_vars
+from lakewide.commands.context import Options, console, parse_vars, parsed
 from lakewide.commands.debug import debug
 from lakewide.commands.diff import diff
 from lakewide.commands.init import init
@@ -84,10 +84,22 @@ for _command in (init, debug, seed, compile_, run, build, retry, ls, show, linea
 
 def main() -> None:
     """Console entry point: maps LakewideError to exit code 2 (config) or 1 (model failed);
-    Ctrl-C prints "interrupted" and exits 130."""
+    Ctrl-C prints "interrupted" and exits 130. Writes target/manifest.json on exit 0 and 1."""
+    code: int | str | None = 0
     try:
         _main()
+    except SystemExit as done:
+        code = done.code
+        raise
+    except BaseException:
+        code = "crashed"
+        raise
     finally:
+        if code in (0, 1, None) and parsed:  # a usage or config error writes nothing
+            from lakewide.manifest_json import write_manifest_json
+
+            write_manifest_json(parsed[0], output.mode.invocation_id)
+        parsed.clear()
         output.reset()
 
 

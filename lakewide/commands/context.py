@@ -45,11 +45,15 @@ class Options:
         output = load_output(profiles, project.profile, self.target, project.root)
         manifest = load_manifest(project, output, variables=self.variables)
         from lakewide.commands.output import mode
-        from lakewide.manifest_json import write_manifest_json
 
         mode.project = project.name
-        write_manifest_json(manifest, mode.invocation_id)
+        parsed.append(manifest)
         return manifest
+
+
+#: the projects this invocation parsed; the first is written to target/manifest.json when the
+#: command ends without a usage or configuration error (lakewide.cli.main)
+parsed: list[Manifest] = []
 
 
 pass_options = click.make_pass_decorator(Options)

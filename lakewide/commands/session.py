@@ -66,7 +66,7 @@ def with_adapter(
     with lock:
         if precheck is not None and precheck(manifest):
             sys.exit(0)
-        adapter = SparkAdapter(output, spark=_given[-1] if _given else None)
+        adapter = SparkAdapter(output, spark=_given[-1]) if _given else SparkAdapter(output)
         try:
             code = body(manifest, adapter)
             adapter.raise_if_stopped()
