@@ -221,3 +221,40 @@ def test_json_format_errors_are_json_lines(
     assert error["info"]["level"] == "error" and "no model named 'nope'" in error["info"]["msg"]
     code, out = run_main(monkeypatch, capsys, "--project-dir", str(project), "ls")
     assert not out.startswith("{")  # the next invocation speaks text again
+
+
+# ---------------------------------------------------------------- diff's sides
+
+
+@pytest.mark.parametrize(
+    ("targets", "snapshots", "expected"),
+    [
+        (("a", "b"), (), [("a", None), ("b", None)]),
+        (("b",), (), [("dev", None), ("b", None)]),
+        ((), ("1", "tag2"), [("dev", "1"), ("dev", "tag2")]),
+        (("a",), ("7",), [("a", "7"), ("a", None)]),
+        (("a", "b"), ("1", "2"), [("a", "1"), ("b", "2")]),
+    ],
+)
+def test_diff_sides(targets: tuple, snapshots: tuple, expected: list) -> None:
+    from lakewide.commands.diff import sides
+
+    assert [(s.target, s.snapshot) for s in sides(targets, snapshots, "dev")] == expected
+
+
+@pytest.mark.parametrize(
+    ("targets", "snapshots"), [((), ()), (("a", "b", "c"), ()), (("a", "b"), ("1",))]
+)
+def test_diff_refuses_other_sides(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    targets: tuple,
+    snapshots: tuple,
+) -> None:
+    project = copy_example_project(tmp_path / "example")
+    args = [f"--target={t}" for t in targets] + [f"--snapshot={s}" for s in snapshots]
+    code, out = run_main(
+        monkeypatch, capsys, "--project-dir", str(project), "diff", "user_rec_wide", *args
+    )
+    assert code == 2 and "diff compares two sides" in out, out

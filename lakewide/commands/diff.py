@@ -30,9 +30,9 @@ if TYPE_CHECKING:
 
 VIEWS = ("__lw_diff_a", "__lw_diff_b")
 SIDES_HELP = (
-    "diff compares two sides: give --target twice (a then b), --snapshot twice (two snapshots "
-    "of one target), one --snapshot (that snapshot against the current table), or two targets "
-    "each with a --snapshot"
+    "diff compares two sides: give --target twice (a then b), --target once (the default "
+    "target against it), --snapshot twice (two snapshots of one target), one --snapshot (that "
+    "snapshot against the current table), or two targets each with a --snapshot"
 )
 
 
@@ -49,6 +49,8 @@ class Side:
 
 def sides(targets: tuple[str, ...], snapshots: tuple[str, ...], default: str | None) -> list[Side]:
     """The two sides the options name; a UsageError for any other combination."""
+    if len(targets) == 1 and not snapshots:  # the default (or global) target against it
+        return [Side(default, None), Side(targets[0], None)]
     names: list[str | None] = [*targets] or [default]
     if len(names) == 2 and len(snapshots) in (0, 2):
         return [Side(names[i], snapshots[i] if snapshots else None) for i in (0, 1)]
@@ -94,7 +96,11 @@ def _count(adapter: SparkAdapter, query: exp.Expression) -> int:
 @click.command()
 @click.argument("model")
 @click.option(
-    "--target", "-t", "targets", multiple=True, help="A target to compare; twice: side a, then b."
+    "--target",
+    "-t",
+    "targets",
+    multiple=True,
+    help="A target to compare; twice: side a, then b; once: the default target against it.",
 )
 @click.option(
     "--snapshot",

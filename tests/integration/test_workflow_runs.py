@@ -138,8 +138,11 @@ def test_fail_fast_and_retry(tmp_path: Path, spark: Any, warehouse: Path, cli: C
             "ORDER BY committed_at DESC LIMIT 1"
         ).collect()[0][0]
 
-    code, out = cli(project, "run", "--fail-fast")
+    code, out = cli(project, "run", "--fail-fast", "--quiet")
     assert code == 1, out
+    lines = out.strip().splitlines()  # --quiet: the failed model's line and the summary line
+    assert len(lines) == 2 and "ERROR" in lines[0] and "boom" in lines[0], out
+    assert lines[1].startswith("Done. 0 ok, 1 failed, 2 skipped")
     assert status() == {"a": "error", "b": "skipped", "c": "skipped"}
     assert results(project)["b"]["message"] == "--fail-fast: a failed"
     assert "boom" in results(project)["a"]["message"]
