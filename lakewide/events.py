@@ -25,6 +25,7 @@ CODES = {
     "MainEncounteredError": "Z002",
     "Note": "Z050",
     "TableDiff": "L001",  # lakewide's own
+    "TableRead": "L002",  # a read through the DataFrame API (not SQL)
 }
 
 

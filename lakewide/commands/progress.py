@@ -48,7 +48,7 @@ class RunProgress:
         with self._lock:
             if event.name == "NodeStart":
                 self.running[event.node] = (time.perf_counter(), "")
-            elif event.name == "SQLQuery" and event.node in self.running:
+            elif event.name in ("SQLQuery", "TableRead") and event.node in self.running:
                 started, _ = self.running[event.node]
                 self.running[event.node] = (started, event.msg)
 

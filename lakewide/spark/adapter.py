@@ -9,6 +9,7 @@ from typing import Any
 
 from sqlglot import exp
 
+from lakewide import events
 from lakewide.arrival import Read, arrival_reads
 from lakewide.compiler import to_sql
 from lakewide.errors import CommitConflict, ModelRunError
@@ -96,6 +97,9 @@ class SparkAdapter(SeedLoading, MetadataReads):
         ``newer_than_sequence`` keeps only rows whose row lineage
         (``_last_updated_sequence_number``, format v3) is newer: rows added or updated since.
         """
+        where = "" if snapshot is None else f" @ {snapshot}"
+        since = "" if after is None else f" after {after}"
+        events.emit("TableRead", f"read {relation}{where}{since} as {view}", "debug")
         try:
             self._catch_up(relation)
             if snapshot is None or empty:
