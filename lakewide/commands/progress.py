@@ -22,7 +22,6 @@ if TYPE_CHECKING:
     from lakewide.executor import ModelResult
 
 COLOURS = {"success": "green", "error": "red", "skipped": "yellow"}
-NODE_STATUS = {"success": "success", "error": "error", "skipped": "skipped"}
 
 
 def _rows(result: ModelResult) -> str:
@@ -85,7 +84,7 @@ def report(result: ModelResult, index: int, total: int) -> None:
             node_info={
                 "unique_id": mode.unique_id(result.name),
                 "node_name": result.name,
-                "node_status": NODE_STATUS[status],
+                "node_status": status,
                 "resource_type": "model",
             },
             status=status,
