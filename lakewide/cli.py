@@ -75,6 +75,7 @@ def cli(
 ) -> None:
     """lakewide: wide tables on Apache Iceberg from SQL models with merge engines."""
     ctx.obj = Options(project_dir, profiles_dir, target, variables, lock_wait)
+    parsed.clear()  # what an earlier in-process invocation parsed is not this one's
     output.start(quiet, log_format)
 
 
