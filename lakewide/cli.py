@@ -14,14 +14,18 @@ import click
 from rich.markup import escape
 
 from lakewide import __version__
+from lakewide.commands import output
 from lakewide.commands.build import build
+from lakewide.commands.clean import clean
 from lakewide.commands.compile import compile_
-from lakewide.commands.context import Options, console, parse_vars
+from lakewide.commands.context import Options, console, parse_vars, parsed
 from lakewide.commands.debug import debug
+from lakewide.commands.diff import diff
 from lakewide.commands.docs import docs
 from lakewide.commands.init import init
 from lakewide.commands.lineage import lineage
 from lakewide.commands.ls import ls
+from lakewide.commands.retry import retry
 from lakewide.commands.run import run
 from lakewide.commands.seed import seed
 from lakewide.commands.show import show
@@ -54,6 +58,14 @@ from lakewide.errors import LakewideError, RunInterrupted
     help="Seconds to wait for another lakewide process on the same warehouse, or for a "
     "model's lease on a PostgreSQL catalog.",
 )
+@click.option("--quiet", "-q", is_flag=True, help="Only errors and the summary line.")
+@click.option(
+    "--log-format",
+    type=click.Choice(output.LOG_FORMATS),
+    default="text",
+    show_default=True,
+    help="json: one JSON event per line on stdout (dbt's fields), nothing else.",
+)
 @click.pass_context
 def cli(
     ctx: click.Context,
@@ -62,9 +74,13 @@ def cli(
     target: str | None,
     variables: dict[str, Any],
     lock_wait: float,
+    quiet: bool,
+    log_format: str,
 ) -> None:
     """lakewide: wide tables on Apache Iceberg from SQL models with merge engines."""
     ctx.obj = Options(project_dir, profiles_dir, target, variables, lock_wait)
+    parsed.clear()  # what an earlier in-process invocation parsed is not this one's
+    output.start(quiet, log_format)
 
 
 for _command in (
@@ -79,6 +95,9 @@ for _command in (
     lineage,
     unit_test,
     data_test_command,
+    retry,
+    diff,
+    clean,
 ):
     cli.add_command(_command)
 cli.add_command(docs)
@@ -86,7 +105,26 @@ cli.add_command(docs)
 
 def main() -> None:
     """Console entry point: maps LakewideError to exit code 2 (config) or 1 (model failed);
-    Ctrl-C prints "interrupted" and exits 130."""
+    Ctrl-C prints "interrupted" and exits 130. Writes target/manifest.json on exit 0 and 1."""
+    code: int | str | None = 0
+    try:
+        _main()
+    except SystemExit as done:
+        code = done.code
+        raise
+    except BaseException:
+        code = "crashed"
+        raise
+    finally:
+        if code in (0, 1, None) and parsed:  # a usage or config error writes nothing
+            from lakewide.manifest_json import write_manifest_json
+
+            write_manifest_json(parsed[0], output.mode.invocation_id)
+        parsed.clear()
+        output.reset()
+
+
+def _main() -> None:
     try:
         cli.main(standalone_mode=False)
     except click.exceptions.Exit as done:
@@ -98,5 +136,6 @@ def main() -> None:
         click.echo("interrupted", err=True)
         sys.exit(130)
     except LakewideError as err:
-        console.print(f"[red]error:[/red] {escape(str(err))}", soft_wrap=True)
+        with output.loud():
+            console.print(f"[red]error:[/red] {escape(str(err))}", soft_wrap=True)
         sys.exit(err.exit_code)

@@ -11,12 +11,14 @@ from typing import Any
 from lakewide.compiler import CompiledModel
 from lakewide.definition import definition_changed, refuse_changed_models
 from lakewide.errors import CommitConflict, LakewideError
+from lakewide.events import emit, running
 from lakewide.incremental import KeyTableRun
 from lakewide.lease import Leases, NoLeases
 from lakewide.manifest import Manifest
 from lakewide.metadata import CorruptMetadataError
-from lakewide.nodes import Relation
+from lakewide.nodes import ModelNode, Relation
 from lakewide.offsets import DEFINITION, OFFSETS, VERSION, TableMeta, last_offsets, table_offsets
+from lakewide.scheduler import schedule
 from lakewide.spark.adapter import SparkAdapter
 from lakewide.upstream import compile_in
 
@@ -138,10 +140,14 @@ def run_models(
     on_result: Callable[[ModelResult], None] | None = None,
     leases: Leases | None = None,
     after_model: Callable[[ModelResult], bool] | None = None,
+    threads: int = 1,
+    fail_fast: bool = False,
 ) -> list[ModelResult]:
-    """Run ``names`` (already in DAG order); a failed model skips everything downstream.
+    """Run ``names`` (already in DAG order); a failed model skips everything downstream,
+    ``fail_fast`` everything not started yet. ``threads`` > 1 runs models with no ref path
+    between them concurrently, each on its own session of the one SparkContext
+    (``SparkAdapter.isolated``: its own temporary views), so their statements never meet.
     ``leases``: the catalog's per-model leases (lakewide.lease; default none).
-
     ``after_model`` is called after each successful model (e.g. its data tests); True skips
     the model's downstream models as if it had failed.
 
@@ -151,20 +157,22 @@ def run_models(
     run_id = run_id or uuid.uuid4().hex
     if not full_refresh:
         refuse_changed_models(manifest, names, lambda relation: _readable_meta(adapter, relation))
-    results: list[ModelResult] = []
-    failed: set[str] = set()
     views_needed = _upstream_session_views(manifest, names)
-    for name in [*views_needed, *names]:
+    order = [*views_needed, *names]
+
+    def work(name: str) -> ModelResult:
         node = manifest.models[name]
         started = time.perf_counter()
-        blocked = [r for r in node.refs if r in failed]
-        if blocked:
-            failed.add(name)
-            result = ModelResult(name, "skipped", message=f"upstream {blocked[0]} failed")
-        else:
+        runner = adapter
+        with running(name):
+            emit("NodeStart", f"START {name}", node_info=_node_info(node, "started"))
             try:
+                if threads > 1:
+                    runner = adapter.isolated()
+                    for view in _upstream_session_views(manifest, [name], selected=True):
+                        runner.sql(compile_in(manifest, manifest.models[view]).bootstrap)
                 result = _run_replanning(
-                    adapter,
+                    runner,
                     manifest,
                     compile_in(manifest, node),
                     full_refresh,
@@ -172,18 +180,43 @@ def run_models(
                     leases or NoLeases(),
                 )
             except LakewideError as err:
-                failed.add(name)
                 err.model = err.model or name
                 result = ModelResult(name, "error", message=str(err))
-        result.seconds = time.perf_counter() - started
-        if name in views_needed:
-            continue
-        results.append(result)
+            result.seconds = time.perf_counter() - started
+            emit(
+                "NodeFinished",
+                f"{result.status.upper()} {name} in {result.seconds:.2f}s",
+                "error" if result.status == "error" else "info",
+                node_info=_node_info(node, result.status),
+            )
+        return result
+
+    def done(result: ModelResult) -> bool:
+        if result.name in views_needed:
+            return False
         if on_result:
             on_result(result)
-        if after_model is not None and result.status == "success" and after_model(result):
-            failed.add(name)
-    return results
+        return after_model is not None and result.status == "success" and after_model(result)
+
+    outcomes = schedule(
+        order,
+        {name: manifest.models[name].refs for name in order},
+        work,
+        lambda name, why: ModelResult(name, "skipped", message=why),
+        done,
+        threads=threads,
+        fail_fast=fail_fast,
+    )
+    return [outcomes[name] for name in names]
+
+
+def _node_info(node: ModelNode, status: str) -> dict[str, str]:
+    return {
+        "node_status": status,
+        "materialized": node.config.kind,
+        "relation_name": str(node.relation),
+        "node_path": str(node.path),
+    }
 
 
 def _readable_meta(adapter: SparkAdapter, relation: Relation) -> TableMeta | None:
@@ -195,8 +228,11 @@ def _readable_meta(adapter: SparkAdapter, relation: Relation) -> TableMeta | Non
         return None
 
 
-def _upstream_session_views(manifest: Manifest, names: list[str]) -> list[str]:
-    """Session-only views (hadoop catalog) that selected models read but did not select."""
+def _upstream_session_views(
+    manifest: Manifest, names: list[str], selected: bool = False
+) -> list[str]:
+    """Session-only views (hadoop catalog) the models ``names`` read, directly or through each
+    other, in run order; unless ``selected``, only those not among ``names``."""
     from lakewide.graph import topological_order
 
     needed: set[str] = set()
@@ -204,7 +240,7 @@ def _upstream_session_views(manifest: Manifest, names: list[str]) -> list[str]:
     while stack:
         name = stack.pop()
         node = manifest.models[name]
-        if name in needed or node.relation.catalog or name in names:
+        if name in needed or node.relation.catalog or (name in names and not selected):
             continue
         needed.add(name)
         stack.extend(node.refs)

@@ -26,6 +26,7 @@ SETTINGS = {
     "target-path": "where compiled SQL and run results go (default 'target')",
     "seed-schema": "namespace seeds are loaded into (default: the profile's namespace)",
     "vars": "values for var() in models",
+    "clean-targets": "folders `lakewide clean` removes (default: [target-path])",
 }
 
 
@@ -43,6 +44,7 @@ class Project:
     seed_schema: str | None = None
     vars: dict[str, Any] = field(default_factory=dict)
     test_paths: list[Path] = field(default_factory=list)
+    clean_targets: list[Path] = field(default_factory=list)
 
     def relative(self, path: Path) -> str:
         """A path as shown to users: relative to the project root when inside it."""
@@ -75,6 +77,9 @@ class Settings(Strict):
     target_path: str = Field("target", alias="target-path")
     seed_schema: str | None = Field(None, alias="seed-schema")
     vars: dict[str, Any] = {}
+    clean_targets: Annotated[list[str] | None, BeforeValidator(_folders)] = Field(
+        None, alias="clean-targets"
+    )
 
 
 def load_project(root: Path | str = ".") -> Project:
@@ -113,4 +118,7 @@ def load_project(root: Path | str = ".") -> Project:
         seed_schema=checked_settings.seed_schema,
         vars=dict(checked_settings.vars),
         test_paths=[root / p for p in checked_settings.test_paths],
+        clean_targets=[
+            root / p for p in (checked_settings.clean_targets or [checked_settings.target_path])
+        ],
     )

@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING
 import click
 
 from lakewide.commands.context import Options, pass_options, profile_options, selected, selection
-from lakewide.commands.run import full_refresh_option, run_and_report
+from lakewide.commands.output import output_options
+from lakewide.commands.run import RunFlags, run_and_report, run_args, run_options
 from lakewide.commands.seed import check_seeds, load_and_report
 from lakewide.commands.session import with_adapter
 from lakewide.manifest import Manifest
@@ -18,13 +19,20 @@ if TYPE_CHECKING:
 
 @click.command()
 @selection
-@full_refresh_option
+@run_options
 @profile_options
+@output_options
 @pass_options
 def build(
-    options: Options, select: tuple[str, ...], exclude: tuple[str, ...], full_refresh: bool
+    options: Options,
+    select: tuple[str, ...],
+    exclude: tuple[str, ...],
+    full_refresh: bool,
+    threads: int,
+    fail_fast: bool,
 ) -> None:
     """Seed, then run; each model's data tests run right after it."""
+    flags = RunFlags(full_refresh, threads, fail_fast)
 
     def body(manifest: Manifest, adapter: SparkAdapter) -> int:
         from lakewide.build_tests import TestsAfterModels
@@ -33,8 +41,9 @@ def build(
         names = selected(manifest, select, exclude)
         load_and_report(manifest, adapter)
         tests = TestsAfterModels(manifest, adapter, names, report_test)
+        args = run_args("build", options, select, exclude, flags)
         return run_and_report(
-            manifest, adapter, names, full_refresh, tests, lock_wait=options.lock_wait
+            manifest, adapter, names, flags, args, tests, lock_wait=options.lock_wait
         )
 
     def check(manifest: Manifest) -> None:

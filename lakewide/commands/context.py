@@ -43,7 +43,17 @@ class Options:
         project = load_project(self.project_dir)
         profiles = find_profiles_file(project.root, self.profiles_dir)
         output = load_output(profiles, project.profile, self.target, project.root)
-        return load_manifest(project, output, variables=self.variables)
+        manifest = load_manifest(project, output, variables=self.variables)
+        from lakewide.commands.output import mode
+
+        mode.project = project.name
+        parsed.append(manifest)
+        return manifest
+
+
+#: the projects this invocation parsed; the first is written to target/manifest.json when the
+#: command ends without a usage or configuration error (lakewide.cli.main)
+parsed: list[Manifest] = []
 
 
 pass_options = click.make_pass_decorator(Options)

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any
 
 import click
-from rich.markup import escape
 
 from lakewide.commands.context import (
     Options,
@@ -16,6 +17,8 @@ from lakewide.commands.context import (
     selected,
     selection,
 )
+from lakewide.commands.output import output_options
+from lakewide.commands.progress import live, report, summary
 from lakewide.commands.session import with_adapter
 from lakewide.manifest import Manifest
 
@@ -30,42 +33,60 @@ full_refresh_option = click.option(
 )
 
 
-def _report(result: ModelResult) -> None:
-    """One line for one model: status, plan, rows, keys read, seconds, message."""
-    colour = {"success": "green", "error": "red", "skipped": "yellow"}[result.status]
-    rows = "" if result.rows is None else f"{result.rows} rows"
-    read = f"{result.rows_read} keys read" if result.plan == "incremental" else ""
-    console.print(
-        f"[{colour}]{result.status.upper():<7}[/{colour}] {result.name:<28} "
-        f"{result.plan:<12} {rows:>12} {read:>16} {result.seconds:6.1f}s "
-        f"{escape(result.message)}",
-        soft_wrap=True,
-    )
+@dataclass
+class RunFlags:
+    """How ``run``, ``build`` and ``retry`` run the models (kept in run_results.json)."""
+
+    full_refresh: bool = False
+    threads: int = 1
+    fail_fast: bool = False
+
+
+def run_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``--full-refresh``, ``--threads N``, ``--fail-fast/-x``."""
+    func = click.option(
+        "--fail-fast",
+        "-x",
+        is_flag=True,
+        help="Stop at the first failed model; the models not started are skipped.",
+    )(func)
+    func = click.option(
+        "--threads",
+        metavar="N",
+        type=click.IntRange(min=1),
+        default=1,
+        show_default=True,
+        help="Models run at once: those with no ref path between them run concurrently.",
+    )(func)
+    return full_refresh_option(func)
 
 
 def run_and_report(
     manifest: Manifest,
     adapter: SparkAdapter,
     names: list[str],
-    full_refresh: bool,
+    flags: RunFlags,
+    args: dict[str, Any] | None = None,
     tests: TestsAfterModels | None = None,
     lock_wait: float = 30.0,
 ) -> int:
-    """Run ``names``, a line per model, then write run_results.json; the exit code (1 when a
-    model failed or was skipped, or one of ``tests``, run after each model, failed).
+    """Run ``names`` with live progress, a line per model and the summary, then write
+    run_results.json (with ``args``, what ``retry`` repeats); the exit code (1 when a model
+    failed or was skipped, or one of ``tests``, run after each model, failed).
     ``lock_wait``: seconds to wait for a model's lease."""
     from lakewide.executor import run_models
     from lakewide.lease import model_leases
     from lakewide.run_results import write_run_results
 
     started = time.time()
-    with console.status("running models...") as status:
+    total = len(names)
+    with live(total) as shown:
 
-        def progress(result: ModelResult) -> None:
+        def on_result(result: ModelResult) -> None:
             # Ctrl-C or a dead JVM ends the run at once, before the next model
             adapter.raise_if_stopped(wait=2.0 if result.status == "error" else 0.0)
-            status.update(f"ran {result.name}")
-            _report(result)
+            shown.finish(result)
+            report(result, shown.finished, total)
 
         leases = model_leases(manifest.output, lock_wait)
         try:
@@ -73,26 +94,42 @@ def run_and_report(
                 manifest,
                 names,
                 adapter,
-                full_refresh=full_refresh,
-                on_result=progress,
+                full_refresh=flags.full_refresh,
+                on_result=on_result,
+                threads=flags.threads,
+                fail_fast=flags.fail_fast,
                 leases=leases,
                 after_model=tests.after_model if tests else None,
             )
         finally:
             leases.close()
     everything = tests.merged(results) if tests else results
-    write_run_results(manifest.project, everything, started, spark_started=True)
-    failed = [r for r in results if r.status == "error"]
-    skipped = [r for r in results if r.status == "skipped"]
-    console.print(
-        f"Done. {len(results) - len(failed) - len(skipped)} ok, {len(failed)} failed, "
-        f"{len(skipped)} skipped."
-    )
+    write_run_results(manifest.project, everything, started, spark_started=True, args=args)
+    summary(results, time.time() - started)
+    failed = 1 if any(r.status != "success" for r in results) else 0
     if tests:
         from lakewide.commands.test import summarize
 
-        return max(summarize(tests.final), int(bool(failed or skipped)))
-    return 1 if failed or skipped else 0
+        return max(summarize(tests.final), failed)
+    return failed
+
+
+def run_args(
+    command: str,
+    options: Options,
+    select: tuple[str, ...],
+    exclude: tuple[str, ...],
+    flags: RunFlags,
+) -> dict[str, Any]:
+    """The invocation as run_results.json keeps it for ``retry``."""
+    return {
+        "command": command,
+        "select": list(select),
+        "exclude": list(exclude),
+        "target": options.target,
+        "vars": options.variables,
+        **asdict(flags),
+    }
 
 
 def _nothing_to_do(manifest: Manifest, names: list[str]) -> bool:
@@ -118,13 +155,20 @@ def _nothing_to_do(manifest: Manifest, names: list[str]) -> bool:
 
 @click.command()
 @selection
-@full_refresh_option
+@run_options
 @profile_options
+@output_options
 @pass_options
 def run(
-    options: Options, select: tuple[str, ...], exclude: tuple[str, ...], full_refresh: bool
+    options: Options,
+    select: tuple[str, ...],
+    exclude: tuple[str, ...],
+    full_refresh: bool,
+    threads: int,
+    fail_fast: bool,
 ) -> None:
     """Run models: bootstrap missing tables, MERGE each source's new rows into existing ones."""
+    flags = RunFlags(full_refresh, threads, fail_fast)
 
     def precheck(manifest: Manifest) -> bool:
         return not full_refresh and _nothing_to_do(manifest, selected(manifest, select, exclude))
@@ -132,7 +176,12 @@ def run(
     with_adapter(
         options,
         lambda m, a: run_and_report(
-            m, a, selected(m, select, exclude), full_refresh, lock_wait=options.lock_wait
+            m,
+            a,
+            selected(m, select, exclude),
+            flags,
+            run_args("run", options, select, exclude, flags),
+            lock_wait=options.lock_wait,
         ),
         check=lambda m: selected(m, select, exclude),
         precheck=precheck,

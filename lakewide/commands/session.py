@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from lakewide.commands.context import Options
@@ -13,6 +13,20 @@ from lakewide.profiles import Output, check_warehouse_writable
 
 if TYPE_CHECKING:
     from lakewide.spark.adapter import SparkAdapter
+
+
+_given: list[Any] = []  # a SparkSession commands of this process use instead of their own
+
+
+@contextlib.contextmanager
+def shared_session(spark: Any) -> Iterator[None]:
+    """Commands run meanwhile in this process use ``spark`` (and leave it running) instead of
+    starting their own: the CLI run in-process on a test's session."""
+    _given.append(spark)
+    try:
+        yield
+    finally:
+        _given.remove(spark)
 
 
 def check_output(output: Output, writes: bool) -> None:
@@ -55,7 +69,7 @@ def with_adapter(
     with lock:
         if precheck is not None and precheck(manifest):
             sys.exit(0)
-        adapter = SparkAdapter(output)
+        adapter = SparkAdapter(output, spark=_given[-1]) if _given else SparkAdapter(output)
         try:
             code = body(manifest, adapter)
             adapter.raise_if_stopped()

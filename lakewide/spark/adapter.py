@@ -9,6 +9,7 @@ from typing import Any
 
 from sqlglot import exp
 
+from lakewide import events
 from lakewide.arrival import Read, arrival_reads
 from lakewide.compiler import to_sql
 from lakewide.errors import CommitConflict, ModelRunError
@@ -25,6 +26,38 @@ class SparkAdapter(SeedLoading, MetadataReads):
     """Runs lakewide's statements on one lazily started SparkSession (lakewide.spark.session):
     staged batches, pinned and incremental reads, commits carrying properties; table metadata
     (lakewide.spark.table_metadata) and CSV seeds (lakewide.spark.seed_csv) come with it."""
+
+    def isolated(self) -> SparkAdapter:
+        """An adapter on a new session of this SparkContext, for a model run concurrently with
+        others: its own temporary views, SQL settings and catalog instances (so no cached
+        table state), the same JVM, jars and executors. Stopping it stops nothing."""
+        return SparkAdapter(self.output, self.app_name, spark=self.spark.newSession())
+
+    def add_catalog(self, name: str, properties: dict[str, str]) -> None:
+        """Make Iceberg catalog ``properties`` answer as ``name`` in this session (a second
+        profile output, e.g. ``lakewide diff`` across targets)."""
+        from lakewide.spark.runtime import ICEBERG_CATALOG
+
+        prefix = "spark.sql.catalog." + name
+        self.spark.conf.set(prefix, ICEBERG_CATALOG)
+        for key, value in properties.items():
+            self.spark.conf.set(f"{prefix}.{key}", value)
+
+    def register_version(self, view: str, relation: Relation, version: str | None) -> None:
+        """Temporary view of ``relation`` as it is, or at snapshot id / tag ``version``."""
+        reader = self.spark.read.format("iceberg")
+        if version is not None:
+            option = "snapshot-id" if version.isdigit() else "tag"
+            reader = reader.option(option, version)
+        try:
+            self._catch_up(relation)
+            with self.active():
+                frame = reader.load(str(relation))
+            frame.createOrReplaceTempView(view)
+        except Exception as err:  # noqa: BLE001
+            raise ModelRunError(
+                f"cannot read {relation} at {version or 'its current snapshot'}: {short(err)}"
+            ) from err
 
     def stage(self, view: str, query: exp.Expression) -> int:
         """Materialize ``query`` as temporary view ``view``; return its row count.
@@ -64,6 +97,9 @@ class SparkAdapter(SeedLoading, MetadataReads):
         ``newer_than_sequence`` keeps only rows whose row lineage
         (``_last_updated_sequence_number``, format v3) is newer: rows added or updated since.
         """
+        where = "" if snapshot is None else f" @ {snapshot}"
+        since = "" if after is None else f" after {after}"
+        events.emit("TableRead", f"read {relation}{where}{since} as {view}", "debug")
         try:
             self._catch_up(relation)
             if snapshot is None or empty:
@@ -109,7 +145,8 @@ class SparkAdapter(SeedLoading, MetadataReads):
             reader = reader.option("start-snapshot-id", str(read.after)).option(
                 "end-snapshot-id", str(read.snapshot)
             )
-        return reader.load(str(relation))
+        with self.active():
+            return reader.load(str(relation))
 
     def _catch_up(self, relation: Relation) -> None:
         """Let Spark see the snapshots lakewide read without it: Spark's catalog keeps a table

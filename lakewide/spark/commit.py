@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 from lakewide.errors import RuntimeSetupError
 
 T = TypeVar("T")
+_callback_start = threading.Lock()
 
 
 class _ActionCallable:
@@ -55,8 +57,8 @@ def commit_with_properties(spark: Any, properties: dict[str, str], action: Calla
         raise RuntimeSetupError(
             "Iceberg's Spark runtime is not on the Spark classpath (spark.jars)."
         )
-    # idempotent; pyspark leaves this helper unannotated
-    ensure_callback_server_started(gateway)  # type: ignore[no-untyped-call]
+    with _callback_start:  # idempotent, but not thread-safe (--threads commits at once)
+        ensure_callback_server_started(gateway)  # type: ignore[no-untyped-call]
     props = jvm.java.util.HashMap()
     for key, value in properties.items():
         props.put(key, value)

@@ -5,10 +5,13 @@ It takes sqlglot trees and turns them into Spark SQL text right here, at the bou
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import Any
 
 from sqlglot import exp
 
+from lakewide import events
 from lakewide.compiler import to_sql
 from lakewide.errors import ModelRunError, RunInterrupted, RuntimeSetupError, SparkExitedError
 from lakewide.metadata import MetadataReader, metadata_reader
@@ -113,6 +116,7 @@ class Session:
     def sql(self, statement: exp.Expression) -> Any:
         """Run one statement; Spark's errors become ModelRunError carrying the SQL."""
         text = to_sql(statement, pretty=False)
+        events.emit("SQLQuery", text, "debug", sql=text)
         try:
             return self.spark.sql(text)
         except Exception as err:  # noqa: BLE001 - py4j/analysis errors have many types
@@ -146,6 +150,22 @@ class Session:
                 f"{where}) did not answer: {short(err)}; check the "
                 "profile's catalog_type, uri and warehouse"
             ) from None
+
+    @contextlib.contextmanager
+    def active(self) -> Iterator[None]:
+        """This session as the JVM thread's active session meanwhile: ``spark.read`` resolves
+        catalog names through the active session (Iceberg's source), not the reader's, so a
+        read through an ``isolated`` session (its own catalogs) needs it; SQL sets it itself."""
+        sessions = self.spark._jvm.org.apache.spark.sql.SparkSession
+        previous = sessions.getActiveSession()
+        sessions.setActiveSession(self.spark._jsparkSession)
+        try:
+            yield
+        finally:
+            if previous.isDefined():
+                sessions.setActiveSession(previous.get())
+            else:
+                sessions.clearActiveSession()
 
     def refresh(self, relation: Relation) -> None:
         """Forget cached metadata of a table (after an outside writer committed)."""

@@ -1,0 +1,172 @@
+"""How a command speaks: ``--quiet`` and ``--log-format text|json`` (global flags, also accepted
+after the command), and the JSON event lines of ``--log-format json``.
+
+In JSON mode stdout carries one JSON object per line and nothing else: lakewide's events
+(lakewide.events) with dbt's fields, and every line a command prints (as a ``Note`` event).
+"""
+
+from __future__ import annotations
+
+import datetime
+import io
+import json
+import os
+import re
+import sys
+import threading
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import click
+
+from lakewide import events
+from lakewide.commands.context import console
+
+LOG_FORMATS = ("text", "json")
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+
+@dataclass
+class Mode:
+    """The output mode of this invocation."""
+
+    quiet: bool = False
+    log_format: str = "text"
+    invocation_id: str = field(default_factory=lambda: str(uuid.uuid4()))
+    project: str = ""  # the project's name once parsed (unique ids: model.<project>.<name>)
+
+    @property
+    def json(self) -> bool:
+        return self.log_format == "json"
+
+    def unique_id(self, node: str) -> str:
+        return f"model.{self.project}.{node}"
+
+
+mode = Mode()
+
+
+def record(event: events.Event) -> dict[str, Any]:
+    """An event as dbt writes it: ``info`` (name, code, msg, level, ts, invocation_id, ...)
+    and ``data`` (with ``node_info`` when the event concerns a model)."""
+    data = dict(event.data)
+    if event.node is not None:
+        data["node_info"] = {
+            "unique_id": mode.unique_id(event.node),
+            "node_name": event.node,
+            "resource_type": "model",
+            **data.get("node_info", {}),
+        }
+        data["node_info"].setdefault("node_status", "running")
+    return {
+        "info": {
+            "name": event.name,
+            "code": event.code,
+            "msg": event.msg,
+            "level": event.level,
+            "ts": datetime.datetime.now(datetime.timezone.utc).isoformat(),
+            "invocation_id": mode.invocation_id,
+            "pid": os.getpid(),
+            "thread": threading.current_thread().name,
+        },
+        "data": data,
+    }
+
+
+_write_lock = threading.Lock()
+
+
+def write_event(event: events.Event) -> None:
+    """In JSON mode, one JSON line on stdout (``--quiet``: errors and the summary only)."""
+    if not mode.json or mode.quiet and event.level != "error" and event.name != "StatsLine":
+        return
+    line = json.dumps(record(event), default=str)
+    with _write_lock:
+        sys.stdout.write(line + "\n")
+        sys.stdout.flush()
+
+
+class _NoteLines(io.TextIOBase):
+    """The console's file in JSON mode: each line printed becomes a ``Note`` event."""
+
+    def __init__(self) -> None:
+        self._pending = ""
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        self._pending += text
+        *lines, self._pending = self._pending.split("\n")
+        for line in lines:
+            plain = _ANSI.sub("", line).rstrip()
+            if plain.strip():
+                if plain.startswith("error:"):
+                    write_event(events.Event("MainEncounteredError", plain, "error"))
+                else:
+                    write_event(events.Event("Note", plain))
+        return len(text)
+
+
+def start(quiet: bool, log_format: str) -> None:
+    """This invocation's output mode (the group's flags; the command's may change it)."""
+    reset()
+    mode.quiet, mode.log_format = quiet, log_format
+    if write_event not in events.listeners():
+        events.subscribe(write_event)
+    apply()
+
+
+def reset() -> None:
+    """The default mode (the CLI may run in-process, in tests)."""
+    mode.quiet, mode.log_format = False, "text"
+    mode.invocation_id, mode.project = str(uuid.uuid4()), ""
+    console.file, console.quiet = None, False  # type: ignore[assignment]
+
+
+def apply() -> None:
+    """Point the console at the mode: JSON lines, or silence outside errors and summaries."""
+    console.file = _NoteLines() if mode.json else None  # type: ignore[assignment]
+    console.quiet = mode.quiet and not mode.json
+
+
+@contextmanager
+def loud() -> Iterator[None]:
+    """Print even in ``--quiet`` (errors and the summary line)."""
+    saved, console.quiet = console.quiet, False
+    try:
+        yield
+    finally:
+        console.quiet = saved
+
+
+def _after_command(name: str) -> Callable[[click.Context, click.Parameter, Any], None]:
+    def callback(_ctx: click.Context, _param: click.Parameter, value: Any) -> None:
+        if value is not None and value is not False:
+            setattr(mode, name, value)
+            apply()
+
+    return callback
+
+
+def output_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``--quiet`` and ``--log-format`` after the command too (``lakewide run --quiet``)."""
+    func = click.option(
+        "--quiet",
+        "-q",
+        is_flag=True,
+        default=None,
+        expose_value=False,
+        callback=_after_command("quiet"),
+        help="Only errors and the summary line (also accepted before the command).",
+    )(func)
+    return click.option(
+        "--log-format",
+        type=click.Choice(LOG_FORMATS),
+        expose_value=False,
+        callback=_after_command("log_format"),
+        help="json: one JSON event per line on stdout (also accepted before the command).",
+    )(func)

@@ -1,0 +1,165 @@
+"""What a run shows while it works and when it ends: live progress per model and statement
+(rich), a line per finished model, the summary table; as JSON events with ``--log-format
+json``; errors and the summary line only with ``--quiet``."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+from rich.live import Live
+from rich.markup import escape
+from rich.table import Table
+
+from lakewide import events
+from lakewide.commands.context import console
+from lakewide.commands.output import loud, mode
+
+if TYPE_CHECKING:
+    from lakewide.executor import ModelResult
+
+COLOURS = {"success": "green", "error": "red", "skipped": "yellow"}
+
+
+def _rows(result: ModelResult) -> str:
+    return "" if result.rows is None else str(result.rows)
+
+
+def _keys_read(result: ModelResult) -> str:
+    return str(result.rows_read) if result.plan == "incremental" else ""
+
+
+class RunProgress:
+    """Listens to a run's events; shows the models running and their current statement."""
+
+    def __init__(self, total: int) -> None:
+        self.total = total
+        self.finished = 0
+        self.running: dict[str, tuple[float, str]] = {}  # model -> (started, statement)
+        self._lock = threading.Lock()
+
+    def __call__(self, event: events.Event) -> None:
+        if event.node is None:
+            return
+        with self._lock:
+            if event.name == "NodeStart":
+                self.running[event.node] = (time.perf_counter(), "")
+            elif event.name in ("SQLQuery", "TableRead") and event.node in self.running:
+                started, _ = self.running[event.node]
+                self.running[event.node] = (started, event.msg)
+
+    def render(self) -> Table:
+        """The live view: one line per running model with its current statement."""
+        table = Table.grid(padding=(0, 2))
+        with self._lock:
+            now = time.perf_counter()
+            for name, (started, statement) in sorted(self.running.items()):
+                short = statement if len(statement) <= 90 else statement[:87] + "..."
+                table.add_row(
+                    "[cyan]RUN[/cyan]", name, f"{now - started:5.1f}s", f"[dim]{escape(short)}[/]"
+                )
+        table.add_row("", f"[dim]{self.finished} of {self.total} done[/dim]", "", "")
+        return table
+
+    def finish(self, result: ModelResult) -> None:
+        with self._lock:
+            self.running.pop(result.name, None)
+            self.finished += 1
+
+
+def report(result: ModelResult, index: int, total: int) -> None:
+    """One finished model: a line (text; errors only with --quiet) or a LogModelResult event."""
+    status = result.status
+    if mode.json:
+        name = "LogSkipResult" if status == "skipped" else "LogModelResult"
+        events.emit(
+            name,
+            f"{index} of {total} {status.upper()} {result.name} "
+            f"({result.plan or '-'}) in {result.seconds:.2f}s"
+            + (f": {result.message}" if result.message else ""),
+            "error" if status == "error" else "info",
+            node_info={
+                "unique_id": mode.unique_id(result.name),
+                "node_name": result.name,
+                "node_status": status,
+                "resource_type": "model",
+            },
+            status=status,
+            plan=result.plan,
+            rows=result.rows,
+            keys_read=result.rows_read,
+            statements=result.statements,
+            execution_time=round(result.seconds, 3),
+            message=result.message,
+        )
+        return
+    colour = COLOURS[status]
+    rows = f"{_rows(result)} rows" if result.rows is not None else ""
+    read = f"{_keys_read(result)} keys read" if _keys_read(result) else ""
+    line = (
+        f"{index:>3} of {total} [{colour}]{status.upper():<7}[/{colour}] {result.name:<28} "
+        f"{result.plan:<12} {rows:>12} {read:>16} {result.seconds:6.1f}s "
+        f"{escape(result.message)}"
+    )
+    if status == "error":
+        with loud():
+            console.print(line, soft_wrap=True)
+    else:
+        console.print(line, soft_wrap=True)
+
+
+def summary(results: list[ModelResult], seconds: float) -> None:
+    """The summary table (text, not --quiet) and the summary line (always)."""
+    failed = sum(r.status == "error" for r in results)
+    skipped = sum(r.status == "skipped" for r in results)
+    ok = len(results) - failed - skipped
+    line = f"Done. {ok} ok, {failed} failed, {skipped} skipped in {seconds:.1f}s."
+    if mode.json:
+        level = "error" if failed or skipped else "info"
+        events.emit("StatsLine", line, level, ok=ok, error=failed, skip=skipped, total=len(results))
+        return
+    if results and not mode.quiet:
+        table = Table(title="Summary", title_justify="left")
+        for column, justify in (
+            ("model", "left"),
+            ("status", "left"),
+            ("plan", "left"),
+            ("rows", "right"),
+            ("keys read", "right"),
+            ("seconds", "right"),
+        ):
+            table.add_column(column, justify=justify)  # type: ignore[arg-type]
+        for r in results:
+            colour = COLOURS[r.status]
+            table.add_row(
+                r.name,
+                f"[{colour}]{r.status}[/{colour}]",
+                r.plan,
+                _rows(r),
+                _keys_read(r),
+                f"{r.seconds:.1f}",
+            )
+        console.print(table)
+    with loud():
+        console.print(line)
+
+
+@contextmanager
+def live(total: int) -> Iterator[RunProgress]:
+    """Live progress while the run lasts (only on a terminal, not with --quiet or json)."""
+    progress = RunProgress(total)
+    show = console.is_terminal and not mode.quiet and not mode.json
+    display: Any = (
+        Live(console=console, transient=True, refresh_per_second=4, get_renderable=progress.render)
+        if show
+        else None
+    )
+    with events.listening(progress):
+        if display is None:
+            yield progress
+            return
+        with display:
+            yield progress

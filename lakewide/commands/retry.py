@@ -1,0 +1,45 @@
+"""``lakewide retry``: re-run what failed or was skipped in the last run, with its flags."""
+
+from __future__ import annotations
+
+import click
+
+from lakewide.commands.context import Options, console, pass_options, profile_options
+from lakewide.commands.output import output_options
+from lakewide.commands.run import RunFlags, run_and_report
+from lakewide.commands.session import with_adapter
+from lakewide.graph import topological_order
+from lakewide.manifest import Manifest
+from lakewide.project import load_project
+from lakewide.run_results import read_run_results
+
+RETRIED = ("error", "skipped")
+
+
+@click.command()
+@profile_options
+@output_options
+@pass_options
+def retry(options: Options) -> None:
+    """Re-run the models that failed or were skipped in target/run_results.json, with the
+    same flags (--full-refresh, --threads, --fail-fast, --target, --vars)."""
+    last = read_run_results(load_project(options.project_dir))
+    args = last.get("args") or {}
+    todo = {r["name"] for r in last["results"] if r.get("status") in RETRIED}
+    if not todo:
+        console.print("Nothing to retry: the last run had no failed or skipped model.")
+        return
+    if options.target is None:
+        options.target = args.get("target")
+    options.variables = {**(args.get("vars") or {}), **options.variables}
+    flags = RunFlags(
+        bool(args.get("full_refresh")), int(args.get("threads") or 1), bool(args.get("fail_fast"))
+    )
+
+    def names(manifest: Manifest) -> list[str]:
+        gone = sorted(todo - set(manifest.models))
+        if gone:
+            console.print(f"no longer in the project, not retried: {', '.join(gone)}")
+        return [n for n in topological_order(manifest.models) if n in todo]
+
+    with_adapter(options, lambda m, a: run_and_report(m, a, names(m), flags, args), check=names)
