@@ -7,6 +7,7 @@ import csv
 import io
 import itertools
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -112,8 +113,10 @@ def run_results(root: Path) -> dict[str, dict[str, Any]]:
 
 
 def status_lines(output: str) -> dict[str, str]:
-    """The printed lines by their second word (a model's or a test's name)."""
-    return {line.split()[1]: line for line in output.splitlines() if len(line.split()) > 1}
+    """The printed status lines by their second word (a model's or a test's name); a model's
+    progress line loses its "N of M " prefix; the summary table's rows are left out."""
+    lines = [re.sub(r"^\s*\d+ of \d+ ", "", line) for line in output.splitlines()]
+    return {line.split()[1]: line for line in lines if len(line.split()) > 1 and line[:1].isalpha()}
 
 
 def test_failing_tests_fail_the_build_and_skip_downstream(
