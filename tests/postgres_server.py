@@ -82,7 +82,8 @@ def _user_exists(name: str) -> bool:
     return True
 
 
-def _free_port() -> int:
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that was free a moment ago."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
         port: int = sock.getsockname()[1]
@@ -178,7 +179,7 @@ def start_postgres() -> PostgresServer:
     password = secrets.token_hex(12)
     last_error = ""
     for _attempt in range(5):
-        server = PostgresServer(bin_dir, data_dir, _free_port(), password, _as_postgres=as_postgres)
+        server = PostgresServer(bin_dir, data_dir, free_port(), password, _as_postgres=as_postgres)
         if not (data_dir / "PG_VERSION").exists():
             server._run(
                 str(bin_dir / "initdb"),

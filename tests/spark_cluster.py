@@ -20,7 +20,6 @@ import contextlib
 import json
 import os
 import signal
-import socket
 import subprocess
 import time
 import urllib.request
@@ -31,7 +30,7 @@ from typing import Any
 
 import pytest
 
-from tests.postgres_server import missing_prerequisite
+from tests.postgres_server import free_port, missing_prerequisite
 
 MASTER_CLASS = "org.apache.spark.deploy.master.Master"
 WORKER_CLASS = "org.apache.spark.deploy.worker.Worker"
@@ -65,13 +64,6 @@ def cluster_missing() -> str | None:
     if not os.access(spark_class, os.X_OK):
         return f"{spark_class} is missing or not executable; reinstall pyspark"
     return None
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((HOST, 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def _daemon_env() -> dict[str, str]:
@@ -179,7 +171,7 @@ def start_cluster(
     worker has registered. RuntimeError (with the daemons' log tails) when that fails."""
     base.mkdir(parents=True, exist_ok=True)
     env = _daemon_env()
-    port, webui = _free_port(), _free_port()
+    port, webui = free_port(), free_port()
     cluster = StandaloneCluster(
         master_url=f"spark://{HOST}:{port}",
         webui_url=f"http://{HOST}:{webui}",
