@@ -42,4 +42,8 @@ def retry(options: Options) -> None:
             console.print(f"no longer in the project, not retried: {', '.join(gone)}")
         return [n for n in topological_order(manifest.models) if n in todo]
 
-    with_adapter(options, lambda m, a: run_and_report(m, a, names(m), flags, args), check=names)
+    with_adapter(
+        options,
+        lambda m, a: run_and_report(m, a, names(m), flags, args, lock_wait=options.lock_wait),
+        check=names,
+    )
