@@ -82,3 +82,20 @@ def test_downstream_sum_follows_the_wide_table(
         assert m.last.rows == len(rows)  # from the summary: data rows minus deleted positions
         modes = {r["relation"].rsplit(".", 1)[1]: r["mode"] for r in m.last.ranges}
         assert modes["wide"] in ("none", "incremental", "changelog"), m.last.ranges
+
+
+def test_a_group_whose_every_amount_moved_away_sums_to_null(
+    model_run: Callable[..., ModelRun],
+) -> None:
+    """Key 0 (amount 5) leaves group a, key 1 (no amount yet) stays: a rebuild sums a's
+    remaining amounts to NULL, so must the downstream that subtracted key 0's 5 (not 0)."""
+    m = model_run(BY_GROUP, SCHEMAS)
+    (m.run.root / "models" / "wide.sql").write_text(WIDE.format(mode="copy-on-write", version=2))
+    first = m.step({"dim": [(0, "a"), (1, "a")], "fact": [(0, 5)]})
+    assert first == _groups(m.run.rows("wide"))
+    moved = m.step({"dim": [(0, "b")], "fact": []})
+    expected = _groups(m.run.rows("wide"))
+    assert ("a", None, 1) in expected  # the case at stake: a has a row but no amount
+    assert moved == expected
+    again = m.step({"dim": [], "fact": [(1, 7)]})  # and the count goes on from there
+    assert again == _groups(m.run.rows("wide"))
