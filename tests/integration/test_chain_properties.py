@@ -34,6 +34,9 @@ SELECT g, amount AS total, CAST(1 AS BIGINT) AS n FROM {{ ref('wide') }} WHERE g
 """
 SCHEMAS = {"dim": "k INT, g STRING", "fact": "k INT, amount BIGINT"}
 KEYS = st.integers(0, 7)
+# dimension rows may name keys 8 and 9, which have no fact row until one comes: their amount is
+# NULL, and a group can be left with NULL amounts only (its sum must then be NULL, not 0)
+DIM_KEYS = st.integers(0, 9)
 
 
 def _groups(wide: list[tuple]) -> list[tuple]:
@@ -48,7 +51,7 @@ def _groups(wide: list[tuple]) -> list[tuple]:
 
 STEP = st.fixed_dictionaries(
     {
-        "dim": st.lists(st.tuples(KEYS, st.sampled_from(["a", "b", "c"])), max_size=4),
+        "dim": st.lists(st.tuples(DIM_KEYS, st.sampled_from(["a", "b", "c"])), max_size=4),
         "fact": st.lists(st.tuples(KEYS, st.integers(-5, 20)), max_size=4),
         "delete": st.lists(KEYS, max_size=2, unique=True),
     }
