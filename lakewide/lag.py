@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from lakewide.compiler.rewrite import driving_table, relation_key
+from lakewide.compiler.rewrite import driving_table
 from lakewide.compiler.wide_model import analyze
 from lakewide.durations import parse_duration
 from lakewide.manifest import Manifest
@@ -169,11 +169,3 @@ def model_lags(
     """
     reader = LagReader(manifest, meta_of, now_ms)
     return [reader.lag(name) for name in names]
-
-
-def relation_name(manifest: Manifest, key: str) -> str:
-    """A relation key as its model's or source's name reads (``lw.ods.clicks``)."""
-    for node in manifest.models.values():
-        if relation_key(node.relation) == key:
-            return node.name
-    return key

@@ -57,6 +57,7 @@ def _event(lag: ModelLag) -> None:
         lag_seconds=None if lag.lag is None else round(lag.lag, 3),
         target_seconds=lag.target,
         behind=list(lag.behind),
+        upstream_lag_seconds={t: round(v, 3) for t, v in lag.upstream.items()},
         message=lag.why,
     )
 

@@ -84,10 +84,6 @@ class WatchStats:
     failures: int = 0
 
 
-def _metadata_of(adapter: SparkAdapter) -> Any:
-    return adapter.table_meta  # pyiceberg on hadoop and JDBC catalogs (no Spark query)
-
-
 def _announce(manifest: Manifest, names: list[str], interval: float) -> None:
     targets = ", ".join(
         f"{n} {describe(float(_target(manifest, n)))}" for n in watched(manifest, names)
@@ -114,7 +110,7 @@ def _refresh(
     args: dict[str, Any],
 ) -> None:
     """Run the plan's models one at a time under the warehouse lock, stopping between them."""
-    from lakewide.executor import run_models
+    from lakewide.executor import ModelResult, run_models
     from lakewide.lease import model_leases
     from lakewide.run_results import write_run_results
 
@@ -130,8 +126,12 @@ def _refresh(
             for index, name in enumerate(plan.names, start=1):
                 if stop:
                     break  # between model commits
-                if any(r in failed_now for r in manifest.models[name].refs):
-                    continue  # its upstream failed in this refresh: the next poll retries both
+                failed_up = [r for r in manifest.models[name].refs if r in failed_now]
+                if failed_up:  # the next poll tries both again
+                    failed_now.add(name)
+                    why = f"upstream {failed_up[0]} failed"
+                    report(ModelResult(name, "skipped", message=why), index, len(plan.names))
+                    continue
                 _forget(adapter, manifest, name)
                 result = run_models(manifest, [name], adapter, run_id=run_id, leases=leases)[0]
                 adapter.raise_if_stopped(wait=2.0 if result.status == "error" else 0.0)
@@ -193,7 +193,8 @@ def watch_models(
         _announce(manifest, names, interval)
         while not stop:
             stats.polls += 1
-            lags = model_lags(manifest, names, _metadata_of(adapter), int(time.time() * 1000))
+            # adapter.table_meta reads metadata files with pyiceberg on hadoop and JDBC catalogs
+            lags = model_lags(manifest, names, adapter.table_meta, int(time.time() * 1000))
             plan = plan_refresh(manifest, names, {lag.name: lag for lag in lags}, interval)
             if plan.names:
                 try:

@@ -22,6 +22,7 @@ from lakewide.lag import BEHIND, FRESH, model_lags
 from lakewide.metadata import HadoopMetadataReader
 from lakewide.nodes import Relation
 from lakewide.offsets import last_offsets
+from lakewide.spark.adapter import SparkAdapter
 from lakewide.watch import plan_refresh
 from tests.integration.conftest import ModelRun
 from tests.integration.test_cli_runs import lakewide, no_jvm_env
@@ -119,6 +120,12 @@ def test_lags_follow_the_snapshots_runs_consumed(
         "total": ("error", BEHIND),
     }
     assert results["total"]["target_seconds"] == 1.0 and results["m"]["lag_seconds"] > 0
+    assert set(results["m"]["upstream_lag_seconds"]) == {f"lw.{src}.a"}
+    # a watch polls through its adapter's metadata reads: they start no Spark
+    idle = SparkAdapter(manifest.output)
+    polled = model_lags(manifest, ["m", "total"], idle.table_meta, now)
+    assert [p.lag for p in polled] == [lags["m"].lag, lags["total"].lag]
+    assert not idle.started
 
     mr.run.run("m")  # m catches up; total now lags behind m's new commit only
     m_commit = snapshot_times(mr.run.spark, f"lw.{ns}.m")[-1][1]
