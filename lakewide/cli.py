@@ -22,6 +22,7 @@ from lakewide.commands.context import Options, console, parse_vars, parsed
 from lakewide.commands.debug import debug
 from lakewide.commands.diff import diff
 from lakewide.commands.docs import docs
+from lakewide.commands.freshness import freshness
 from lakewide.commands.init import init
 from lakewide.commands.lineage import lineage
 from lakewide.commands.ls import ls
@@ -93,6 +94,7 @@ for _command in (
     ls,
     show,
     lineage,
+    freshness,
     unit_test,
     data_test_command,
     retry,

@@ -24,6 +24,7 @@ from lakewide.config_specs import (
     as_list,
     retractable,
 )
+from lakewide.durations import normalized
 
 MergeEngine = Literal["partial_update", "aggregation", "deduplicate", "first_row"]
 ENGINES = ("partial_update", "aggregation", "deduplicate", "first_row")
@@ -60,6 +61,12 @@ class _Keys(BaseModel):
     tags: list[str] = []
     enabled: bool = True
     description: str | None = None
+    freshness: str | None = None  # a target lag (lakewide.durations); ``run --watch`` keeps it
+
+    @field_validator("freshness", mode="before")
+    @classmethod
+    def _duration(cls, value: Any) -> str | None:
+        return None if value is None else normalized(value)
 
     @field_validator(
         "primary_key",
@@ -136,6 +143,7 @@ TABLE_KEYS = (
     "tags",
     "enabled",
     "description",
+    "freshness",
 )
 
 
