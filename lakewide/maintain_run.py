@@ -16,8 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
-from lakewide import events
-from lakewide.errors import LakewideError, ModelRunError
+from lakewide.errors import ModelRunError
 from lakewide.incremental import KeyTableRun
 from lakewide.maintenance import Step, TablePlan, expire_step, plan_table
 from lakewide.manifest import Manifest
@@ -140,21 +139,19 @@ def maintain_models(
     on_result: Callable[[TableResult], None] = lambda _: None,
 ) -> list[TableResult]:
     """Maintain each model's table in turn; a failing table is reported and the next one
-    still maintained."""
+    still maintained. Every table's steps are planned first, so a configuration error
+    (ConfigError: a TTL column that is no time column, ...) stops before anything changed."""
+    now = datetime.now(timezone.utc)
+    plans = [plan_table(manifest, name, adapter.table_meta, now) for name in names]
     results = []
-    for name in names:
-        now = datetime.now(timezone.utc)
-        try:
-            plan, protected = plan_table(manifest, name, adapter.table_meta, now)
-            if plan.skipped:
-                result = TableResult(name, "skipped", message=plan.skipped)
-            else:
-                result = TableMaintenance(adapter, manifest, name).run(plan, protected)
-        except ModelRunError as err:
-            events.emit("Note", f"maintain {name} failed: {err}", "error")
-            result = TableResult(name, "error", message=str(err))
-        except LakewideError:
-            raise
+    for plan, protected in plans:
+        if plan.skipped:
+            result = TableResult(plan.model, "skipped", message=plan.skipped)
+        else:
+            try:
+                result = TableMaintenance(adapter, manifest, plan.model).run(plan, protected)
+            except ModelRunError as err:
+                result = TableResult(plan.model, "error", message=str(err))
         results.append(result)
         on_result(result)
     return results

@@ -80,12 +80,14 @@ def chain(meta: TableMeta, down_to: int) -> list[int]:
 def protected_snapshots(
     manifest: Manifest, node: ModelNode, meta: TableMeta, meta_of: MetaOf
 ) -> dict[int, str]:
-    """The snapshots of ``node``'s table expire_snapshots must keep, each with why."""
+    """The snapshots of ``node``'s table expire_snapshots must keep, each with why (the
+    reasons joined by ``; ``)."""
     protected: dict[int, str] = {}
 
     def protect(down_to: int, why: str) -> None:
         for snapshot in chain(meta, down_to):
-            protected.setdefault(snapshot, why)
+            reasons = protected.get(snapshot)
+            protected[snapshot] = why if reasons is None else f"{reasons}; {why}"
 
     last = last_commit(meta)
     if last is not None:

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 def _protected_line(protected: dict[int, str]) -> str:
     if not protected:
         return "no snapshot needed by offsets"
-    reasons = sorted(set(protected.values()))
+    reasons = sorted({why for whys in protected.values() for why in whys.split("; ")})
     return f"keeps {len(protected)} snapshot(s) needed: {'; '.join(reasons)}"
 
 
