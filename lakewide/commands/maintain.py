@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import click
 from rich.markup import escape
 
+from lakewide.commands import output
 from lakewide.commands.context import (
     Options,
     console,
@@ -54,6 +55,10 @@ def _dry_run(manifest: Manifest, names: list[str], meta_of: MetaOf) -> int:
 
 def _report(result: TableResult) -> None:
     colour = {"success": "green", "error": "red", "skipped": "yellow"}[result.status]
+    if result.status == "error":  # --quiet keeps errors
+        with output.loud():
+            console.print(f"[red]ERROR[/red] {escape(result.model)}: {escape(result.message)}")
+        return
     console.print(f"[{colour}]{result.status.upper()}[/{colour}] {escape(result.model)}")
     if result.message:
         console.print(f"  {escape(result.message)}")
@@ -74,7 +79,8 @@ def _maintain(manifest: Manifest, adapter: SparkAdapter, names: list[str]) -> in
     failed = sum(r.status == "error" for r in results)
     done = sum(r.status == "success" for r in results)
     skipped = sum(r.status == "skipped" for r in results)
-    console.print(f"Done. {done} maintained, {failed} failed, {skipped} skipped.")
+    with output.loud():  # --quiet keeps the summary line
+        console.print(f"Done. {done} maintained, {failed} failed, {skipped} skipped.")
     return 1 if failed else 0
 
 

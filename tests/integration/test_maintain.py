@@ -96,6 +96,16 @@ def test_maintenance_between_runs_keeps_the_downstream_chain_exact(
         orphan.write_bytes(b"not referenced by any snapshot")
     four_days_ago = time.time() - 4 * 86400
     os.utime(old, (four_days_ago, four_days_ago))
+    # per-run tags with a ref age: the first snapshot's tag expires, the other's lives on
+    first = min(before.snapshots.values(), key=lambda s: s.timestamp_ms)
+    second = sorted(before.snapshots.values(), key=lambda s: s.timestamp_ms)[1]
+    m.run.sql(
+        f"ALTER TABLE {{ns}}.wide CREATE TAG `lw-run-old` AS OF VERSION {first.id} RETAIN 1 MINUTES"
+    )
+    m.run.sql(
+        f"ALTER TABLE {{ns}}.wide CREATE TAG `lw-run-kept` AS OF VERSION {second.id} RETAIN 30 DAYS"
+    )
+    time.sleep(max(0.0, first.timestamp_ms / 1000 + 61 - time.time()))  # past the 1 minute
 
     [wide_result] = _maintain(m, "wide")
 
@@ -109,6 +119,12 @@ def test_maintenance_between_runs_keeps_the_downstream_chain_exact(
     assert last_commit(after) == last_commit(before)
     assert set(wide_result.protected) <= set(after.snapshots)
     assert not old.exists() and fresh.exists()  # only the orphan older than 3 days went
+    refs = {
+        r.name
+        for r in m.run.spark.sql(f"SELECT name FROM lw.{m.run.namespace}.wide.refs").collect()
+    }
+    assert refs == {"main", "lw-run-kept"}  # the expired tag was dropped by expire_snapshots
+    assert second.id in after.snapshots and first.id not in after.snapshots
 
     # the run after maintenance: more data, updates and a delete, read incrementally
     m.run.sql("DELETE FROM {ods}.dim WHERE k = 3")
