@@ -26,6 +26,7 @@ from lakewide.commands.freshness import freshness
 from lakewide.commands.init import init
 from lakewide.commands.lineage import lineage
 from lakewide.commands.ls import ls
+from lakewide.commands.maintain import maintain
 from lakewide.commands.retry import retry
 from lakewide.commands.run import run
 from lakewide.commands.seed import seed
@@ -100,6 +101,7 @@ for _command in (
     retry,
     diff,
     clean,
+    maintain,
 ):
     cli.add_command(_command)
 cli.add_command(docs)

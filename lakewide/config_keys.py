@@ -17,6 +17,12 @@ from pydantic import (
     model_validator,
 )
 
+from lakewide.config_maintenance import (
+    MaintenanceSpec,
+    RetentionSpec,
+    TtlSpec,
+    retention_granularity,
+)
 from lakewide.config_specs import (
     AggregateSpec,
     RuleError,
@@ -56,6 +62,9 @@ class _Keys(BaseModel):
     write_mode: WriteMode | None = None
     merge_filter: bool = False
     changelog_producer: Literal["none", "lookup"] | None = None  # None: when a key table refs it
+    maintenance: MaintenanceSpec = MaintenanceSpec()  # lakewide maintain (config_maintenance)
+    retention: RetentionSpec | None = None
+    ttl: TtlSpec | None = None
     schema_: str | None = None
     alias: str | None = None
     tags: list[str] = []
@@ -138,6 +147,7 @@ TABLE_KEYS = (
     "format_version",
     "write_mode",
     "changelog_producer",
+    "maintenance",
     "schema_",
     "alias",
     "tags",
@@ -196,6 +206,8 @@ class KeyTableConfig(_Keys):
                 "primary_key (a column name or a list of column names)",
                 compile_error=False,
             )
+        if self.retention is not None:
+            retention_granularity(self.retention, self.partition_by)
         if self.materialized in ("view", "table", "incremental"):
             raise RuleError(
                 "materialized",
