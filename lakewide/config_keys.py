@@ -27,7 +27,7 @@ from lakewide.config_specs import (
 
 MergeEngine = Literal["partial_update", "aggregation", "deduplicate", "first_row"]
 ENGINES = ("partial_update", "aggregation", "deduplicate", "first_row")
-Materialized = Literal["view", "table", "incremental", "primary_key"]
+Materialized = Literal["view", "table", "incremental", "primary_key", "snapshot"]
 WriteMode = Literal["copy-on-write", "merge-on-read"]
 
 
@@ -188,7 +188,7 @@ class KeyTableConfig(_Keys):
                 "primary_key (a column name or a list of column names)",
                 compile_error=False,
             )
-        if self.materialized in ("view", "table", "incremental"):
+        if self.materialized in ("view", "table", "incremental", "snapshot"):
             raise RuleError(
                 "materialized",
                 f"materialized='{self.materialized}' conflicts with "
