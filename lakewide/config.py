@@ -76,8 +76,10 @@ _ADAPTER: TypeAdapter[ModelConfig] = TypeAdapter(ModelConfig)
 
 _ALIASES = {"schema": "schema_"}
 ACCEPTED_KEYS = sorted(
-    {"schema" if name == "schema_" else name for name in PartialUpdateConfig.model_fields}
-    | set(SnapshotConfig.model_fields)
+    {
+        "schema" if name == "schema_" else name
+        for name in [*PartialUpdateConfig.model_fields, *SnapshotConfig.model_fields]
+    }
 )
 
 

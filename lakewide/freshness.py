@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from lakewide.compiler.rewrite import driving_table
-from lakewide.compiler.wide_model import analyze
+from lakewide.compiler.snapshot_model import analyze_snapshot
+from lakewide.compiler.wide_model import analyze, parse_model_sql
 from lakewide.definition import definition_changed, refuse_changed_models
 from lakewide.manifest import Manifest
 from lakewide.metadata import CorruptMetadataError, MetadataReader, metadata_reader
@@ -51,7 +52,11 @@ def _fresh(manifest: Manifest, name: str, metas: _Metas) -> bool:
     if node.config.kind == "table":
         # key tables built from another definition were refused before; tables are rebuilt
         return not definition_changed(node, meta) and offsets == table_offsets(current)
-    drivers = [(b.index, driving_table(b.select)) for b in analyze(node).branches]
+    drivers: list[tuple[int, str | None]]
+    if node.config.kind == "snapshot":  # one input, read as branch 0
+        drivers = [(0, analyze_snapshot(node, parse_model_sql(node)).driver)]
+    else:
+        drivers = [(b.index, driving_table(b.select)) for b in analyze(node).branches]
     if any(driver is None or driver not in current for _, driver in drivers):
         return False
     return all(

@@ -22,9 +22,9 @@ from lakewide.compiler.build_merge import (
 from lakewide.compiler.layout import create_table_as, write_ordered_by
 from lakewide.compiler.run_plan import PlanContext, build_run_plans
 from lakewide.compiler.show_plan import plan_files
-from lakewide.compiler.snapshot import Snapshot, analyze_snapshot
 from lakewide.compiler.snapshot import bootstrap as snapshot_bootstrap
-from lakewide.compiler.snapshot_plan import build_snapshot_plans, snapshot_files
+from lakewide.compiler.snapshot_model import Snapshot, analyze_snapshot
+from lakewide.compiler.snapshot_plan import SnapshotPlans, build_snapshot_plans, snapshot_files
 from lakewide.compiler.validate import validate
 from lakewide.compiler.wide_model import DIALECT, WideModel, analyze, parse_model_sql
 from lakewide.errors import CompileError
@@ -149,7 +149,8 @@ class CompiledModel:
                 to_sql(s, copy=False) for s in build_changes.statements(self.model, keys)
             )
         if self.snapshot is not None:
-            out.update(snapshot_files(self.snapshot, to_sql))
+            shown = self.plans if plans and isinstance(self.plans, SnapshotPlans) else None
+            out.update(snapshot_files(self.snapshot, to_sql, shown))
         out.update(shown_plans)
         return out
 

@@ -20,15 +20,10 @@ plan registers (``rewrite.replace_tables``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from sqlglot import exp
 
 from lakewide.compiler.layout import create_table_as
-from lakewide.compiler.rewrite import driving_table
-from lakewide.config_snapshot import SnapshotConfig
-from lakewide.errors import CompileError
-from lakewide.nodes import ModelNode
+from lakewide.compiler.snapshot_model import Snapshot
 
 TARGET, HISTORY = "__lw_snap_target", "__lw_snap_history"
 DELETED_AT, LAST_DELETE, NEWEST = "__lw_deleted_at", "__lw_last_delete", "__lw_newest"
@@ -42,91 +37,6 @@ FROM, NEW, OLD_TO, CAP, NEXT, RANK, GONE, PREV = (
     "__lw_gone",
     "__lw_prev",
 )
-
-
-@dataclass(frozen=True)
-class Snapshot:
-    """A snapshot model's query and the names its statements use."""
-
-    node: ModelNode
-    config: SnapshotConfig
-    query: exp.Select
-    columns: list[str]
-    driver: str
-
-    @property
-    def key(self) -> list[str]:
-        return self.config.unique_key
-
-    def meta(self, name: str) -> str:
-        return self.config.meta(name)
-
-    @property
-    def checked(self) -> list[str]:
-        """The columns whose change makes a version (strategy='check')."""
-        cols = self.config.check_cols
-        return [c for c in self.columns if c not in self.key] if cols == "all" else list(cols)
-
-    @property
-    def deletes(self) -> bool:
-        return self.config.hard_deletes != "ignore"
-
-    @property
-    def out_columns(self) -> list[str]:
-        """The table's columns: the model's, then dbt's meta columns in dbt's order."""
-        names = ["dbt_scd_id", "dbt_updated_at", "dbt_valid_from", "dbt_valid_to"]
-        if self.config.hard_deletes == "new_record":
-            names.append("dbt_is_deleted")
-        return [*self.columns, *(self.meta(n) for n in names)]
-
-
-def _error(node: ModelNode, message: str, key: str | None = None) -> CompileError:
-    return CompileError(message, path=node.path, model=node.name, key=key)
-
-
-def analyze_snapshot(node: ModelNode, query: exp.Expr) -> Snapshot:
-    """The snapshot's query checked: one SELECT naming its columns over one driving table,
-    with ``unique_key``, ``updated_at`` and ``check_cols`` among them."""
-    config = node.config
-    assert isinstance(config, SnapshotConfig)
-    if not isinstance(query, exp.Select):
-        raise _error(node, "a snapshot model is one SELECT (no UNION, no set operation)")
-    if query.args.get("with_"):
-        raise _error(node, "a snapshot model's SELECT takes no WITH; read the CTE as a model")
-    columns = []
-    for projection in query.expressions:
-        if isinstance(projection, exp.Star) or projection.find(exp.Star):
-            raise _error(
-                node,
-                "a snapshot model names its columns (SELECT id, name, ...), not *: the "
-                "history keeps exactly these columns",
-            )
-        if not projection.alias_or_name:
-            raise _error(node, f"name the column {projection.sql('spark')!r} (AS name)")
-        columns.append(projection.alias_or_name)
-    driver = driving_table(query)
-    if driver is None:
-        raise _error(node, "a snapshot reads a source() or ref() in its FROM clause")
-    wanted = [("unique_key", c) for c in config.unique_key]
-    if config.updated_at:
-        wanted.append(("updated_at", config.updated_at))
-    if config.check_cols != "all":
-        wanted += [("check_cols", c) for c in config.check_cols]
-    for key, column in wanted:
-        if column not in columns:
-            raise _error(
-                node,
-                f"{key} names {column!r}, not a column of the model: {', '.join(columns)}",
-                key,
-            )
-    for name in config.snapshot_meta_column_names.values():
-        if name in columns:
-            raise _error(
-                node,
-                f"meta column name {name!r} is a column of the model",
-                "snapshot_meta_column_names",
-            )
-    return Snapshot(node, config, query, columns, driver)
 
 
 def _when(condition: exp.Expr, value: exp.Expr) -> exp.Case:
@@ -169,14 +79,14 @@ def scd_id(snap: Snapshot, valid_from: exp.Expr) -> exp.Expr:
 
 def valid_from(snap: Snapshot) -> exp.Expr:
     """A candidate's start: its ``updated_at``, else (strategy='check') the run's time."""
-    if snap.config.updated_at:
-        return exp.cast(_col(snap.config.updated_at), "TIMESTAMP")
+    if snap.spec.updated_at:
+        return exp.cast(_col(snap.spec.updated_at), "TIMESTAMP")
     return exp.CurrentTimestamp()
 
 
 def accepted(snap: Snapshot) -> exp.Expr:
     """Input rows a snapshot takes: a whole key and, when it orders versions, an updated_at."""
-    needed = [*snap.key, *([snap.config.updated_at] if snap.config.updated_at else [])]
+    needed = [*snap.key, *([snap.spec.updated_at] if snap.spec.updated_at else [])]
     return exp.and_(*(_col(c).is_(exp.null()).not_() for c in needed))
 
 
@@ -198,7 +108,7 @@ def rejected_count(query: exp.Select, snap: Snapshot) -> exp.Select:
 
 def duplicate_count(query: exp.Select, snap: Snapshot) -> exp.Select:
     """Keys holding two input rows with the same start (dbt: unique_key must be unique)."""
-    starts = [*snap.key, *([snap.config.updated_at] if snap.config.updated_at else [])]
+    starts = [*snap.key, *([snap.spec.updated_at] if snap.spec.updated_at else [])]
     groups = (
         exp.select(*(_col(c) for c in starts))
         .from_(query.subquery("q"))
@@ -235,7 +145,7 @@ def _stored(snap: Snapshot, query: exp.Select, full: bool) -> exp.Select:
     next stored start, the rank from the newest and whether the key left the input."""
     deleted = (
         exp.EQ(this=_col(snap.meta("dbt_is_deleted"), "t"), expression=exp.Literal.string("True"))
-        if snap.config.hard_deletes == "new_record"
+        if snap.spec.hard_deletes == "new_record"
         else exp.false()
     )
     keys = (
@@ -277,12 +187,12 @@ def _stored_versions(snap: Snapshot, now: exp.Expr) -> exp.Select:
     cap: exp.Expr = exp.cast(exp.null(), "TIMESTAMP")
     newest = exp.EQ(this=_col(RANK), expression=exp.Literal.number(1))
     deleted_at: exp.Expr = exp.cast(exp.null(), "TIMESTAMP")
-    if snap.config.hard_deletes == "new_record":
+    if snap.spec.hard_deletes == "new_record":
         is_deleted = exp.EQ(
             this=_col(snap.meta("dbt_is_deleted")), expression=exp.Literal.string("True")
         )
         deleted_at = _when(exp.and_(newest, is_deleted), _col(snap.meta("dbt_valid_from")))
-    if snap.config.hard_deletes == "invalidate":
+    if snap.spec.hard_deletes == "invalidate":
         deleted_at = _when(newest.copy(), old_to.copy())
         closed = exp.and_(
             old_to.is_(exp.null()).not_(),
@@ -363,7 +273,7 @@ def _kept(snap: Snapshot, union: exp.Query) -> exp.Select:
         .from_(numbered.subquery("d"))
         .where(exp.EQ(this=_col("__lw_copy"), expression=exp.Literal.number(1)))
     )
-    if snap.config.strategy != "check":
+    if snap.spec.strategy != "check":
         return unique
     values = exp.Struct(expressions=[_col(c) for c in snap.checked])
     ended = exp.or_(
@@ -431,7 +341,7 @@ def history(snap: Snapshot, query: exp.Select, *, stored: bool, full: bool) -> e
     if stored:
         with_stored = _stored(snap, query, full)
         parts.append(_stored_versions(snap, now))
-        if full and snap.config.hard_deletes == "new_record":
+        if full and snap.spec.hard_deletes == "new_record":
             parts.append(_deletion_records(snap, now))
     union: exp.Query = parts[0]
     for part in parts[1:]:
@@ -457,7 +367,7 @@ def history(snap: Snapshot, query: exp.Select, *, stored: bool, full: bool) -> e
         _col(snap.meta("dbt_valid_from")),
         exp.alias_(valid_to, snap.meta("dbt_valid_to"), quoted=True),
     ]
-    if snap.config.hard_deletes == "new_record":
+    if snap.spec.hard_deletes == "new_record":
         out.append(_col(snap.meta("dbt_is_deleted")))
     final = exp.select(*out, _col(NEW), _col(OLD_TO)).from_(ended.subquery("e"))
     rows = exp.select(*(_col(c) for c in snap.out_columns)).from_(final.subquery("f"))

@@ -18,6 +18,8 @@ from lakewide import plan as p
 from lakewide.compiler import snapshot as s
 from lakewide.compiler.rewrite import relation_key, replace_tables
 from lakewide.compiler.run_plan import PlanContext, new_view, pin_view, temporary_view
+from lakewide.compiler.show_plan import plan_text
+from lakewide.compiler.snapshot_model import Snapshot
 
 READ_MODES = ("incremental", "full")
 DUPLICATES = (
@@ -37,7 +39,7 @@ class SnapshotPlans(p.ModelPlans):
     merges: dict[str, list[p.Step]] = field(default_factory=dict)
 
 
-def _checks(snap: s.Snapshot, query: exp.Select) -> list[p.Step]:
+def _checks(snap: Snapshot, query: exp.Select) -> list[p.Step]:
     return [
         p.Query(s.rejected_count(query, snap), ("rejected",)),
         p.Query(s.duplicate_count(query, snap), ("duplicates",)),
@@ -46,7 +48,7 @@ def _checks(snap: s.Snapshot, query: exp.Select) -> list[p.Step]:
 
 
 def build_snapshot_plans(
-    snap: s.Snapshot, context: PlanContext, write_order: exp.Command | None
+    snap: Snapshot, context: PlanContext, write_order: exp.Command | None
 ) -> SnapshotPlans:
     """The plans of one snapshot model in its project ``context``."""
     node = snap.node
@@ -89,20 +91,23 @@ def build_snapshot_plans(
         pins,
         [],
         bootstrap,
-        bootstrap,
+        [],  # never rebuilt: --full-refresh runs a snapshot incrementally (dbt)
         driver=snap.driver,
         reads=reads,
         merges=merges,
     )
 
 
-def snapshot_files(snap: s.Snapshot, to_sql: Callable[[exp.Expr], str]) -> dict[str, str]:
+def snapshot_files(
+    snap: Snapshot, to_sql: Callable[[exp.Expr], str], plans: SnapshotPlans | None = None
+) -> dict[str, str]:
     """``compile``'s view of a snapshot's runs: per read mode, the staged versions and the
-    MERGE (over the model's own tables)."""
-    return {
-        f"merge_{mode}.sql": to_sql(
-            temporary_view(s.HISTORY, s.history(snap, snap.query, stored=True, full=mode == "full"))
-        )
-        + to_sql(s.merge(snap))
-        for mode in READ_MODES
-    }
+    MERGE over the model's own tables; with ``plans``, each mode's plan step by step."""
+    out = {}
+    for mode in READ_MODES:
+        staged = s.history(snap, snap.query, stored=True, full=mode == "full")
+        out[f"merge_{mode}.sql"] = to_sql(temporary_view(s.HISTORY, staged)) + to_sql(s.merge(snap))
+        if plans is not None:
+            steps = [*plans.reads[mode], *plans.merges[mode]]
+            out[f"plans/incremental_read_{mode}.sql"] = plan_text(steps, to_sql)
+    return out

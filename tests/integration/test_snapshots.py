@@ -211,3 +211,34 @@ def test_appended_change_feed_with_late_versions_and_check_strategy(
             assert results["customers_snapshot"].ranges[0]["mode"] == "incremental"
         assert d.history() == oracle.rows(), n
     assert d.run.rows("orders_wide") == d.expected_orders()
+
+
+def test_check_strategy_at_run_time_with_deletion_records(
+    tmp_path: Path, spark: Any, warehouse: Path
+) -> None:
+    """Without updated_at a version starts at the run that sees it (processing time)."""
+    oracle = Scd2(
+        "customer_id", "check", None, check_cols=["name", "tier"], hard_deletes="new_record"
+    )
+    d = dimension(
+        tmp_path,
+        spark,
+        warehouse,
+        "strategy='check', check_cols='all', hard_deletes='new_record'",
+        oracle,
+    )
+    cust = f"lw.{d.run.seed_schema}.customers"
+    d.write("customers", CUSTOMERS, [(1, "ann", "silver", None), (2, "bob", "gold", None)])
+    d.step(full=True)
+    d.sql(f"UPDATE {cust} SET tier = 'gold' WHERE customer_id = 1")
+    d.sql(f"UPDATE {cust} SET updated_at = TIMESTAMP '2024-05-01' WHERE customer_id = 2")
+    d.step(full=True)  # customer 2: only updated_at changed, a checked column: a version
+    d.sql(f"DELETE FROM {cust} WHERE customer_id = 1")
+    d.step(full=True)
+    d.step(full=True)  # still deleted: no second deletion record
+    d.write("customers", CUSTOMERS, [(1, "ann", "gold", None)])
+    d.sql(f"UPDATE {cust} SET name = 'bob' WHERE customer_id = 2")  # no change: no version
+    d.step(full=True)
+    history = d.history()
+    assert history == oracle.rows()
+    assert [r[-1] for r in history if r[0] == 1] == [False, False, True, False]
