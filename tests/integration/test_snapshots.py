@@ -217,9 +217,8 @@ def test_check_strategy_at_run_time_with_deletion_records(
     tmp_path: Path, spark: Any, warehouse: Path
 ) -> None:
     """Without updated_at a version starts at the run that sees it (processing time)."""
-    oracle = Scd2(
-        "customer_id", "check", None, check_cols=["name", "tier"], hard_deletes="new_record"
-    )
+    checked = ["name", "tier", "updated_at"]  # check_cols='all': every column but the key
+    oracle = Scd2("customer_id", "check", None, check_cols=checked, hard_deletes="new_record")
     d = dimension(
         tmp_path,
         spark,
@@ -241,4 +240,11 @@ def test_check_strategy_at_run_time_with_deletion_records(
     d.step(full=True)
     history = d.history()
     assert history == oracle.rows()
-    assert [r[-1] for r in history if r[0] == 1] == [False, False, True, False]
+    # customer 1: silver, gold, deleted, back (each from the run that saw it)
+    ann = sorted((r for r in history if r[0] == 1), key=lambda r: r[4])
+    assert [(r[2], r[4], r[5], r[-1]) for r in ann] == [
+        ("silver", RunTime(1), RunTime(2), False),
+        ("gold", RunTime(2), RunTime(3), False),
+        ("gold", RunTime(3), RunTime(5), True),
+        ("gold", RunTime(5), None, False),
+    ]
