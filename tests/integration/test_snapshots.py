@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from lakewide.executor import run_models
 from tests.integration.conftest import ProjectRun
 from tests.oracle.scd2 import RunTime, Scd2
 
@@ -211,6 +212,25 @@ def test_appended_change_feed_with_late_versions_and_check_strategy(
             assert results["customers_snapshot"].ranges[0]["mode"] == "incremental"
         assert d.history() == oracle.rows(), n
     assert d.run.rows("orders_wide") == d.expected_orders()
+    # order 103 (Jan 20) was joined before the late Jan 15 version arrived: it keeps 'silver'
+    assert {r[0]: r[3] for r in d.run.rows("orders_wide")}[103] == "silver"
+    # --full-refresh keeps the snapshot's history and re-derives the orders from it
+    before = d.history()
+    results = d.run.run(full_refresh=True)
+    assert results["customers_snapshot"].plan == "incremental" and d.history() == before
+    rejoined = []
+    for order_id, customer, ts, _ in d.expected:
+        version = oracle.valid_at(customer, ts)
+        rejoined.append((order_id, customer, ts, None if version is None else version["tier"]))
+    assert d.run.rows("orders_wide") == sorted(rejoined)
+    assert {r[0]: r[3] for r in rejoined}[103] == "gold"
+    # an edited snapshot is refused, never rebuilt
+    path = d.run.root / "models" / "customers_snapshot.sql"
+    path.write_text(path.read_text().replace("FROM", "FROM ").rstrip() + " WHERE tier <> 'x'\n")
+    manifest = d.run.manifest()
+    [result] = run_models(manifest, ["customers_snapshot"], d.run.adapter(manifest))
+    assert result.status == "error" and "DROP TABLE" in result.message
+    assert d.history() == before
 
 
 def test_check_strategy_at_run_time_with_deletion_records(
