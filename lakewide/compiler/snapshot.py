@@ -121,20 +121,23 @@ def duplicate_count(query: exp.Select, snap: Snapshot) -> exp.Select:
     )
 
 
+def _new_version(snap: Snapshot, start: exp.Expr, *, deleted: bool) -> exp.Select:
+    """A new version's row in the union's column order, starting at ``start``."""
+    never = [OLD_TO, CAP, DELETED_AT]
+    return exp.select(
+        *(_col(c) for c in snap.columns),
+        exp.alias_(start.copy(), snap.meta("dbt_valid_from"), quoted=True),
+        exp.alias_(start.copy(), snap.meta("dbt_updated_at"), quoted=True),
+        exp.alias_(exp.Literal.string(str(deleted)), snap.meta("dbt_is_deleted"), quoted=True),
+        exp.alias_(exp.Literal.number(1), NEW, quoted=True),
+        *(exp.alias_(exp.cast(exp.null(), "TIMESTAMP"), c, quoted=True) for c in never),
+    )
+
+
 def _candidates(snap: Snapshot, query: exp.Select) -> exp.Select:
     """New versions from the input, in the union's column order."""
-    start = _col(FROM)
     return (
-        exp.select(
-            *(_col(c) for c in snap.columns),
-            exp.alias_(start.copy(), snap.meta("dbt_valid_from"), quoted=True),
-            exp.alias_(start.copy(), snap.meta("dbt_updated_at"), quoted=True),
-            exp.alias_(exp.Literal.string("False"), snap.meta("dbt_is_deleted"), quoted=True),
-            exp.alias_(exp.Literal.number(1), NEW, quoted=True),
-            exp.alias_(exp.cast(exp.null(), "TIMESTAMP"), OLD_TO, quoted=True),
-            exp.alias_(exp.cast(exp.null(), "TIMESTAMP"), CAP, quoted=True),
-            exp.alias_(exp.cast(exp.null(), "TIMESTAMP"), DELETED_AT, quoted=True),
-        )
+        _new_version(snap, _col(FROM), deleted=False)
         .from_(input_rows(snap, query).subquery("i"))
         .where(accepted(snap))
     )
@@ -225,16 +228,7 @@ def _deletion_records(snap: Snapshot, now: exp.Expr) -> exp.Select:
     """``new_record``: a deletion record from now for each key that left the input while its
     newest version was live."""
     return (
-        exp.select(
-            *(_col(c) for c in snap.columns),
-            exp.alias_(now.copy(), snap.meta("dbt_valid_from"), quoted=True),
-            exp.alias_(now.copy(), snap.meta("dbt_updated_at"), quoted=True),
-            exp.alias_(exp.Literal.string("True"), snap.meta("dbt_is_deleted"), quoted=True),
-            exp.alias_(exp.Literal.number(1), NEW, quoted=True),
-            exp.alias_(exp.cast(exp.null(), "TIMESTAMP"), OLD_TO, quoted=True),
-            exp.alias_(exp.cast(exp.null(), "TIMESTAMP"), CAP, quoted=True),
-            exp.alias_(exp.cast(exp.null(), "TIMESTAMP"), DELETED_AT, quoted=True),
-        )
+        _new_version(snap, now, deleted=True)
         .from_("__lw_stored")
         .where(
             exp.and_(

@@ -5,20 +5,18 @@ orders model joined ``FOR SYSTEM_TIME AS OF`` its order time, late orders includ
 from __future__ import annotations
 
 import datetime as dt
-import itertools
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from lakewide.executor import run_models
-from tests.integration.conftest import ProjectRun
+from tests.integration.conftest import ModelRun, ProjectRun
 from tests.oracle.scd2 import RunTime, Scd2
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
-_counter = itertools.count(1)
 CUSTOMERS = "customer_id INT, name STRING, tier STRING, updated_at TIMESTAMP"
 ORDERS = "order_id INT, customer_id INT, order_ts TIMESTAMP"
 COLUMNS = ("customer_id", "name", "tier", "updated_at")
@@ -40,22 +38,20 @@ def day(month: int, d: int) -> dt.datetime:
 class Dimension:
     """A project with a customers source, its snapshot model and the orders model."""
 
-    run: ProjectRun
+    model: ModelRun
     oracle: Scd2
     windows: list[tuple[dt.datetime, dt.datetime]] = field(default_factory=list)
     expected: list[tuple] = field(default_factory=list)  # orders as the oracle joins them
 
+    @property
+    def run(self) -> ProjectRun:
+        return self.model.run
+
     def sql(self, text: str) -> None:
         self.run.sql(text)
 
-    def write(self, table: str, schema: str, rows: list[tuple]) -> None:
-        name = f"lw.{self.run.seed_schema}.{table}"
-        frame = self.run.spark.createDataFrame(rows, schema).coalesce(1)
-        if self.run.spark.catalog.tableExists(name):
-            if rows:
-                frame.writeTo(name).append()
-        else:
-            frame.writeTo(name).using("iceberg").create()
+    def write(self, table: str, rows: list[tuple]) -> None:
+        self.model.write(table, rows)
 
     def customers(self) -> list[dict[str, Any]]:
         frame = self.run.spark.table(f"lw.{self.run.seed_schema}.customers")
@@ -64,7 +60,7 @@ class Dimension:
     def step(self, *, full: bool, appended: list[tuple] | None = None, orders: list | None = None):
         """Run every model; tell the oracle what the snapshot read (``appended`` rows, or the
         whole input when ``full``)."""
-        self.write("orders", ORDERS, orders or [])
+        self.write("orders", orders or [])
         started = dt.datetime.now()
         results = self.run.run()
         self.windows.append((started, dt.datetime.now()))
@@ -102,46 +98,29 @@ class Dimension:
         return sorted(self.expected)
 
 
-def dimension(tmp_path: Path, spark: Any, warehouse: Path, snapshot_config: str, oracle: Scd2):
-    n = next(_counter)
-    namespace, seed_schema = f"snap{n}_analytics", f"snap{n}_src"
-    root = tmp_path / f"snap{n}"
-    (root / "models").mkdir(parents=True)
-    (root / "pyproject.toml").write_text(
-        '[project]\nname = "t"\n\n[tool.lakewide]\nprofile = "t"\n'
-    )
-    (root / "profiles.yml").write_text(
-        "t:\n  target: test\n  outputs:\n    test:\n      catalog: lw\n"
-        f"      catalog_type: hadoop\n      warehouse: {warehouse}\n      namespace: {namespace}\n"
-    )
-    (root / "models" / "sources.yml").write_text(
-        f"sources:\n  - name: src\n    schema: {seed_schema}\n    tables:\n"
-        "      - name: customers\n      - name: orders\n"
-    )
-    (root / "models" / "customers_snapshot.sql").write_text(
+def dimension(model_run: Callable[..., ModelRun], snapshot_config: str, oracle: Scd2) -> Dimension:
+    """Model ``m``, the orders, over sources ``customers`` and ``orders`` and the snapshot."""
+    m = model_run(ORDERS_MODEL, {"customers": CUSTOMERS, "orders": ORDERS})
+    (m.run.root / "models" / "customers_snapshot.sql").write_text(
         f"{{{{ config(materialized='snapshot', unique_key='customer_id', {snapshot_config}) }}}}\n"
         "SELECT customer_id, name, tier, updated_at FROM {{ source('src', 'customers') }}\n"
     )
-    (root / "models" / "orders_wide.sql").write_text(ORDERS_MODEL)
-    return Dimension(ProjectRun(root, spark, namespace, seed_schema), oracle)
+    return Dimension(m, oracle)
 
 
 @pytest.mark.parametrize("hard_deletes", ["invalidate", "new_record"])
 def test_timestamp_snapshot_of_an_updated_dimension(
-    tmp_path: Path, spark: Any, warehouse: Path, hard_deletes: str
+    model_run: Callable[..., ModelRun], hard_deletes: str
 ) -> None:
     oracle = Scd2("customer_id", "timestamp", "updated_at", hard_deletes=hard_deletes)
     d = dimension(
-        tmp_path,
-        spark,
-        warehouse,
+        model_run,
         f"strategy='timestamp', updated_at='updated_at', hard_deletes='{hard_deletes}'",
         oracle,
     )
     cust = f"lw.{d.run.seed_schema}.customers"
     d.write(
         "customers",
-        CUSTOMERS,
         [
             (1, "ann", "silver", day(1, 1)),
             (2, "bob", "gold", day(1, 1)),
@@ -167,25 +146,23 @@ def test_timestamp_snapshot_of_an_updated_dimension(
     results = d.step(full=True)
     assert results["customers_snapshot"].statements == 0 and d.history() == before
     # customer 3 comes back with a new row; customer 2 changes
-    d.write("customers", CUSTOMERS, [(3, "cy", "gold", day(4, 1))])
+    d.write("customers", [(3, "cy", "gold", day(4, 1))])
     d.sql(
         f"UPDATE {cust} SET tier = 'silver', updated_at = TIMESTAMP '2024-03-15' WHERE customer_id = 2"
     )
     d.step(full=True, orders=[(105, 3, day(4, 2)), (106, 2, day(3, 20)), (107, 2, day(3, 10))])
     assert d.history() == oracle.rows()
-    assert d.run.rows("orders_wide") == d.expected_orders()
-    tiers = {r[0]: r[3] for r in d.run.rows("orders_wide")}
+    assert d.run.rows("m") == d.expected_orders()
+    tiers = {r[0]: r[3] for r in d.run.rows("m")}
     assert tiers[103] == "silver" and tiers[102] == "gold"  # the late order: its own time
 
 
 def test_appended_change_feed_with_late_versions_and_check_strategy(
-    tmp_path: Path, spark: Any, warehouse: Path
+    model_run: Callable[..., ModelRun],
 ) -> None:
     oracle = Scd2("customer_id", "check", "updated_at", check_cols=["tier"])
     d = dimension(
-        tmp_path,
-        spark,
-        warehouse,
+        model_run,
         "strategy='check', check_cols=['tier'], updated_at='updated_at'",
         oracle,
     )
@@ -206,14 +183,14 @@ def test_appended_change_feed_with_late_versions_and_check_strategy(
         [(104, 1, day(2, 1)), (105, 2, day(1, 2)), (106, 1, day(3, 1))],
     ]
     for n, (batch, order_batch) in enumerate(zip(batches, orders)):
-        d.write("customers", CUSTOMERS, batch)
+        d.write("customers", batch)
         results = d.step(full=n == 0, appended=batch, orders=order_batch)
         if n:
             assert results["customers_snapshot"].ranges[0]["mode"] == "incremental"
         assert d.history() == oracle.rows(), n
-    assert d.run.rows("orders_wide") == d.expected_orders()
+    assert d.run.rows("m") == d.expected_orders()
     # order 103 (Jan 20) was joined before the late Jan 15 version arrived: it keeps 'silver'
-    assert {r[0]: r[3] for r in d.run.rows("orders_wide")}[103] == "silver"
+    assert {r[0]: r[3] for r in d.run.rows("m")}[103] == "silver"
     # --full-refresh keeps the snapshot's history and re-derives the orders from it
     before = d.history()
     results = d.run.run(full_refresh=True)
@@ -222,7 +199,7 @@ def test_appended_change_feed_with_late_versions_and_check_strategy(
     for order_id, customer, ts, _ in d.expected:
         version = oracle.valid_at(customer, ts)
         rejoined.append((order_id, customer, ts, None if version is None else version["tier"]))
-    assert d.run.rows("orders_wide") == sorted(rejoined)
+    assert d.run.rows("m") == sorted(rejoined)
     assert {r[0]: r[3] for r in rejoined}[103] == "gold"
     # an edited snapshot is refused, never rebuilt
     path = d.run.root / "models" / "customers_snapshot.sql"
@@ -234,20 +211,18 @@ def test_appended_change_feed_with_late_versions_and_check_strategy(
 
 
 def test_check_strategy_at_run_time_with_deletion_records(
-    tmp_path: Path, spark: Any, warehouse: Path
+    model_run: Callable[..., ModelRun],
 ) -> None:
     """Without updated_at a version starts at the run that sees it (processing time)."""
     checked = ["name", "tier", "updated_at"]  # check_cols='all': every column but the key
     oracle = Scd2("customer_id", "check", None, check_cols=checked, hard_deletes="new_record")
     d = dimension(
-        tmp_path,
-        spark,
-        warehouse,
+        model_run,
         "strategy='check', check_cols='all', hard_deletes='new_record'",
         oracle,
     )
     cust = f"lw.{d.run.seed_schema}.customers"
-    d.write("customers", CUSTOMERS, [(1, "ann", "silver", None), (2, "bob", "gold", None)])
+    d.write("customers", [(1, "ann", "silver", None), (2, "bob", "gold", None)])
     d.step(full=True)
     d.sql(f"UPDATE {cust} SET tier = 'gold' WHERE customer_id = 1")
     d.sql(f"UPDATE {cust} SET updated_at = TIMESTAMP '2024-05-01' WHERE customer_id = 2")
@@ -255,7 +230,7 @@ def test_check_strategy_at_run_time_with_deletion_records(
     d.sql(f"DELETE FROM {cust} WHERE customer_id = 1")
     d.step(full=True)
     d.step(full=True)  # still deleted: no second deletion record
-    d.write("customers", CUSTOMERS, [(1, "ann", "gold", None)])
+    d.write("customers", [(1, "ann", "gold", None)])
     d.sql(f"UPDATE {cust} SET name = 'bob' WHERE customer_id = 2")  # no change: no version
     d.step(full=True)
     history = d.history()
