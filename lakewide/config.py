@@ -25,6 +25,7 @@ from lakewide.config_engines import (
     PartialUpdateConfig,
 )
 from lakewide.config_keys import ENGINES, KeyTableConfig, TableConfig
+from lakewide.config_snapshot import SNAPSHOT_KEYS, SnapshotConfig
 from lakewide.config_specs import (
     DELETE_POLICIES,
     POLICY_CHOICES,
@@ -48,6 +49,7 @@ __all__ = [
     "ModelConfig",
     "PartialUpdateConfig",
     "SequenceGroup",
+    "SnapshotConfig",
     "TableConfig",
     "parse_model_config",
 ]
@@ -55,6 +57,9 @@ __all__ = [
 
 def _engine_of(value: Any) -> str:
     engine = value.get("merge_engine") if isinstance(value, dict) else value.merge_engine
+    materialized = value.get("materialized") if isinstance(value, dict) else value.materialized
+    if engine is None and materialized == "snapshot":
+        return "snapshot"
     return str(engine) if engine is not None else "table"
 
 
@@ -63,14 +68,18 @@ ModelConfig = Annotated[
     | Annotated[PartialUpdateConfig, Tag("partial_update")]
     | Annotated[AggregationConfig, Tag("aggregation")]
     | Annotated[DeduplicateConfig, Tag("deduplicate")]
-    | Annotated[FirstRowConfig, Tag("first_row")],
+    | Annotated[FirstRowConfig, Tag("first_row")]
+    | Annotated[SnapshotConfig, Tag("snapshot")],
     Discriminator(_engine_of),
 ]
 _ADAPTER: TypeAdapter[ModelConfig] = TypeAdapter(ModelConfig)
 
 _ALIASES = {"schema": "schema_"}
 ACCEPTED_KEYS = sorted(
-    ("schema" if name == "schema_" else name) for name in PartialUpdateConfig.model_fields
+    {
+        "schema" if name == "schema_" else name
+        for name in [*PartialUpdateConfig.model_fields, *SnapshotConfig.model_fields]
+    }
 )
 
 
@@ -117,6 +126,11 @@ def parse_model_config(
             f"invalid value {engine!r}: expected one of {', '.join(ENGINES)}",
             key="merge_engine",
             **where,
+        )
+    misplaced = [k for k in raw if k in SNAPSHOT_KEYS and raw.get("materialized") != "snapshot"]
+    if misplaced:
+        raise ConfigError(
+            f"{misplaced[0]} applies to materialized='snapshot' models", key=misplaced[0], **where
         )
     data = {_ALIASES.get(k, k): v for k, v in raw.items()}
     try:

@@ -34,7 +34,7 @@ from lakewide.durations import normalized
 
 MergeEngine = Literal["partial_update", "aggregation", "deduplicate", "first_row"]
 ENGINES = ("partial_update", "aggregation", "deduplicate", "first_row")
-Materialized = Literal["view", "table", "incremental", "primary_key"]
+Materialized = Literal["view", "table", "incremental", "primary_key", "snapshot"]
 WriteMode = Literal["copy-on-write", "merge-on-read"]
 
 
@@ -208,7 +208,7 @@ class KeyTableConfig(_Keys):
             )
         if self.retention is not None:
             retention_granularity(self.retention, self.partition_by)
-        if self.materialized in ("view", "table", "incremental"):
+        if self.materialized in ("view", "table", "incremental", "snapshot"):
             raise RuleError(
                 "materialized",
                 f"materialized='{self.materialized}' conflicts with "

@@ -19,6 +19,7 @@ from lakewide.metadata import CorruptMetadataError
 from lakewide.nodes import ModelNode, Relation
 from lakewide.offsets import DEFINITION, OFFSETS, VERSION, TableMeta, last_offsets, table_offsets
 from lakewide.scheduler import schedule
+from lakewide.snapshot_run import SnapshotRun
 from lakewide.spark.adapter import SparkAdapter
 from lakewide.upstream import compile_in
 
@@ -87,7 +88,8 @@ def _run_one(
         result.statements = 1
         return result
     adapter.ensure_namespace(node.relation)
-    run = KeyTableRun(adapter, manifest, compiled, run_id, before_commit=leases.check)
+    runs = SnapshotRun if compiled.kind == "snapshot" else KeyTableRun
+    run = runs(adapter, manifest, compiled, run_id, before_commit=leases.check)
     if compiled.kind == "table":
         # skipped when the upstream snapshots are those of the last build and the model's
         # definition is the one that build stored

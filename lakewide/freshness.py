@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from lakewide.compiler.rewrite import driving_table
-from lakewide.compiler.wide_model import analyze
 from lakewide.definition import definition_changed, refuse_changed_models
 from lakewide.manifest import Manifest
 from lakewide.metadata import CorruptMetadataError, MetadataReader, metadata_reader
@@ -16,7 +14,7 @@ from lakewide.offsets import (
     rewrites_only,
     table_offsets,
 )
-from lakewide.upstream import upstream_relations
+from lakewide.upstream import branch_drivers, upstream_relations
 
 
 class _Metas:
@@ -64,7 +62,7 @@ def _fresh(manifest: Manifest, name: str, metas: _Metas) -> bool:
             and set(offsets) == set(expected)
             and _caught_up(offsets, expected, upstream_metas)
         )
-    drivers = [(b.index, driving_table(b.select)) for b in analyze(node).branches]
+    drivers = branch_drivers(node)
     if any(driver is None or driver not in current for _, driver in drivers):
         return False
     return _caught_up(offsets, branch_offsets(drivers, current), upstream_metas)

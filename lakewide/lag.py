@@ -16,8 +16,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from lakewide.compiler.rewrite import driving_table
-from lakewide.compiler.wide_model import analyze
 from lakewide.durations import parse_duration
 from lakewide.manifest import Manifest
 from lakewide.nodes import ModelNode, Relation
@@ -29,7 +27,7 @@ from lakewide.offsets import (
     offset_key,
     offset_relation,
 )
-from lakewide.upstream import upstream_relations
+from lakewide.upstream import branch_drivers, upstream_relations
 
 MetaOf = Callable[[Relation], "TableMeta | None"]
 
@@ -84,11 +82,10 @@ def _offset_keys(node: ModelNode, upstream: dict[str, Relation]) -> list[str] | 
     if node.config.kind == "table":
         return [offset_key(WHOLE_MODEL, key) for key in upstream]
     keys = []
-    for branch in analyze(node).branches:
-        driver = driving_table(branch.select)
+    for branch, driver in branch_drivers(node):
         if driver is None or driver not in upstream:
             return None
-        keys.append(offset_key(branch.index, driver))
+        keys.append(offset_key(branch, driver))
     return keys
 
 

@@ -6,7 +6,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lakewide.config import parse_model_config
+from lakewide.compiler.rewrite import relation_key
+from lakewide.config import SnapshotConfig, parse_model_config
 from lakewide.data_tests import DataTest, by_name, collect_generic_tests, load_singular_tests
 from lakewide.errors import ConfigError
 from lakewide.model_properties import ModelProperties, load_model_properties
@@ -120,6 +121,13 @@ def load_manifest(
                 path=project.relative(node.path),
                 model=node.name,
             )
+    snapshots = {
+        relation_key(n.relation): n.config.temporal_columns()
+        for n in models.values()
+        if isinstance(n.config, SnapshotConfig)
+    }
+    for node in models.values():
+        node.snapshots = snapshots
     properties = load_model_properties(
         yml_files, set(paths), {p: project.relative(p) for p in yml_files}
     )

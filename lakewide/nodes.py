@@ -52,6 +52,9 @@ class ModelNode:
     refs: list[str] = field(default_factory=list)
     sources: list[tuple[str, str]] = field(default_factory=list)
     config_line: int | None = None
+    # relation key -> (valid_from, valid_to, is_deleted or None) of the project's snapshot
+    # models: what a temporal join (FOR SYSTEM_TIME AS OF) reads
+    snapshots: dict[str, tuple[str, str, str | None]] = field(default_factory=dict)
 
     @property
     def tags(self) -> list[str]:

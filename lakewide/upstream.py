@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from lakewide.compiler import CompiledModel, PlanContext, compile_model
 from lakewide.compiler.build_changes import produces_changelog as _produces
-from lakewide.compiler.rewrite import relation_key
+from lakewide.compiler.rewrite import driving_table, relation_key
+from lakewide.compiler.snapshot_model import analyze_snapshot
+from lakewide.compiler.wide_model import analyze, parse_model_sql
 from lakewide.manifest import Manifest
 from lakewide.nodes import ModelNode, Relation
 
@@ -14,6 +16,14 @@ def upstream_relations(manifest: Manifest, node: ModelNode) -> dict[str, Relatio
     found = [manifest.sources[s].relation for s in node.sources]
     found += [manifest.models[r].relation for r in node.refs]
     return {relation_key(r): r for r in found if r.catalog}
+
+
+def branch_drivers(node: ModelNode) -> list[tuple[int, str | None]]:
+    """A key table's (or snapshot's) ``(branch, driving relation key)`` pairs, as its offsets
+    vector names them; a snapshot reads one input, as branch 0."""
+    if node.config.kind == "snapshot":
+        return [(0, analyze_snapshot(node, parse_model_sql(node)).driver)]
+    return [(b.index, driving_table(b.select)) for b in analyze(node).branches]
 
 
 def produces_changelog(manifest: Manifest, node: ModelNode) -> bool:

@@ -10,6 +10,7 @@ from sqlglot import exp
 
 from lakewide.commands.context import Options, console, model_named, pass_options, profile_options
 from lakewide.commands.session import with_adapter
+from lakewide.config import SnapshotConfig
 from lakewide.errors import ModelRunError, UsageError
 from lakewide.manifest import Manifest
 from lakewide.nodes import ModelNode
@@ -33,6 +34,8 @@ def show(options: Options, model: str, limit: int) -> None:
         node = manifest.models[model]
         _ensure_showable(manifest, node, adapter)
         order = node.config.primary_key or []
+        if isinstance(node.config, SnapshotConfig):  # each key's versions in time order
+            order = [*node.config.unique_key, node.config.meta("dbt_valid_from")]
         query = exp.select("*").from_(node.relation.table())
         if order:
             query = query.order_by(*(exp.column(c) for c in order))

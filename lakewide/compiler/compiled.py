@@ -22,6 +22,9 @@ from lakewide.compiler.build_merge import (
 from lakewide.compiler.layout import create_table_as, write_ordered_by
 from lakewide.compiler.run_plan import PlanContext, build_run_plans
 from lakewide.compiler.show_plan import plan_files
+from lakewide.compiler.snapshot import bootstrap as snapshot_bootstrap
+from lakewide.compiler.snapshot_model import Snapshot, analyze_snapshot
+from lakewide.compiler.snapshot_plan import SnapshotPlans, build_snapshot_plans, snapshot_files
 from lakewide.compiler.validate import validate
 from lakewide.compiler.wide_model import DIALECT, WideModel, analyze, parse_model_sql
 from lakewide.errors import CompileError
@@ -67,12 +70,15 @@ class CompiledModel:
     model: WideModel | None = None  # key tables: the analyzed model the plans come from
     write_order: exp.Command | None = None  # ALTER TABLE ... WRITE ORDERED BY, after a create
     context: PlanContext = field(default_factory=PlanContext)
+    snapshot: Snapshot | None = None  # snapshot models: the analyzed query
 
     @cached_property
     def plans(self) -> ModelPlans | None:
         """Every plan a run of this table or key table can take (None for views)."""
         if self.kind == "view":
             return None
+        if self.snapshot is not None:
+            return build_snapshot_plans(self.snapshot, self.context, self.write_order)
         return build_run_plans(self, self.context)
 
     # ``compile`` writes neither of the next two: they are built on first use (a run needs them)
@@ -142,6 +148,9 @@ class CompiledModel:
             out["changelog.sql"] = "".join(
                 to_sql(s, copy=False) for s in build_changes.statements(self.model, keys)
             )
+        if self.snapshot is not None:
+            shown = self.plans if plans and isinstance(self.plans, SnapshotPlans) else None
+            out.update(snapshot_files(self.snapshot, to_sql, shown))
         out.update(shown_plans)
         return out
 
@@ -176,6 +185,16 @@ def compile_model(node: ModelNode, context: PlanContext | None = None) -> Compil
         if not node.relation.catalog:
             view.set("properties", exp.Properties(expressions=[exp.TemporaryProperty()]))
         return CompiledModel(node, kind, view)
+    if kind == "snapshot":
+        snap = analyze_snapshot(node, _query(node))
+        return CompiledModel(
+            node,
+            kind,
+            snapshot_bootstrap(snap, snap.query),
+            write_order=write_ordered_by(node),
+            context=context,
+            snapshot=snap,
+        )
     if kind in ("table", "incremental"):
         if kind == "incremental":
             raise CompileError(

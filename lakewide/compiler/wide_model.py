@@ -13,6 +13,7 @@ from lakewide.compiler.aggregates import REGISTRY, Aggregate
 from lakewide.compiler.column_aggregates import ColumnAggregate, column_aggregate, default_aggregate
 from lakewide.compiler.owned_columns import model_columns, owned_columns
 from lakewide.compiler.split_union import Where, split_union
+from lakewide.compiler.temporal_join import rewrite_temporal_joins
 from lakewide.compiler.trees import copy_without
 from lakewide.compiler.versions import Versions, resolve
 from lakewide.config import KeyTableConfig, SequenceGroup
@@ -168,7 +169,7 @@ def parse_model_sql(node: ModelNode) -> exp.Expr:
             path=node.path,
             model=node.name,
         )
-    return statements[0]
+    return rewrite_temporal_joins(statements[0], node.snapshots, node)
 
 
 def _branch_name(select: exp.Select, index: int) -> str:

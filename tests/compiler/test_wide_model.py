@@ -89,7 +89,7 @@ def test_the_delete_policy_is_resolved() -> None:
 def test_rules_read_the_analyzed_model_not_the_config(module: str) -> None:
     """Only the analysis (and the table layout, the top-level dispatch and the project-level
     changelog decision) reads a node's config; every other rule reads the WideModel."""
-    readers = {"wide_model.py", "layout.py", "compiled.py", "build_changes.py"}
+    readers = {"wide_model.py", "layout.py", "compiled.py", "build_changes.py", "snapshot_model.py"}
     text = (COMPILER / module).read_text(encoding="utf-8")
     if module not in readers:
         assert not re.search(r"(?<!lakewide)\.config\b", text), module
