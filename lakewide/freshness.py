@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from lakewide.compiler.delta_join import delta_joins
 from lakewide.compiler.rewrite import driving_table
 from lakewide.compiler.wide_model import analyze
 from lakewide.definition import definition_changed, refuse_changed_models
@@ -51,7 +52,9 @@ def _fresh(manifest: Manifest, name: str, metas: _Metas) -> bool:
     if node.config.kind == "table":
         # key tables built from another definition were refused before; tables are rebuilt
         return not definition_changed(node, meta) and offsets == table_offsets(current)
-    drivers = [(b.index, driving_table(b.select)) for b in analyze(node).branches]
+    model = analyze(node)
+    drivers = [(b.index, driving_table(b.select)) for b in model.branches]
+    drivers += [(j.branch.index, j.table) for j in delta_joins(model)]  # dimensions, too
     if any(driver is None or driver not in current for _, driver in drivers):
         return False
     return all(

@@ -1,0 +1,128 @@
+"""Rule: the statements of a ``delta`` join (incremental view maintenance of a join).
+
+When the dimension changed since the branch's stored dimension offset, a run
+
+1. collects the changed join-key values (``changed_keys``: old and new images of the
+   dimension's changes; ``fact_keys``: every join value of the fact side, when the changes
+   cannot be read and everything is derived again);
+2. finds the model keys of the fact rows joined to them, reads *every* fact row of those keys
+   at the driving table's pinned snapshot and folds the branch over them with the engine's
+   rule (``rederive_batch``): exactly what a rebuild computes for the dimension-fed columns,
+   which this branch alone owns (``delta_join``), NULL where the dimension row went;
+3. replaces those columns (and their stored versions) of the matched keys
+   (``rederive_merge``); nothing else of the row changes.
+
+Recomputing the whole fold of the affected keys, never re-applying rows, keeps every engine's
+result exact, sums included.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sqlglot import exp
+
+from lakewide.compiler.build_merge import build_batch, merge_source
+from lakewide.compiler.delta_join import DeltaJoin
+from lakewide.compiler.fold_rows import S, T
+from lakewide.compiler.rewrite import replace_tables
+from lakewide.compiler.wide_model import Branch, WideModel
+
+
+def keys_view(join: DeltaJoin, number: int) -> str:
+    """The temporary view of the changed join-key values of delta join ``number``."""
+    return f"__lw_dkeys_{join.branch.index + 1}_{number}"
+
+
+def changes_view(join: DeltaJoin, number: int) -> str:
+    """The temporary view of the dimension's changed rows read for delta join ``number``."""
+    return f"__lw_dchanges_{join.branch.index + 1}_{number}"
+
+
+def batch_view(join: DeltaJoin, number: int) -> str:
+    """The staged re-derived batch of delta join ``number``."""
+    return f"__lw_rederived_{join.branch.index + 1}_{number}"
+
+
+def changed_keys(join: DeltaJoin, changes: str) -> exp.Select:
+    """The distinct dimension key values among the changed rows (every image they carry)."""
+    return exp.select(*(exp.column(k) for k in join.keys)).from_(changes).distinct()
+
+
+def fact_keys(join: DeltaJoin, driver_view: str) -> exp.Select:
+    """Every join value of the driving table (the fallback: derive every fact row again)."""
+    return (
+        exp.select(*(exp.alias_(f.copy(), k) for f, k in zip(join.fact, join.keys)))
+        .from_(exp.table_(driver_view, alias=join.driver_alias))
+        .distinct()
+    )
+
+
+def _tuple(columns: Sequence[exp.Expr]) -> exp.Expr:
+    return columns[0] if len(columns) == 1 else exp.Tuple(expressions=columns)
+
+
+def _columns(model: WideModel, join: DeltaJoin) -> list[str]:
+    wanted = {*model.primary_key, *model.sequence, *join.columns}
+    return [c for c in model.stored if c in wanted]
+
+
+def rederive_batch(
+    model: WideModel, join: DeltaJoin, views: dict[str, str], keys: str
+) -> exp.Select:
+    """Every fact row of the model keys joined to a changed key, folded per key.
+
+    ``views``: relation key -> the view to read it through (the pinned snapshots).
+    """
+    branch = join.branch
+    key_columns = [exp.column(k) for k in model.primary_key]
+    hit = exp.In(
+        this=_tuple([f.copy() for f in join.fact]),
+        query=exp.select(*(exp.column(k) for k in join.keys)).from_(keys).subquery(),
+    )
+    affected = branch.projected(model.primary_key).where(hit, copy=False)
+    rows = (
+        exp.select(exp.Star())
+        .from_(branch.projected(_columns(model, join)).subquery("r", copy=False), copy=False)
+        .where(
+            exp.In(
+                this=_tuple(key_columns),
+                query=exp.select(*(k.copy() for k in key_columns))
+                .from_(affected.subquery("a", copy=False), copy=False)
+                .subquery(),
+            ),
+            copy=False,
+        )
+    )
+    derived = Branch(
+        branch.index,
+        branch.name,
+        replace_tables(rows, views),
+        {c: exp.column(c) for c in _columns(model, join)},
+    )
+    return build_batch(model, derived)
+
+
+def rederive_merge(model: WideModel, join: DeltaJoin, batch: str) -> exp.Merge:
+    """Replace the dimension-fed columns (and their versions) of the re-derived keys."""
+    sets = []
+    for column in join.columns:
+        version = model.versions.of(column)
+        for name in (column, *([version] if version else [])):
+            sets.append(
+                exp.EQ(this=exp.column(name, table=T), expression=exp.column(name, table=S))
+            )
+    on = exp.and_(
+        *(
+            exp.EQ(this=exp.column(k, table=T), expression=exp.column(k, table=S))
+            for k in model.primary_key
+        )
+    )
+    return exp.Merge(
+        this=model.node.relation.table(alias=T),
+        using=merge_source(model, batch),
+        on=on,
+        whens=exp.Whens(
+            expressions=[exp.When(matched=True, source=False, then=exp.Update(expressions=sets))]
+        ),
+    )
