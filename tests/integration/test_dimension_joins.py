@@ -8,6 +8,8 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from tests.integration.conftest import ModelRun
 from tests.oracle.dimension_joins import Fact, expected
@@ -111,3 +113,47 @@ def test_a_tier_change_reaches_exactly_that_customers_orders(
         rows = m.run.rows("m")
         m.last = m.run.run(full_refresh=True)["m"]
         assert m.run.rows("m") == rows
+
+
+# ---------------------------------------------------------------- property: delta == rebuild
+
+FACTS = st.lists(
+    st.tuples(
+        st.integers(0, 5),  # order_id
+        st.integers(0, 4),  # customer_id
+        st.one_of(st.none(), st.integers(0, 9)),  # amount
+        st.integers(0, 5),  # ts: late records and ties across runs
+    ).map(lambda t: (t[0], t[1], t[2], t[3])),
+    max_size=6,
+)
+CHANGES = st.lists(
+    st.tuples(st.integers(0, 4), st.one_of(st.none(), st.integers(1, 3))), max_size=3
+)  # (customer, None: delete | points)
+
+
+@settings(
+    max_examples=3,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    engine=st.sampled_from(["partial_update", "aggregation"]),
+    first=FACTS,
+    runs=st.lists(st.tuples(FACTS, CHANGES), min_size=1, max_size=3),
+)
+def test_delta_equals_the_oracle_whatever_the_changes_and_run_split(
+    model_run: Callable[..., ModelRun], engine: str, first: list[Fact], runs: list[Any]
+) -> None:
+    m = model_run(MODELS[engine].replace("SEMANTICS", "delta"), SCHEMAS)
+    s = Scenario(m, engine)
+    s.customers([(c, f"t{c}", c) for c in range(3)])
+    m.write("orders", [])  # the table exists (and has a snapshot) from the first run on
+    assert s.step(first) == expected(s.runs, "delta", engine)
+    for facts, changes in runs:
+        for customer, points in changes:
+            if customer in s.dimension:
+                s.sql(f"DELETE FROM {{src}}.customers WHERE customer_id = {customer}")
+                del s.dimension[customer]
+            if points is not None:
+                s.customers([(customer, f"t{points}", points)])
+        assert s.step(facts) == expected(s.runs, "delta", engine)
