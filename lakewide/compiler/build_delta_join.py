@@ -22,10 +22,10 @@ from collections.abc import Sequence
 
 from sqlglot import exp
 
-from lakewide.compiler.build_merge import build_batch, merge_source
+from lakewide.compiler.build_merge import build_batch, keys_match, merge_source
 from lakewide.compiler.delta_join import DeltaJoin
 from lakewide.compiler.fold_rows import S, T
-from lakewide.compiler.rewrite import replace_tables
+from lakewide.compiler.rewrite import driving_table, replace_tables
 from lakewide.compiler.wide_model import Branch, WideModel
 
 
@@ -67,38 +67,50 @@ def _columns(model: WideModel, join: DeltaJoin) -> list[str]:
     return [c for c in model.stored if c in wanted]
 
 
-def rederive_batch(
-    model: WideModel, join: DeltaJoin, views: dict[str, str], keys: str
-) -> exp.Select:
-    """Every fact row of the model keys joined to a changed key, folded per key.
+def facts_view(join: DeltaJoin, number: int) -> str:
+    """The temporary view of the fact rows derived again for delta join ``number``."""
+    return f"__lw_dfacts_{join.branch.index + 1}_{number}"
 
-    ``views``: relation key -> the view to read it through (the pinned snapshots).
-    """
-    branch = join.branch
-    key_columns = [exp.column(k) for k in model.primary_key]
+
+def rederived_facts(model: WideModel, join: DeltaJoin, driver: str, keys: str) -> exp.Select:
+    """Every row of the driving table (read through view ``driver``) whose model key has a
+    row joined to a changed key: the filter is on the driving table alone, before any join."""
+    branch, alias = join.branch, join.driver_alias
+    key_values = [branch.owned[k] for k in model.primary_key]
     hit = exp.In(
         this=_tuple([f.copy() for f in join.fact]),
         query=exp.select(*(exp.column(k) for k in join.keys)).from_(keys).subquery(),
     )
-    affected = branch.projected(model.primary_key).where(hit, copy=False)
-    rows = (
-        exp.select(exp.Star())
-        .from_(branch.projected(_columns(model, join)).subquery("r", copy=False), copy=False)
+    affected = (
+        exp.select(*(v.copy() for v in key_values))
+        .from_(exp.table_(driver, alias=alias))
+        .where(hit, copy=False)
+    )
+    return (
+        exp.select(exp.Column(this=exp.Star(), table=exp.to_identifier(alias)))
+        .from_(exp.table_(driver, alias=alias))
         .where(
-            exp.In(
-                this=_tuple(key_columns),
-                query=exp.select(*(k.copy() for k in key_columns))
-                .from_(affected.subquery("a", copy=False), copy=False)
-                .subquery(),
-            ),
+            exp.In(this=_tuple([v.copy() for v in key_values]), query=affected.subquery()),
             copy=False,
         )
     )
+
+
+def rederive_batch(
+    model: WideModel, join: DeltaJoin, views: dict[str, str], facts: str
+) -> exp.Select:
+    """The branch over the fact rows of view ``facts`` (``rederived_facts``), folded per key.
+
+    ``views``: relation key -> the view to read it through (the pinned snapshots).
+    """
+    branch = join.branch
+    driver = driving_table(branch.select)
+    assert driver is not None
     derived = Branch(
         branch.index,
         branch.name,
-        replace_tables(rows, views),
-        {c: exp.column(c) for c in _columns(model, join)},
+        replace_tables(branch.select, {**views, driver: facts}),
+        {c: branch.owned[c] for c in _columns(model, join)},
     )
     return build_batch(model, derived)
 
@@ -112,16 +124,10 @@ def rederive_merge(model: WideModel, join: DeltaJoin, batch: str) -> exp.Merge:
             sets.append(
                 exp.EQ(this=exp.column(name, table=T), expression=exp.column(name, table=S))
             )
-    on = exp.and_(
-        *(
-            exp.EQ(this=exp.column(k, table=T), expression=exp.column(k, table=S))
-            for k in model.primary_key
-        )
-    )
     return exp.Merge(
         this=model.node.relation.table(alias=T),
         using=merge_source(model, batch),
-        on=on,
+        on=keys_match(model),
         whens=exp.Whens(
             expressions=[exp.When(matched=True, source=False, then=exp.Update(expressions=sets))]
         ),

@@ -65,10 +65,9 @@ def _matches(name: str, table: exp.Table) -> bool:
 def delta_joins(model: WideModel) -> list[DeltaJoin]:
     """The model's ``delta`` joins, in branch order; every name in ``joins`` must name a
     relation some branch joins (``lookup`` entries only document today's behaviour)."""
-    declared: dict[str, str] = dict(getattr(model.node.config, "joins", {}) or {})
     found: list[DeltaJoin] = []
     joined = [(b, j, t) for b in model.branches for j, t in _joined(b)]
-    for name, semantics in declared.items():
+    for name, semantics in model.joins.items():
         matching = [(b, j, t) for b, j, t in joined if _matches(name, t)]
         if not matching:
             names = sorted({_qualifier(t) for _, _, t in joined} | {t.name for _, _, t in joined})
@@ -131,6 +130,15 @@ def _delta(
             key,
         )
     fact, keys = _equalities(model, where, key, join, alias, driver_alias)
+    for column in model.primary_key:
+        qualifiers = {c.table.lower() for c in branch.owned[column].find_all(exp.Column)}
+        if not qualifiers <= {driver_alias}:
+            raise _error(
+                model,
+                f"{where}: a delta join needs the primary key from the driving table alone; "
+                f"'{column}' reads {', '.join(sorted(qualifiers - {driver_alias}))}",
+                key,
+            )
     columns = _checked_columns(model, branch, where, key, join, alias)
     return DeltaJoin(
         branch, name, table_key(table), alias, driver_alias, fact, keys, tuple(columns)

@@ -23,9 +23,11 @@ from lakewide.compiler.build_delta_join import (
     changed_keys,
     changes_view,
     fact_keys,
+    facts_view,
     keys_view,
     rederive_batch,
     rederive_merge,
+    rederived_facts,
 )
 from lakewide.compiler.build_merge import (
     COMBINED_VIEW,
@@ -295,10 +297,12 @@ class _Builder:
             "full": [p.Run(temporary_view(keys, fact_keys(join, self.pinned[driver])))],
         }
         marker = {PRODUCES: "lookup"} if self.context.produces else {}
+        facts = facts_view(join, number)
         rederive: list[p.Step] = [
+            p.Run(temporary_view(facts, rederived_facts(model, join, self.pinned[driver], keys))),
             p.Stage(
                 batch,
-                rederive_batch(model, join, self.pinned, keys),
+                rederive_batch(model, join, self.pinned, facts),
                 "rederived",
                 checkpoint="before-stage",
             ),

@@ -69,7 +69,16 @@ REFUSED = {
         "outside the SELECT list",
     ),
     "unqualified column": (ORDERS.replace("o.amount", "amount"), {}, "qualify amount"),
-    "feeds the key": (ORDERS.replace("o.id", "c.customer_id AS id"), {}, "primary_key"),
+    "key from the dimension": (
+        ORDERS.replace("o.id", "c.customer_id AS id"),
+        {},
+        "primary key from the driving table",
+    ),
+    "feeds the sequence": (
+        ORDERS.replace("o.ts", "c.version AS ts"),
+        {},
+        "primary_key/sequence_field",
+    ),
     "feeds nothing": (ORDERS.replace("c.tier", "o.tier"), {}, "feeds no column"),
     "column shared with another source": (
         ORDERS + " UNION ALL SELECT n.id, NULL, n.tier, n.ts FROM lw.ods.notes AS n",
