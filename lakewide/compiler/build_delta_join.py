@@ -28,6 +28,8 @@ from lakewide.compiler.fold_rows import S, T
 from lakewide.compiler.rewrite import driving_table, replace_tables
 from lakewide.compiler.wide_model import Branch, WideModel
 
+SMALL = "__lw_small"  # alias of the broadcast side of a semi join
+
 
 def keys_view(join: DeltaJoin, number: int) -> str:
     """The temporary view of the changed join-key values of delta join ``number``."""
@@ -49,15 +51,6 @@ def changed_keys(join: DeltaJoin, changes: str) -> exp.Select:
     return exp.select(*(exp.column(k) for k in join.keys)).from_(changes).distinct()
 
 
-def fact_keys(join: DeltaJoin, driver_view: str) -> exp.Select:
-    """Every join value of the driving table (the fallback: derive every fact row again)."""
-    return (
-        exp.select(*(exp.alias_(f.copy(), k) for f, k in zip(join.fact, join.keys)))
-        .from_(exp.table_(driver_view, alias=join.driver_alias))
-        .distinct()
-    )
-
-
 def _tuple(columns: Sequence[exp.Expr]) -> exp.Expr:
     return columns[0] if len(columns) == 1 else exp.Tuple(expressions=columns)
 
@@ -72,28 +65,36 @@ def facts_view(join: DeltaJoin, number: int) -> str:
     return f"__lw_dfacts_{join.branch.index + 1}_{number}"
 
 
-def rederived_facts(model: WideModel, join: DeltaJoin, driver: str, keys: str) -> exp.Select:
-    """Every row of the driving table (read through view ``driver``) whose model key has a
-    row joined to a changed key: the filter is on the driving table alone, before any join."""
-    branch, alias = join.branch, join.driver_alias
-    key_values = [branch.owned[k] for k in model.primary_key]
-    hit = exp.In(
-        this=_tuple([f.copy() for f in join.fact]),
-        query=exp.select(*(exp.column(k) for k in join.keys)).from_(keys).subquery(),
-    )
-    affected = (
-        exp.select(*(v.copy() for v in key_values))
-        .from_(exp.table_(driver, alias=alias))
-        .where(hit, copy=False)
+def _semi_join(
+    driver: str, alias: str, left: list[exp.Expr], right: exp.Expr, names: list[str]
+) -> exp.Select:
+    """``SELECT <alias>.* FROM driver AS alias LEFT SEMI JOIN right ON left = right.names``,
+    the small right side broadcast (planning-time broadcasts are off: the MERGE pruning
+    settings, ``lakewide.spark.runtime``)."""
+    on = exp.and_(
+        *(exp.EQ(this=v.copy(), expression=exp.column(n, table=SMALL)) for v, n in zip(left, names))
     )
     return (
         exp.select(exp.Column(this=exp.Star(), table=exp.to_identifier(alias)))
         .from_(exp.table_(driver, alias=alias))
-        .where(
-            exp.In(this=_tuple([v.copy() for v in key_values]), query=affected.subquery()),
-            copy=False,
-        )
+        .join(right, on=on, join_type="LEFT SEMI")
+        .hint(exp.Anonymous(this="BROADCAST", expressions=[exp.to_identifier(SMALL)]))
     )
+
+
+def rederived_facts(model: WideModel, join: DeltaJoin, driver: str, keys: str | None) -> exp.Select:
+    """The rows of the driving table (read through view ``driver``) to derive again: those
+    whose model key has a row joined to a changed key of view ``keys`` (every row when None).
+    The filter is on the driving table alone, before any join of the branch."""
+    branch, alias = join.branch, join.driver_alias
+    if keys is None:
+        return exp.select(exp.Star()).from_(exp.table_(driver, alias=alias))
+    key_values = [branch.owned[k] for k in model.primary_key]
+    hit = _semi_join(driver, alias, list(join.fact), exp.table_(keys, alias=SMALL), list(join.keys))
+    affected = hit.select(
+        *(exp.alias_(v.copy(), k) for v, k in zip(key_values, model.primary_key)), append=False
+    ).distinct()
+    return _semi_join(driver, alias, key_values, affected.subquery(SMALL), list(model.primary_key))
 
 
 def rederive_batch(

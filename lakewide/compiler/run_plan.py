@@ -22,7 +22,6 @@ from lakewide.compiler.build_delta_join import (
     batch_view,
     changed_keys,
     changes_view,
-    fact_keys,
     facts_view,
     keys_view,
     rederive_batch,
@@ -290,16 +289,19 @@ class _Builder:
         start = f"dim_start_{b + 1}_{number}"
         changes, keys = changes_view(join, number), keys_view(join, number)
         batch = batch_view(join, number)
-        register = p.Run(temporary_view(keys, changed_keys(join, changes)))
+        facts = facts_view(join, number)
+        fact_rows = self.pinned[driver]
+        register = [
+            p.Run(temporary_view(keys, changed_keys(join, changes))),
+            p.Run(temporary_view(facts, rederived_facts(model, join, fact_rows, keys))),
+        ]
         reads: dict[str, list[p.Step]] = {
-            "incremental": [p.Read(changes, join.table, "appends", at=pin, after=start), register],
-            "changelog": [p.Read(changes, join.table, "changes", at=pin, after=start), register],
-            "full": [p.Run(temporary_view(keys, fact_keys(join, self.pinned[driver])))],
+            "incremental": [p.Read(changes, join.table, "appends", at=pin, after=start), *register],
+            "changelog": [p.Read(changes, join.table, "changes", at=pin, after=start), *register],
+            "full": [p.Run(temporary_view(facts, rederived_facts(model, join, fact_rows, None)))],
         }
         marker = {PRODUCES: "lookup"} if self.context.produces else {}
-        facts = facts_view(join, number)
         rederive: list[p.Step] = [
-            p.Run(temporary_view(facts, rederived_facts(model, join, self.pinned[driver], keys))),
             p.Stage(
                 batch,
                 rederive_batch(model, join, self.pinned, facts),
