@@ -36,6 +36,7 @@ MergeEngine = Literal["partial_update", "aggregation", "deduplicate", "first_row
 ENGINES = ("partial_update", "aggregation", "deduplicate", "first_row")
 Materialized = Literal["view", "table", "incremental", "primary_key", "snapshot"]
 WriteMode = Literal["copy-on-write", "merge-on-read"]
+JoinSemantics = Literal["lookup", "delta"]
 
 
 class _Keys(BaseModel):
@@ -65,6 +66,8 @@ class _Keys(BaseModel):
     maintenance: MaintenanceSpec = MaintenanceSpec()  # lakewide maintain (config_maintenance)
     retention: RetentionSpec | None = None
     ttl: TtlSpec | None = None
+    # joined relation (alias or table name) -> its join semantics (README "Dimension joins")
+    joins: dict[str, JoinSemantics] = {}
     schema_: str | None = None
     alias: str | None = None
     tags: list[str] = []
@@ -106,6 +109,16 @@ class _Keys(BaseModel):
         if isinstance(out.get("sequence_groups"), list):
             out["sequence_groups"] = {g["key"]: g["columns"] for g in out["sequence_groups"]}
         return out
+
+    @field_validator("joins", mode="before")
+    @classmethod
+    def _joins(cls, value: Any) -> Any:
+        if not isinstance(value, dict):
+            raise ValueError(
+                "expected a mapping of joined relation (alias or table name) -> 'lookup' or "
+                "'delta', like {'customers': 'delta'}"
+            )
+        return {str(k): v for k, v in value.items()}
 
     @field_validator("table_properties", mode="before")
     @classmethod

@@ -24,6 +24,7 @@ from lakewide import plan as p
 from lakewide.changelog_producer import covered, missing_changes, range_covered
 from lakewide.compiler import CompiledModel
 from lakewide.definition import definition_digest, refuse_changed_models
+from lakewide.delta_run import delta_offsets, run_delta_joins
 from lakewide.errors import CommitConflict, ModelRunError
 from lakewide.manifest import Manifest
 from lakewide.offsets import (
@@ -178,6 +179,10 @@ class KeyTableRun:
                 "already: another writer wrote them"
             )
 
+    def run_steps(self, steps: list[p.Step], **values: int | None) -> p.Params:
+        """Run plan steps with the run's parameters and ``values``; their results."""
+        return self._run(steps, **values)
+
     def _run(self, steps: list[p.Step], **values: int | None) -> p.Params:
         params = self.steps.run(steps, {**self.params, **values})
         self.outcome.rejected += int(params.pop("rejected", 0) or 0)
@@ -204,7 +209,7 @@ class KeyTableRun:
         self.pin_all()
         self.progress = branch_offsets(
             ((b.index, b.driver) for b in self.plans.branches), self.pinned
-        )
+        ) | delta_offsets(self.plans, self.pinned)
         self.outcome.ranges = [
             SourceRange(
                 b.index,
@@ -269,6 +274,7 @@ class KeyTableRun:
                 continue
             self.progress[branch_read.key] = branch_read.end
             self._merge_alone(branch_read)
+        run_delta_joins(self, consumed)  # after the facts: dimension changes re-derive rows
         return outcome
 
     def complete_changelog(self, meta: TableMeta | None) -> None:

@@ -184,6 +184,25 @@ class BranchPlan:
 
 
 @dataclass(frozen=True)
+class DeltaJoinPlan:
+    """A ``delta`` join of one source branch (``lakewide.compiler.build_delta_join``).
+
+    ``reads``: per read mode of the dimension (``incremental``, ``changelog``, ``full``), the
+    steps registering its changed join keys; ``rederive``: the affected fact keys folded again
+    and their dimension-fed columns replaced (one commit). ``start``/``end`` name the
+    parameters of the dimension's consumed and pinned snapshots.
+    """
+
+    branch: int
+    name: str  # as the model's ``joins`` names it
+    table: str  # the dimension's relation key
+    start: str
+    end: str
+    reads: dict[str, list[Step]]
+    rederive: list[Step]
+
+
+@dataclass(frozen=True)
 class ModelPlans:
     """Every plan a run of a table or key table can take.
 
@@ -205,6 +224,7 @@ class ModelPlans:
     combined: list[Step] | None = None
     recover: list[Step] | None = None
     changelog_table: str | None = None
+    delta_joins: list[DeltaJoinPlan] = field(default_factory=list)
 
 
 def start(branch: int) -> str:

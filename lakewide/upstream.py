@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from lakewide.compiler import CompiledModel, PlanContext, compile_model
 from lakewide.compiler.build_changes import produces_changelog as _produces
+from lakewide.compiler.delta_join import delta_joins
 from lakewide.compiler.rewrite import driving_table, relation_key
 from lakewide.compiler.snapshot_model import analyze_snapshot
 from lakewide.compiler.wide_model import analyze, parse_model_sql
@@ -20,10 +21,13 @@ def upstream_relations(manifest: Manifest, node: ModelNode) -> dict[str, Relatio
 
 def branch_drivers(node: ModelNode) -> list[tuple[int, str | None]]:
     """A key table's (or snapshot's) ``(branch, driving relation key)`` pairs, as its offsets
-    vector names them; a snapshot reads one input, as branch 0."""
+    vector names them: a ``delta`` join's dimension is a driver of its branch too; a snapshot
+    reads one input, as branch 0."""
     if node.config.kind == "snapshot":
         return [(0, analyze_snapshot(node, parse_model_sql(node)).driver)]
-    return [(b.index, driving_table(b.select)) for b in analyze(node).branches]
+    model = analyze(node)
+    drivers = [(b.index, driving_table(b.select)) for b in model.branches]
+    return drivers + [(j.branch.index, j.table) for j in delta_joins(model)]  # dimensions, too
 
 
 def produces_changelog(manifest: Manifest, node: ModelNode) -> bool:

@@ -51,17 +51,21 @@ def merge_source(model: WideModel, view: str) -> exp.Subquery:
     return exp.select(exp.Star()).from_(view).where(keys).subquery(S)
 
 
-def _merge(model: WideModel, view: str, rows: Rows) -> exp.Merge:
-    on = exp.and_(
+def keys_match(model: WideModel) -> exp.Expr:
+    """A MERGE's ON: the target's and the staged row's primary keys are equal."""
+    return exp.and_(
         *(
             exp.EQ(this=exp.column(k, table=T), expression=exp.column(k, table=S))
             for k in model.primary_key
         )
     )
+
+
+def _merge(model: WideModel, view: str, rows: Rows) -> exp.Merge:
     return exp.Merge(
         this=model.node.relation.table(alias=T),
         using=merge_source(model, view),
-        on=on,
+        on=keys_match(model),
         whens=exp.Whens(expressions=whens(rows)),
     )
 

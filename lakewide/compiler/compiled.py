@@ -19,6 +19,7 @@ from lakewide.compiler.build_merge import (
     combined_batch,
     key_bounds,
 )
+from lakewide.compiler.delta_join import DeltaJoin, delta_joins
 from lakewide.compiler.layout import create_table_as, write_ordered_by
 from lakewide.compiler.run_plan import PlanContext, build_run_plans
 from lakewide.compiler.show_plan import plan_files
@@ -71,6 +72,7 @@ class CompiledModel:
     write_order: exp.Command | None = None  # ALTER TABLE ... WRITE ORDERED BY, after a create
     context: PlanContext = field(default_factory=PlanContext)
     snapshot: Snapshot | None = None  # snapshot models: the analyzed query
+    deltas: list[DeltaJoin] = field(default_factory=list)  # the model's ``delta`` joins
 
     @cached_property
     def plans(self) -> ModelPlans | None:
@@ -233,4 +235,5 @@ def compile_model(node: ModelNode, context: PlanContext | None = None) -> Compil
         model=model,
         write_order=write_ordered_by(node),
         context=context,
+        deltas=delta_joins(model),
     )

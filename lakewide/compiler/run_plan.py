@@ -18,16 +18,27 @@ from lakewide import plan as p
 from lakewide.compiler import build_changes
 from lakewide.compiler.build_bootstrap import null_key_count, tagged_branch, union_all
 from lakewide.compiler.build_changelog_read import changelog_merge, refused_deletes, reread_safe
+from lakewide.compiler.build_delta_join import (
+    batch_view,
+    changed_keys,
+    changes_view,
+    facts_view,
+    keys_view,
+    rederive_batch,
+    rederive_merge,
+    rederived_facts,
+)
 from lakewide.compiler.build_merge import (
     COMBINED_VIEW,
     build_combined_batch,
     keys_touched,
     narrow_merge,
 )
+from lakewide.compiler.delta_join import DeltaJoin
 from lakewide.compiler.rewrite import driving_table, relation_key, replace_tables
 from lakewide.compiler.validate import type_probes, typed_aggregates
 from lakewide.compiler.wide_model import Branch, WideModel
-from lakewide.errors import ModelRunError
+from lakewide.errors import CompileError, ModelRunError
 from lakewide.nodes import Relation
 from lakewide.offsets import PRODUCES
 
@@ -259,6 +270,55 @@ class _Builder:
             *self.commit(combined.statement, combined, COMBINED_VIEW),
         ]
 
+    def delta_join(self, join: DeltaJoin, number: int) -> p.DeltaJoinPlan:
+        """Read the dimension's changed keys, fold the fact rows joined to them again and
+        replace the columns the dimension feeds (``build_delta_join``)."""
+        model = self.compiled.model
+        assert model is not None
+        pin = next((r.at for r in self.pins if r.table == join.table), None)
+        driver = driving_table(join.branch.select)
+        if pin is None or driver not in self.pinned:
+            raise CompileError(
+                f"the delta join '{join.name}' needs its dimension and the driving table read "
+                "through ref() or source(), so lakewide can track their snapshots",
+                path=self.node.path,
+                model=self.node.name,
+                key=f"joins.{join.name}",
+            )
+        b = join.branch.index
+        start = f"dim_start_{b + 1}_{number}"
+        changes, keys = changes_view(join, number), keys_view(join, number)
+        batch = batch_view(join, number)
+        facts = facts_view(join, number)
+        fact_rows = self.pinned[driver]
+        register = [
+            p.Run(temporary_view(keys, changed_keys(join, changes))),
+            p.Run(temporary_view(facts, rederived_facts(model, join, fact_rows, keys))),
+        ]
+        reads: dict[str, list[p.Step]] = {
+            "incremental": [p.Read(changes, join.table, "appends", at=pin, after=start), *register],
+            "changelog": [p.Read(changes, join.table, "changes", at=pin, after=start), *register],
+            "full": [p.Run(temporary_view(facts, rederived_facts(model, join, fact_rows, None)))],
+        }
+        marker = {PRODUCES: "lookup"} if self.context.produces else {}
+        rederive: list[p.Step] = [
+            p.Stage(
+                batch,
+                rederive_batch(model, join, self.pinned, facts),
+                "rederived",
+                checkpoint="before-stage",
+            ),
+            p.Commit(
+                self.self_key,
+                rederive_merge(model, join, batch),
+                properties=marker,
+                when="rederived",
+            ),
+        ]
+        if self.context.produces:
+            rederive += self.changes(batch, when="snapshot")
+        return p.DeltaJoinPlan(b, join.name, join.table, start, pin, reads, rederive)
+
     def build(self) -> p.ModelPlans:
         compiled, model = self.compiled, self.compiled.model
         full_refresh = compiled.full_refresh if model is not None else compiled.bootstrap
@@ -280,6 +340,7 @@ class _Builder:
             None if model is None else self.combined(model),
             self.changes(None, when=None) if produces else None,
             self.changelog_key if produces else None,
+            [self.delta_join(j, n + 1) for n, j in enumerate(compiled.deltas)],
         )
 
 

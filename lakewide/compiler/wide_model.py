@@ -106,6 +106,7 @@ class WideModel:
     declared: dict[str, exp.DataType] = field(default_factory=dict)  # types given by CAST
     merge_filter: bool = False
     versions: Versions = field(default_factory=Versions)
+    joins: dict[str, str] = field(default_factory=dict)  # joined relation -> lookup | delta
 
     @property
     def stored(self) -> list[str]:
@@ -279,4 +280,4 @@ def analyze(node: ModelNode) -> WideModel:
         _declared(columns, built),
         config.merge_filter,
     )
-    return dataclasses.replace(model, versions=resolve(model))
+    return dataclasses.replace(model, versions=resolve(model), joins=dict(config.joins))

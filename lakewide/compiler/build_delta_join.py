@@ -1,0 +1,135 @@
+"""Rule: the statements of a ``delta`` join (incremental view maintenance of a join).
+
+When the dimension changed since the branch's stored dimension offset, a run
+
+1. collects the changed join-key values (``changed_keys``: old and new images of the
+   dimension's changes; ``fact_keys``: every join value of the fact side, when the changes
+   cannot be read and everything is derived again);
+2. finds the model keys of the fact rows joined to them, reads *every* fact row of those keys
+   at the driving table's pinned snapshot and folds the branch over them with the engine's
+   rule (``rederive_batch``): exactly what a rebuild computes for the dimension-fed columns,
+   which this branch alone owns (``delta_join``), NULL where the dimension row went;
+3. replaces those columns (and their stored versions) of the matched keys
+   (``rederive_merge``); nothing else of the row changes.
+
+Recomputing the whole fold of the affected keys, never re-applying rows, keeps every engine's
+result exact, sums included.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sqlglot import exp
+
+from lakewide.compiler.build_merge import build_batch, keys_match, merge_source
+from lakewide.compiler.delta_join import DeltaJoin
+from lakewide.compiler.fold_rows import S, T
+from lakewide.compiler.rewrite import driving_table, replace_tables
+from lakewide.compiler.wide_model import Branch, WideModel
+
+SMALL = "__lw_small"  # alias of the broadcast side of a semi join
+
+
+def keys_view(join: DeltaJoin, number: int) -> str:
+    """The temporary view of the changed join-key values of delta join ``number``."""
+    return f"__lw_dkeys_{join.branch.index + 1}_{number}"
+
+
+def changes_view(join: DeltaJoin, number: int) -> str:
+    """The temporary view of the dimension's changed rows read for delta join ``number``."""
+    return f"__lw_dchanges_{join.branch.index + 1}_{number}"
+
+
+def batch_view(join: DeltaJoin, number: int) -> str:
+    """The staged re-derived batch of delta join ``number``."""
+    return f"__lw_rederived_{join.branch.index + 1}_{number}"
+
+
+def changed_keys(join: DeltaJoin, changes: str) -> exp.Select:
+    """The distinct dimension key values among the changed rows (every image they carry)."""
+    return exp.select(*(exp.column(k) for k in join.keys)).from_(changes).distinct()
+
+
+def _tuple(columns: Sequence[exp.Expr]) -> exp.Expr:
+    return columns[0] if len(columns) == 1 else exp.Tuple(expressions=columns)
+
+
+def _columns(model: WideModel, join: DeltaJoin) -> list[str]:
+    wanted = {*model.primary_key, *model.sequence, *join.columns}
+    return [c for c in model.stored if c in wanted]
+
+
+def facts_view(join: DeltaJoin, number: int) -> str:
+    """The temporary view of the fact rows derived again for delta join ``number``."""
+    return f"__lw_dfacts_{join.branch.index + 1}_{number}"
+
+
+def _semi_join(
+    driver: str, alias: str, left: list[exp.Expr], right: exp.Expr, names: list[str]
+) -> exp.Select:
+    """``SELECT <alias>.* FROM driver AS alias LEFT SEMI JOIN right ON left = right.names``,
+    the small right side broadcast (planning-time broadcasts are off: the MERGE pruning
+    settings, ``lakewide.spark.runtime``)."""
+    on = exp.and_(
+        *(exp.EQ(this=v.copy(), expression=exp.column(n, table=SMALL)) for v, n in zip(left, names))
+    )
+    return (
+        exp.select(exp.Column(this=exp.Star(), table=exp.to_identifier(alias)))
+        .from_(exp.table_(driver, alias=alias))
+        .join(right, on=on, join_type="LEFT SEMI")
+        .hint(exp.Anonymous(this="BROADCAST", expressions=[exp.to_identifier(SMALL)]))
+    )
+
+
+def rederived_facts(model: WideModel, join: DeltaJoin, driver: str, keys: str | None) -> exp.Select:
+    """The rows of the driving table (read through view ``driver``) to derive again: those
+    whose model key has a row joined to a changed key of view ``keys`` (every row when None).
+    The filter is on the driving table alone, before any join of the branch."""
+    branch, alias = join.branch, join.driver_alias
+    if keys is None:
+        return exp.select(exp.Star()).from_(exp.table_(driver, alias=alias))
+    key_values = [branch.owned[k] for k in model.primary_key]
+    hit = _semi_join(driver, alias, list(join.fact), exp.table_(keys, alias=SMALL), list(join.keys))
+    affected = hit.select(
+        *(exp.alias_(v.copy(), k) for v, k in zip(key_values, model.primary_key)), append=False
+    ).distinct()
+    return _semi_join(driver, alias, key_values, affected.subquery(SMALL), list(model.primary_key))
+
+
+def rederive_batch(
+    model: WideModel, join: DeltaJoin, views: dict[str, str], facts: str
+) -> exp.Select:
+    """The branch over the fact rows of view ``facts`` (``rederived_facts``), folded per key.
+
+    ``views``: relation key -> the view to read it through (the pinned snapshots).
+    """
+    branch = join.branch
+    driver = driving_table(branch.select)
+    assert driver is not None
+    derived = Branch(
+        branch.index,
+        branch.name,
+        replace_tables(branch.select, {**views, driver: facts}),
+        {c: branch.owned[c] for c in _columns(model, join)},
+    )
+    return build_batch(model, derived)
+
+
+def rederive_merge(model: WideModel, join: DeltaJoin, batch: str) -> exp.Merge:
+    """Replace the dimension-fed columns (and their versions) of the re-derived keys."""
+    sets = []
+    for column in join.columns:
+        version = model.versions.of(column)
+        for name in (column, *([version] if version else [])):
+            sets.append(
+                exp.EQ(this=exp.column(name, table=T), expression=exp.column(name, table=S))
+            )
+    return exp.Merge(
+        this=model.node.relation.table(alias=T),
+        using=merge_source(model, batch),
+        on=keys_match(model),
+        whens=exp.Whens(
+            expressions=[exp.When(matched=True, source=False, then=exp.Update(expressions=sets))]
+        ),
+    )
