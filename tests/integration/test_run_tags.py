@@ -1,0 +1,202 @@
+"""Per-run tags and ``lineage --consistent`` on real Spark + Iceberg: two models of one run read
+at the run's tag give what one transaction over the same orders would have shown, while the
+current tables (one of them run again on newer orders) do not."""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lakewide.commands.session import shared_session
+from lakewide.metadata import read_table_meta
+from lakewide.nodes import Relation
+from lakewide.offsets import TableMeta
+from tests.project_factory import make_project, run_main
+
+pytestmark = [pytest.mark.spark]
+
+CLI = Callable[..., tuple[int, str]]
+_counter = itertools.count(1)
+
+TOTALS = """\
+{{ config(merge_engine='aggregation', primary_key='customer',
+          aggregates={'total': 'sum', 'n': 'sum'}) }}
+SELECT customer, amount AS total, 1 AS n FROM {{ source('src', 'orders') }}
+"""
+BIGGEST = """\
+{{ config(materialized='table', primary_key=['customer']) }}
+SELECT customer, MAX(amount) AS biggest FROM {{ source('src', 'orders') }} GROUP BY customer
+"""
+RANKED = """\
+{{ config(materialized='table') }}
+SELECT customer, total FROM {{ ref('totals') }} WHERE total >= 10
+"""
+LATE = """\
+{{ config(materialized='table') }}
+SELECT COUNT(*) AS orders FROM {{ source('src', 'orders') }}
+"""
+
+
+@pytest.fixture
+def cli(spark: Any, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> CLI:
+    """``cli(project, *args)``: ``lakewide --project-dir project ARGS`` on the test session."""
+
+    def invoke(project: Path, *args: str) -> tuple[int, str]:
+        with shared_session(spark):
+            return run_main(monkeypatch, capsys, "--project-dir", str(project), *args)
+
+    return invoke
+
+
+class Shop:
+    """A project over one ``orders`` source in the session's warehouse."""
+
+    def __init__(self, tmp_path: Path, spark: Any, warehouse: Path, extra: str = "") -> None:
+        n = next(_counter)
+        self.spark, self.warehouse = spark, warehouse
+        self.ns, self.src = f"tags{n}_analytics", f"tags{n}_src"
+        self.root = make_project(
+            tmp_path / f"shop{n}",
+            {
+                "profiles.yml": (
+                    "demo:\n  target: dev\n  outputs:\n    dev:\n      catalog: lw\n"
+                    f"      catalog_type: hadoop\n      warehouse: {warehouse}\n"
+                    f"      namespace: {self.ns}\n{extra}"
+                ),
+                "models/sources.yml": (
+                    f"sources:\n  - name: src\n    schema: {self.src}\n"
+                    "    tables:\n      - name: orders\n"
+                ),
+                "models/totals.sql": TOTALS,
+                "models/biggest.sql": BIGGEST,
+                "models/ranked.sql": RANKED,
+            },
+        )
+        self.orders: list[tuple[str, int]] = []
+
+    def append(self, rows: list[tuple[str, int]]) -> int:
+        """Append orders (one commit); the source's new snapshot id."""
+        name = f"lw.{self.src}.orders"
+        frame = self.spark.createDataFrame(rows, "customer STRING, amount BIGINT").coalesce(1)
+        if self.spark.catalog.tableExists(name):
+            frame.writeTo(name).append()
+        else:
+            frame.writeTo(name).using("iceberg").create()
+        self.orders += rows
+        snapshot = self.meta("orders", self.src).current
+        assert snapshot is not None
+        return snapshot
+
+    def meta(self, table: str, namespace: str | None = None) -> TableMeta:
+        found = read_table_meta(self.warehouse, Relation("lw", namespace or self.ns, table))
+        assert found is not None, table
+        return found
+
+    def table(self, name: str, version: str | None = None) -> str:
+        at = "" if version is None else f" VERSION AS OF {version}"
+        return f"lw.{self.ns}.{name}{at}"
+
+    def joined(self, version: str | None = None) -> list[tuple[Any, ...]]:
+        """totals JOIN biggest per customer, both at ``version`` (a quoted tag) or current."""
+        rows = self.spark.sql(
+            f"SELECT t.customer, t.total, t.n, b.biggest FROM {self.table('totals', version)} t "
+            f"JOIN {self.table('biggest', version)} b ON t.customer = b.customer"
+        ).collect()
+        return sorted(tuple(r) for r in rows)
+
+
+def one_transaction(orders: list[tuple[str, int]]) -> list[tuple[Any, ...]]:
+    """The oracle: per customer the sum, count and largest of ``orders``, all at once."""
+    by: dict[str, list[int]] = {}
+    for customer, amount in orders:
+        by.setdefault(customer, []).append(amount)
+    return sorted((c, sum(a), len(a), max(a)) for c, a in by.items())
+
+
+def run_tag(output: str) -> str:
+    found = re.search(r"Tagged \d+ table\(s\) (lw-run-[0-9a-f]{32}) ", output)
+    assert found, output
+    return found.group(1)
+
+
+def pair_of(output: str) -> dict[str, int]:
+    return {m: int(s) for m, s in re.findall(r"^(\w+): \S+ snapshot (\d+)", output, re.M)}
+
+
+@pytest.mark.slow
+def test_tag_reads_the_consistent_pair(
+    tmp_path: Path, spark: Any, warehouse: Path, cli: CLI
+) -> None:
+    shop = Shop(tmp_path, spark, warehouse)
+    first = [("ann", 5), ("bob", 7), ("ann", 9), ("cid", 1)]
+    s1 = shop.append(first)
+    code, out = cli(shop.root, "run")
+    assert code == 0, out
+    tag1 = run_tag(out)
+    tagged = {m: shop.meta(m).tags.get(tag1) for m in ("totals", "biggest", "ranked")}
+    assert tagged == {m: shop.meta(m).current for m in tagged}
+    # the tag's retention: 7 days by default (Iceberg's max-ref-age of the tag)
+    age = spark.sql(
+        f"SELECT max_reference_age_in_ms FROM {shop.table('totals')}.refs WHERE name = '{tag1}'"
+    ).collect()
+    assert age[0][0] == 7 * 24 * 3600 * 1000
+
+    # newer orders, and only totals runs: the current totals and biggest disagree
+    second = [("bob", 30), ("dan", 4), ("ann", 1)]
+    s2 = shop.append(second)
+    code, out = cli(shop.root, "run", "-s", "totals")
+    assert code == 0, out
+    tag2 = run_tag(out)
+    assert tag2 in shop.meta("totals").tags
+    assert all(tag2 not in shop.meta(m).tags for m in ("biggest", "ranked"))
+
+    at_tag = shop.joined(f"'{tag1}'")
+    assert at_tag == one_transaction(first)
+    current = shop.joined()
+    assert current not in (one_transaction(first), one_transaction(first + second))
+
+    # lineage --consistent: the pair the tag names, with a query that reads it
+    code, out = cli(shop.root, "lineage", "--consistent", "totals", "biggest")
+    assert code == 0, out
+    assert pair_of(out) == {"totals": tagged["totals"], "biggest": tagged["biggest"]}
+    assert tag1 in out and f"orders @ {s1}" in out
+    query = out[out.index("SELECT") :]
+    frame = spark.sql(query.rstrip().rstrip(";"))
+    got = sorted(tuple(r) for r in frame.select("customer", "total", "n", "biggest").collect())
+    assert got == one_transaction(first)
+
+    # ranked read totals' first snapshot: the pair is that snapshot, not totals' newest
+    code, out = cli(shop.root, "lineage", "--consistent", "totals", "ranked")
+    assert code == 0, out
+    assert pair_of(out) == {"totals": tagged["totals"], "ranked": tagged["ranked"]}
+    assert pair_of(out)["totals"] != shop.meta("totals").current
+
+    # a model first built from even newer orders shares no snapshot of them with totals
+    (shop.root / "models" / "late.sql").write_text(LATE)
+    s3 = shop.append([("eve", 2)])
+    code, out = cli(shop.root, "run", "-s", "late")
+    assert code == 0, out
+    code, out = cli(shop.root, "lineage", "--consistent", "totals", "late")
+    assert code == 1, out
+    orders = f"lw.{shop.src}.orders"
+    late = f"lw.{shop.ns}.late"
+    assert f"consumed {orders} at {s2}; {late} never consumed {orders} at that snapshot" in out
+    assert f"its snapshots consumed it at {s3}" in out
+
+    # a model that fails is not tagged; the others of the run are, consistently
+    (shop.root / "models" / "ranked.sql").write_text(
+        "{{ config(materialized='table') }}\n"
+        "SELECT customer, CAST(raise_error('boom') AS BIGINT) AS total FROM {{ ref('totals') }}\n"
+    )
+    code, out = cli(shop.root, "run")
+    assert code == 1, out
+    tag3 = run_tag(out)
+    assert "Not tagged" in out and "ranked: error in this run" in out
+    assert tag3 in shop.meta("totals").tags and tag3 in shop.meta("biggest").tags
+    assert tag3 not in shop.meta("ranked").tags
+    assert shop.joined(f"'{tag3}'") == one_transaction(shop.orders)
