@@ -5,7 +5,10 @@ current tables (one of them run again on newer orders) do not."""
 from __future__ import annotations
 
 import itertools
+import os
 import re
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -200,3 +203,60 @@ def test_tag_reads_the_consistent_pair(
     assert tag3 in shop.meta("totals").tags and tag3 in shop.meta("biggest").tags
     assert tag3 not in shop.meta("ranked").tags
     assert shop.joined(f"'{tag3}'") == one_transaction(shop.orders)
+
+
+def lakewide(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """The CLI in its own process (its own JVM), as users run it."""
+    return subprocess.run(
+        [sys.executable, "-m", "lakewide", "--project-dir", str(project), *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "COLUMNS": "200"},
+    )
+
+
+@pytest.mark.slow
+def test_named_tag_refused_replaced_and_checked(
+    tmp_path: Path, spark: Any, warehouse: Path, cli: CLI
+) -> None:
+    shop = Shop(tmp_path, spark, warehouse, extra="      tag_retention: 2 hours\n")
+    shop.append([("ann", 5), ("bob", 12)])
+    done = lakewide(shop.root, "run", "--tag", "release-1.0")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Tagged 3 table(s) release-1.0 (retained 2 hours)" in done.stdout
+    first = {m: shop.meta(m).current for m in ("totals", "biggest", "ranked")}
+    assert {m: shop.meta(m).tags.get("release-1.0") for m in first} == first
+    age = spark.sql(
+        f"SELECT max_reference_age_in_ms FROM {shop.table('biggest')}.refs "
+        "WHERE name = 'release-1.0'"
+    ).collect()
+    assert age[0][0] == 2 * 3600 * 1000
+
+    # the name is taken: refused before anything runs, the new orders stay unread
+    shop.append([("ann", 20)])
+    code, out = cli(shop.root, "run", "--tag", "release-1.0")
+    assert code == 2, out
+    assert "tag 'release-1.0' exists already" in out and "--replace-tag" in out
+    assert {m: shop.meta(m).current for m in first} == first
+
+    for bad in (["--tag", "a`b"], ["--tag", "main"], ["--no-tag", "--tag", "x"], ["--replace-tag"]):
+        code, out = cli(shop.root, "run", *bad)
+        assert code == 2, (bad, out)
+    assert {m: shop.meta(m).current for m in first} == first
+
+    # moved to this run's snapshots; a table this run does not tag loses it (it is stale)
+    code, out = cli(shop.root, "run", "-s", "totals", "--tag", "release-1.0", "--replace-tag")
+    assert code == 0, out
+    assert shop.meta("totals").tags["release-1.0"] == shop.meta("totals").current != first["totals"]
+    assert "release-1.0" not in shop.meta("biggest").tags
+    assert "release-1.0" not in shop.meta("ranked").tags
+
+    # --no-tag: the run commits, nothing is tagged
+    shop.append([("cid", 3)])
+    before = {m: dict(shop.meta(m).tags) for m in first}
+    code, out = cli(shop.root, "run", "--no-tag")
+    assert code == 0, out
+    assert "Tagged" not in out
+    assert {m: shop.meta(m).tags for m in first} == before
+    assert shop.meta("totals").current != shop.meta("totals").tags["release-1.0"]
