@@ -29,6 +29,7 @@ from lakewide.offsets import TableMeta
 TAG_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,199}")
 TAG_NAME_FORM = "1-200 letters, digits, '_', '.' or '-', starting with a letter or digit"
 _RETENTION = re.compile(r"\s*([1-9][0-9]{0,8})\s*(day|hour|minute)s?\s*", re.IGNORECASE)
+_MINUTES = {"DAYS": 24 * 60, "HOURS": 60, "MINUTES": 1}
 RETENTION_FORMS = "'N days', 'N hours', 'N minutes' (N a whole number from 1) or 'forever'"
 
 
@@ -55,6 +56,15 @@ class Retention:
 
     def __str__(self) -> str:
         return "forever" if self.amount is None else f"{self.amount} {self.unit.lower()}"
+
+    def after(self, age_ms: int) -> Retention:
+        """This retention counted from now for a snapshot ``age_ms`` old: Iceberg counts a
+        tag's age from its snapshot's commit time, so a run's tags (on snapshots of several
+        ages) would otherwise not expire together. In whole minutes, rounded up."""
+        if self.amount is None:
+            return self
+        minutes = self.amount * _MINUTES[self.unit] + max(0, -(-age_ms // 60_000))
+        return Retention(minutes, "MINUTES")
 
 
 def parse_retention(text: str) -> Retention:

@@ -52,6 +52,13 @@ def test_retention(text: str, amount: int, unit: str) -> None:
     assert parse_retention(text) == Retention(amount, unit)
 
 
+def test_retention_counted_from_the_run() -> None:
+    """Iceberg ages a tag from its snapshot's commit: an older snapshot gets the difference."""
+    assert Retention(7, "DAYS").after(0) == Retention(7 * 24 * 60, "MINUTES")
+    assert Retention(2, "HOURS").after(90_001) == Retention(120 + 2, "MINUTES")
+    assert Retention(None).after(10**9) == Retention(None)
+
+
 def test_retention_forever_and_refused() -> None:
     assert parse_retention("forever").amount is None
     for text in ("0 days", "3 weeks", "7", "days", "-1 days"):

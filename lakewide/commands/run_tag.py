@@ -48,19 +48,19 @@ def tag_options(func: Callable[..., Any]) -> Callable[..., Any]:
     func = click.option(
         "--no-tag",
         is_flag=True,
-        help="Tag nothing after the run (profile: run_tags: false).",
+        help="No Iceberg tag after the run (profile key: run_tags: false).",
     )(func)
     func = click.option(
         "--replace-tag",
         is_flag=True,
-        help="Move an existing --tag to this run's snapshots.",
+        help="Move an existing --tag NAME to this run's snapshots (dropped where stale).",
     )(func)
     return click.option(
         "--tag",
         "tag",
         metavar="NAME",
         callback=_tag_name,
-        help="Tag the run's consistent snapshots NAME (default: lw-run-<run id>).",
+        help="Iceberg tag NAME on the run's consistent snapshots (default: lw-run-<run id>).",
     )(func)
 
 
@@ -90,6 +90,7 @@ def tag_run(
 ) -> int:
     """Tag the run's consistent set; prints what was tagged and what was not, and why. Returns
     1 when a tag could not be created (the run's data is committed either way)."""
+    from lakewide.compiler.rewrite import relation_key
     from lakewide.run_tags import (
         consistent_set,
         create_tag,
@@ -110,10 +111,14 @@ def tag_run(
     retention = parse_retention(output.tag_retention)
     lineages = model_lineages(manifest, adapter.table_meta)
     found = consistent_set(manifest, [(r.name, r.status) for r in results], lineages)
+    now_ms = int(time.time() * 1000)
     try:
         for model, snapshot in found.tagged.items():
             relation = manifest.models[model].relation
-            adapter.sql(create_tag(relation, name, snapshot, retention, request.replace))
+            meta = lineages.meta(relation_key(relation))
+            assert meta is not None, "a tagged table has metadata"
+            kept = retention.after(now_ms - meta.snapshots[snapshot].timestamp_ms)
+            adapter.sql(create_tag(relation, name, snapshot, kept, request.replace))
         if request.replace:  # the tag names one consistent set: drop it where it is stale
             for model in tagged_tables(manifest, name, lineages).keys() - found.tagged.keys():
                 adapter.sql(drop_tag(manifest.models[model].relation, name))
