@@ -5,10 +5,7 @@ current tables (one of them run again on newer orders) do not."""
 from __future__ import annotations
 
 import itertools
-import os
 import re
-import subprocess
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -16,11 +13,11 @@ from typing import Any
 
 import pytest
 
-from lakewide.commands.session import shared_session
 from lakewide.metadata import read_table_meta
 from lakewide.nodes import Relation
 from lakewide.offsets import TableMeta
-from tests.project_factory import make_project, run_main
+from tests.integration.test_cli_runs import lakewide
+from tests.project_factory import make_project
 
 pytestmark = [pytest.mark.spark]
 
@@ -44,17 +41,6 @@ LATE = """\
 {{ config(materialized='table') }}
 SELECT COUNT(*) AS orders FROM {{ source('src', 'orders') }}
 """
-
-
-@pytest.fixture
-def cli(spark: Any, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> CLI:
-    """``cli(project, *args)``: ``lakewide --project-dir project ARGS`` on the test session."""
-
-    def invoke(project: Path, *args: str) -> tuple[int, str]:
-        with shared_session(spark):
-            return run_main(monkeypatch, capsys, "--project-dir", str(project), *args)
-
-    return invoke
 
 
 class Shop:
@@ -217,17 +203,6 @@ def test_tag_reads_the_consistent_pair(
     assert tag3 in shop.meta("totals").tags and tag3 in shop.meta("biggest").tags
     assert tag3 not in shop.meta("ranked").tags
     assert shop.joined(f"'{tag3}'") == one_transaction(shop.orders)
-
-
-def lakewide(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """The CLI in its own process (its own JVM), as users run it."""
-    return subprocess.run(
-        [sys.executable, "-m", "lakewide", "--project-dir", str(project), *args],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env={**os.environ, "COLUMNS": "200"},
-    )
 
 
 @pytest.mark.slow
