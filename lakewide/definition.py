@@ -42,12 +42,18 @@ from lakewide.offsets import DEFINITION, VERSION, TableMeta, last_commit
 
 # Bump when lakewide changes the layout of the tables it builds (hidden columns, types, ...) so
 # that a table built before the change can no longer take the new incremental plan.
-LAYOUT_VERSION = 2  # 2: hidden version and row-count columns (README "Run boundaries")
+LAYOUT_VERSION = 3  # 2: hidden version and row-count columns (README "Run boundaries")
+# 3: non-null input counts of sum/product columns in aggregation models without row kinds
 
 # Config keys that change neither the table nor any statement lakewide runs on it.
 # changelog_producer adds a table next to the model's but changes neither the model's table nor
 # its MERGE: a downstream read falls back where the changelog does not cover its range.
-_COSMETIC = frozenset({"tags", "description", "enabled", "materialized", "changelog_producer"})
+# maintenance, retention and ttl say what ``lakewide maintain`` does to the table, not what a
+# run writes; freshness says when ``run --watch`` refreshes it.
+_COSMETIC = frozenset(
+    {"tags", "description", "enabled", "materialized", "changelog_producer", "freshness"}
+    | {"maintenance", "retention", "ttl"}
+)
 
 # Tokens whose text is a name or a value (kept exactly); all others are keywords and symbols.
 _EXACT = frozenset(

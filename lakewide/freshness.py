@@ -8,7 +8,14 @@ from lakewide.definition import definition_changed, refuse_changed_models
 from lakewide.manifest import Manifest
 from lakewide.metadata import CorruptMetadataError, MetadataReader, metadata_reader
 from lakewide.nodes import Relation
-from lakewide.offsets import TableMeta, branch_offsets, last_offsets, table_offsets
+from lakewide.offsets import (
+    TableMeta,
+    branch_offsets,
+    last_offsets,
+    offset_relation,
+    rewrites_only,
+    table_offsets,
+)
 from lakewide.upstream import upstream_relations
 
 
@@ -44,19 +51,42 @@ def _fresh(manifest: Manifest, name: str, metas: _Metas) -> bool:
     upstream = upstream_relations(manifest, node)
     if any(r.catalog != manifest.output.catalog for r in upstream.values()):
         return False  # another catalog: not the one this reader reads
-    current = {}
+    current: dict[str, int | None] = {}
+    upstream_metas: dict[str, TableMeta | None] = {}
     for key, relation in upstream.items():
-        upstream_meta = metas.get(relation)
+        upstream_meta = upstream_metas[key] = metas.get(relation)
         current[key] = None if upstream_meta is None else upstream_meta.current
     if node.config.kind == "table":
         # key tables built from another definition were refused before; tables are rebuilt
-        return not definition_changed(node, meta) and offsets == table_offsets(current)
+        expected = table_offsets(current)
+        return (
+            not definition_changed(node, meta)
+            and set(offsets) == set(expected)
+            and _caught_up(offsets, expected, upstream_metas)
+        )
     drivers = [(b.index, driving_table(b.select)) for b in analyze(node).branches]
     if any(driver is None or driver not in current for _, driver in drivers):
         return False
-    return all(
-        offsets.get(key) == snapshot for key, snapshot in branch_offsets(drivers, current).items()
-    )
+    return _caught_up(offsets, branch_offsets(drivers, current), upstream_metas)
+
+
+def _caught_up(
+    offsets: dict[str, int | None],
+    expected: dict[str, int | None],
+    metas: dict[str, TableMeta | None],
+) -> bool:
+    """Every upstream is at its consumed snapshot, or past it by file rewrites only (a
+    compaction brings no new data: the next run that has some reads across it)."""
+    for key, snapshot in expected.items():
+        consumed = offsets.get(key)
+        if consumed == snapshot:
+            continue
+        meta = metas.get(offset_relation(key))
+        if meta is None or consumed is None or snapshot is None:
+            return False
+        if not rewrites_only(meta, consumed, snapshot):
+            return False
+    return True
 
 
 def fresh_models(manifest: Manifest, names: list[str]) -> set[str] | None:

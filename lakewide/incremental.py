@@ -31,6 +31,7 @@ from lakewide.offsets import (
     MODEL,
     RUN_ID,
     Snapshot,
+    TableMeta,
     branch_offsets,
     commit_properties,
     last_offsets,
@@ -229,12 +230,7 @@ class KeyTableRun:
         refuse_changed_models(self.manifest, [self.name], lambda _: meta)
         self.head = None if meta is None else meta.current
         self.planned = True
-        changelog = self.plans.changelog_table
-        if self.plans.recover is not None and changelog is not None:
-            for parent, snapshot in missing_changes(
-                meta, self.adapter.table_meta(self.plans.tables[changelog])
-            ):
-                self._run(self.plans.recover, parent=parent, snapshot=snapshot)
+        self.complete_changelog(meta)
         consumed: dict[str, int | None] = dict(last_offsets(meta) or {})
         self.progress = dict(consumed)
         self.pin_all()
@@ -274,6 +270,17 @@ class KeyTableRun:
             self.progress[branch_read.key] = branch_read.end
             self._merge_alone(branch_read)
         return outcome
+
+    def complete_changelog(self, meta: TableMeta | None) -> None:
+        """Write the changes of the commits whose changelog append is still due (a stopped
+        run, or ``lakewide maintain``'s retention and TTL deletes), oldest first."""
+        changelog = self.plans.changelog_table
+        if self.plans.recover is None or changelog is None:
+            return
+        for parent, snapshot in missing_changes(
+            meta, self.adapter.table_meta(self.plans.tables[changelog])
+        ):
+            self._run(self.plans.recover, parent=parent, snapshot=snapshot)
 
     def _merge_together(self, reads: list[BranchRead]) -> None:
         """Fold the new rows of several sources per key together and MERGE them at once

@@ -122,6 +122,17 @@ def appends_only(meta: TableMeta, start: int, end: int) -> bool | None:
     return None
 
 
+def rewrites_only(meta: TableMeta, start: int, end: int) -> bool:
+    """Whether every snapshot after ``start`` up to ``end`` only rewrote files (``replace``:
+    compactions, ``maintain``'s rewrites), so the data at ``end`` is the data at ``start``."""
+    for snapshot in meta.ancestors(end):
+        if snapshot.id == start:
+            return True
+        if snapshot.operation != "replace":
+            return False
+    return False
+
+
 def commit_properties(
     offsets: dict[str, int | None], run_id: str, model: str, definition: str | None = None
 ) -> dict[str, str]:

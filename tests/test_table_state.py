@@ -254,3 +254,20 @@ def test_noop_check_reads_a_file_uri_warehouse(tmp_path: Path) -> None:
 )
 def test_no_lakewide_lock_where_the_catalog_arbitrates(output: Output) -> None:
     assert lock_path(output) is None
+
+
+@pytest.mark.parametrize("sql", [KEY_MODEL, TABLE_MODEL], ids=["key table", "table"])
+def test_noop_check_reads_past_compactions_but_not_past_new_data(tmp_path: Path, sql: str) -> None:
+    manifest = project(tmp_path, {"m": sql})
+    build_state(manifest, "m", definition_digest(manifest.models["m"]))
+    warehouse = warehouse_path(manifest.output.warehouse)
+    assert warehouse is not None
+    source = manifest.sources[manifest.models["m"].sources[0]].relation
+    metadata = iceberg_files.commit(
+        iceberg_files.empty_table(table_dir(warehouse, source)), 101, {}
+    )
+    compacted = iceberg_files.commit(metadata, 102, {}, operation="replace")
+    iceberg_files.write(warehouse, source, compacted, 2)
+    assert fresh_models(manifest, ["m"]) == {"m"}  # a rewrite of files brings no new data
+    iceberg_files.write(warehouse, source, iceberg_files.commit(compacted, 103, {}), 3)
+    assert fresh_models(manifest, ["m"]) == set()

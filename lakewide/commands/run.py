@@ -166,6 +166,18 @@ def _nothing_to_do(manifest: Manifest, names: list[str]) -> bool:
 @click.command()
 @selection
 @run_options
+@click.option(
+    "--watch",
+    is_flag=True,
+    help="Keep running: refresh the models due by their freshness target, in DAG order, "
+    "until SIGINT/SIGTERM.",
+)
+@click.option(
+    "--interval",
+    metavar="SECONDS",
+    type=click.FloatRange(min=0.1),
+    help="With --watch: seconds between polls of the upstream snapshots (default 30).",
+)
 @tag_options
 @profile_options
 @output_options
@@ -177,6 +189,8 @@ def run(
     full_refresh: bool,
     threads: int,
     fail_fast: bool,
+    watch: bool,
+    interval: float | None,
     tag: str | None,
     replace_tag: bool,
     no_tag: bool,
@@ -184,6 +198,26 @@ def run(
     """Run models: bootstrap missing tables, MERGE each source's new rows into existing ones."""
     flags = RunFlags(full_refresh, threads, fail_fast)
     tagging = tag_request(tag, replace_tag, no_tag)
+    if interval is not None and not watch:
+        raise click.UsageError("--interval applies to --watch")
+    if watch:
+        from lakewide.commands.watch import watch_models
+
+        if full_refresh or threads > 1:
+            raise click.UsageError(
+                "--watch runs the due models one at a time, incrementally: "
+                "drop --full-refresh and --threads"
+            )
+        if tagging.name:
+            raise click.UsageError("--watch makes no tags: drop --tag")
+        watch_models(
+            options,
+            select,
+            exclude,
+            interval or 30.0,
+            run_args("run", options, select, exclude, flags),
+        )
+        return
 
     def precheck(manifest: Manifest) -> bool:
         # a named tag is made even when nothing changed: Spark starts for it
