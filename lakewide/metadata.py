@@ -161,11 +161,17 @@ def table_meta_of(metadata: TableMetadata) -> TableMeta:
         )
     current = metadata.current_snapshot_id
     columns = tuple(TableColumn(f.name, str(f.field_type), f.doc) for f in metadata.schema().fields)
+    tags = {
+        name: ref.snapshot_id
+        for name, ref in metadata.refs.items()
+        if ref.snapshot_ref_type.value == "tag"
+    }
     return TableMeta(
         None if current in (None, -1) else current,
         snapshots,
         int(metadata.format_version),
         columns,
+        tags,
     )
 
 

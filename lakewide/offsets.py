@@ -53,6 +53,7 @@ class TableMeta:
     snapshots: dict[int, Snapshot]
     format_version: int | None = None  # None where the reader did not say
     columns: tuple[TableColumn, ...] | None = None  # current schema; None: the reader did not say
+    tags: dict[str, int] = field(default_factory=dict)  # Iceberg tag name -> snapshot id
 
     def ancestors(self, start: int | None = None) -> Iterator[Snapshot]:
         """Snapshots from ``start`` (default: current) back through their parents."""

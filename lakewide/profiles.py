@@ -9,7 +9,14 @@ from typing import Any, Literal
 
 import yaml
 from jinja2 import Environment, StrictUndefined, TemplateError, TemplateSyntaxError
-from pydantic import BaseModel, ConfigDict, PrivateAttr, SecretStr, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    PrivateAttr,
+    SecretStr,
+    ValidationError,
+    field_validator,
+)
 
 from lakewide.errors import ConfigError
 
@@ -48,8 +55,19 @@ class Output(BaseModel):
     namespace: str = "default"
     catalog_properties: dict[str, str] = {}
     spark_conf: dict[str, str] = {}
+    # run/build tag their consistent snapshots (lakewide.run_tags), kept this long
+    run_tags: bool = True
+    tag_retention: str = "7 days"
     # Where these settings were read: (profiles.yml path, "profile.outputs.target").
     _origin: tuple[str, str] = PrivateAttr(default=("profiles.yml", "outputs.<target>"))
+
+    @field_validator("tag_retention")
+    @classmethod
+    def _retention(cls, value: str) -> str:
+        from lakewide.run_tags import parse_retention
+
+        parse_retention(value)  # ValueError says what is accepted
+        return value
 
     def config_error(self, message: str, key: str) -> ConfigError:
         """A ConfigError naming the profiles.yml these settings came from and ``key`` in it."""

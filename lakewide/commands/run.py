@@ -19,6 +19,7 @@ from lakewide.commands.context import (
 )
 from lakewide.commands.output import output_options
 from lakewide.commands.progress import live, report, summary
+from lakewide.commands.run_tag import AUTO_TAG, TagRequest, tag_options, tag_request
 from lakewide.commands.session import with_adapter
 from lakewide.manifest import Manifest
 
@@ -69,17 +70,24 @@ def run_and_report(
     args: dict[str, Any] | None = None,
     tests: TestsAfterModels | None = None,
     lock_wait: float = 30.0,
+    tagging: TagRequest = AUTO_TAG,
 ) -> int:
     """Run ``names`` with live progress, a line per model and the summary, then write
     run_results.json (with ``args``, what ``retry`` repeats); the exit code (1 when a model
     failed or was skipped, or one of ``tests``, run after each model, failed).
-    ``lock_wait``: seconds to wait for a model's lease."""
+    ``lock_wait``: seconds to wait for a model's lease; ``tagging``: the tag of the run's
+    consistent snapshots (lakewide.run_tags), refused before anything runs when taken."""
+    import uuid
+
+    from lakewide.commands.run_tag import refuse_taken, tag_run
     from lakewide.executor import run_models
     from lakewide.lease import model_leases
     from lakewide.run_results import write_run_results
 
+    refuse_taken(manifest, tagging, adapter)
     started = time.time()
     total = len(names)
+    run_id = uuid.uuid4().hex
     with live(total) as shown:
 
         def on_result(result: ModelResult) -> None:
@@ -95,6 +103,7 @@ def run_and_report(
                 names,
                 adapter,
                 full_refresh=flags.full_refresh,
+                run_id=run_id,
                 on_result=on_result,
                 threads=flags.threads,
                 fail_fast=flags.fail_fast,
@@ -107,6 +116,7 @@ def run_and_report(
     write_run_results(manifest.project, everything, started, spark_started=True, args=args)
     summary(results, time.time() - started)
     failed = 1 if any(r.status != "success" for r in results) else 0
+    failed = max(failed, tag_run(manifest, adapter, results, run_id, tagging))
     if tests:
         from lakewide.commands.test import summarize
 
@@ -168,6 +178,7 @@ def _nothing_to_do(manifest: Manifest, names: list[str]) -> bool:
     type=click.FloatRange(min=0.1),
     help="With --watch: seconds between polls of the upstream snapshots (default 30).",
 )
+@tag_options
 @profile_options
 @output_options
 @pass_options
@@ -180,9 +191,13 @@ def run(
     fail_fast: bool,
     watch: bool,
     interval: float | None,
+    tag: str | None,
+    replace_tag: bool,
+    no_tag: bool,
 ) -> None:
     """Run models: bootstrap missing tables, MERGE each source's new rows into existing ones."""
     flags = RunFlags(full_refresh, threads, fail_fast)
+    tagging = tag_request(tag, replace_tag, no_tag)
     if interval is not None and not watch:
         raise click.UsageError("--interval applies to --watch")
     if watch:
@@ -193,6 +208,8 @@ def run(
                 "--watch runs the due models one at a time, incrementally: "
                 "drop --full-refresh and --threads"
             )
+        if tagging.name:
+            raise click.UsageError("--watch makes no tags: drop --tag")
         watch_models(
             options,
             select,
@@ -203,7 +220,12 @@ def run(
         return
 
     def precheck(manifest: Manifest) -> bool:
-        return not full_refresh and _nothing_to_do(manifest, selected(manifest, select, exclude))
+        # a named tag is made even when nothing changed: Spark starts for it
+        return (
+            not full_refresh
+            and not (tagging.name and not tagging.off)
+            and _nothing_to_do(manifest, selected(manifest, select, exclude))
+        )
 
     with_adapter(
         options,
@@ -214,6 +236,7 @@ def run(
             flags,
             run_args("run", options, select, exclude, flags),
             lock_wait=options.lock_wait,
+            tagging=tagging,
         ),
         check=lambda m: selected(m, select, exclude),
         precheck=precheck,

@@ -59,13 +59,11 @@ class MetadataReads(Session):
             snapshots = self._snapshots(relation)
         except ModelRunError as err:
             raise unreadable(self.output, relation, err.__cause__ or err) from err
-        refs = (
-            exp.select("snapshot_id")
-            .from_(relation.metadata_table("refs"))
-            .where(exp.column("name").eq(exp.Literal.string("main")))
-        )
-        _, current = self.rows(refs)
-        return TableMeta(current[0][0] if current else None, snapshots)
+        refs = exp.select("name", "type", "snapshot_id").from_(relation.metadata_table("refs"))
+        _, rows = self.rows(refs)
+        current = [r[2] for r in rows if r[0] == "main" and r[1] == "BRANCH"]
+        tags = {r[0]: r[2] for r in rows if r[1] == "TAG"}
+        return TableMeta(current[0] if current else None, snapshots, tags=tags)
 
     def _snapshots(self, relation: Relation) -> dict[int, Snapshot]:
         reader = self._reader(relation)

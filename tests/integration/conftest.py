@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from lakewide.commands.session import shared_session
 from lakewide.executor import ModelResult, run_models
 from lakewide.graph import select
 from lakewide.manifest import Manifest, load_manifest
@@ -18,6 +19,7 @@ from lakewide.profiles import find_profiles_file, load_output
 from lakewide.project import load_project
 from lakewide.seeds import load_seeds
 from lakewide.spark.adapter import SparkAdapter
+from tests.project_factory import run_main
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE_PARTS = ("pyproject.toml", "models", "macros", "seeds", "data-tests")
@@ -162,3 +164,17 @@ def model_run(tmp_path: Path, spark: Any, warehouse: Path) -> Callable[..., Mode
         return ModelRun(ProjectRun(root, spark, namespace, seed_schema), schemas)
 
     return build
+
+
+@pytest.fixture
+def cli(
+    spark: Any, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> Callable[..., tuple[int, str]]:
+    """``cli(project, *args)``: ``lakewide --project-dir project ARGS`` in-process on the test
+    session: (exit code, stdout + stderr)."""
+
+    def invoke(project: Path, *args: str) -> tuple[int, str]:
+        with shared_session(spark):
+            return run_main(monkeypatch, capsys, "--project-dir", str(project), *args)
+
+    return invoke

@@ -82,6 +82,22 @@ def test_lineage_reads_metadata_without_jvm(built_example: Path, tmp_path: Path)
     assert "lw.ods.order_info @" in done.stdout and "lw.ods.order_address @" in done.stdout
 
 
+def test_consistent_pair_without_jvm(built_example: Path, tmp_path: Path) -> None:
+    """The build tagged its models; the pair of a model and its downstream table is found
+    from metadata alone and carries that tag."""
+    done = lakewide(
+        built_example,
+        "lineage",
+        "--consistent",
+        "order_detail",
+        "order_status_counts",
+        env=no_jvm_env(tmp_path),
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "(tags: lw-run-" in done.stdout and "VERSION AS OF" in done.stdout
+    assert "lw.ods.order_info @" in done.stdout
+
+
 def test_second_process_refuses_a_held_warehouse(built_example: Path) -> None:
     with WarehouseLock(built_example / "warehouse" / ".lakewide.lock", 0):
         done = lakewide(built_example, "--lock-wait", "1", "run")

@@ -10,24 +10,12 @@ from typing import Any
 
 import pytest
 
-from lakewide.commands.session import shared_session
 from tests.integration.conftest import REPO, copy_project, null_first
-from tests.project_factory import make_project, run_main
+from tests.project_factory import make_project
 
 pytestmark = [pytest.mark.spark]
 
 CLI = Callable[..., tuple[int, str]]
-
-
-@pytest.fixture
-def cli(spark: Any, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> CLI:
-    """``cli(project, *args)``: ``lakewide --project-dir project ARGS`` on the test session."""
-
-    def invoke(project: Path, *args: str) -> tuple[int, str]:
-        with shared_session(spark):
-            return run_main(monkeypatch, capsys, "--project-dir", str(project), *args)
-
-    return invoke
 
 
 def json_lines(out: str) -> list[dict[str, Any]]:
