@@ -174,7 +174,7 @@ class Watch:
             self._queue.put(line.rstrip("\n"))
         self._queue.put(None)
 
-    def wait_for(self, pattern: str, timeout: float = 180.0) -> str:
+    def wait_for(self, pattern: str, timeout: float = 300.0) -> str:
         """The next line matching ``pattern``; fails with the output so far after ``timeout``."""
         deadline = time.monotonic() + timeout
         while (left := deadline - time.monotonic()) > 0:
