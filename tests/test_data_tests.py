@@ -313,7 +313,7 @@ def test_compile_writes_the_tests(tmp_path: Path) -> None:
 
 def test_the_example_ships_tests_for_its_wide_models() -> None:
     manifest = manifest_of(REPO_ROOT)
-    for model in ("user_rec_wide", "order_detail", "user_activity"):
+    for model in ("user_rec_wide", "order_detail", "order_groups", "user_activity"):
         declared = [t for t in manifest.data_tests.values() if t.model == model and not t.implied]
         assert declared, model
         assert manifest.properties[model].description

@@ -32,7 +32,13 @@ from tests.postgres_server import PostgresServer, missing_prerequisite
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
-MODELS = ("order_detail", "order_status_counts", "user_activity", "user_rec_wide")
+MODELS = (
+    "order_detail",
+    "order_groups",
+    "order_status_counts",
+    "user_activity",
+    "user_rec_wide",
+)
 SEEDS = ("clicks", "impressions", "order_address", "order_info", "recommendations", "user_events")
 # Appends after the first build: an update of order 1002, a new order, a click count for a known
 # key and a new key, a new event: every model has new upstream rows.

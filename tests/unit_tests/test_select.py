@@ -15,9 +15,19 @@ from tests.project_factory import copy_example_project, manifest_of
 @pytest.mark.parametrize(
     ("selectors", "exclude", "models"),
     [
-        ([], [], {"order_detail", "order_status_counts", "user_activity", "user_rec_wide"}),
+        (
+            [],
+            [],
+            {
+                "order_detail",
+                "order_groups",
+                "order_status_counts",
+                "user_activity",
+                "user_rec_wide",
+            },
+        ),
         (["order_detail"], [], {"order_detail"}),
-        (["tag:wide"], ["user_activity"], {"order_detail", "user_rec_wide"}),
+        (["tag:wide"], ["user_activity"], {"order_detail", "order_groups", "user_rec_wide"}),
         (["order_detail+"], [], {"order_detail", "order_status_counts"}),
         (["user_activity_incremental_adds_to_the_stored_counters"], [], {"user_activity"}),
     ],
