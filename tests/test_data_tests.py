@@ -293,7 +293,7 @@ def test_selection_of_tests(tmp_path: Path) -> None:
     assert names(("test_type:unit",)) == set()
     assert names((), ("orders",)) == {"unique_keyed_id__day", "not_null_keyed_id__day"}
     assert names(("keyed test_type:data",), ("test_name:not_null",)) == {"unique_keyed_id__day"}
-    with pytest.raises(ConfigError, match="names no model and no data test"):
+    with pytest.raises(ConfigError, match="names no model and no test"):
         names(("nope",))
     with pytest.raises(ConfigError, match="test_type:data, test_type:unit"):
         names(("test_type:schema",))
