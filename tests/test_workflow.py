@@ -92,7 +92,6 @@ def test_a_failure_skips_downstream_only(threads: int) -> None:
     assert outcome["c"][1] == "upstream a failed" and outcome["c"][2] is None
 
 
-
 @pytest.mark.parametrize("threads", [1, 2])
 def test_a_skip_names_its_root_cause(threads: int) -> None:
     """A node whose ``done`` gives a reason (its test failed) skips its downstream nodes with
@@ -121,6 +120,7 @@ def test_a_skip_names_its_root_cause(threads: int) -> None:
         "e": ("skipped", "test t failed on upstream a"),  # through c, skipped as well
         "f": ("success", ""),
     }
+
 
 def test_fail_fast_skips_everything_not_started() -> None:
     outcome, seen = run_dag(1, {"a"}, fail_fast=True)
