@@ -206,8 +206,10 @@ def test_build_with_threads_tests_each_model_after_it(
     results = run_results(root)
     assert results["per_customer"]["message"] == reason
 
-    # the data is fixed: the tests, run from the main session, see the rebuilt tables
+    # the data is fixed: the tests, run from the main session (which has just read the old
+    # table), see the tables the models rebuilt from their own sessions
     (root / "seeds" / "orders.csv").write_text("id,customer,amount\n1,c1,10\n2,c2,5\n")
+    assert spark.table(f"lw.{namespace}.orders").count() == len(csv_rows())
     done = lakewide(root, "build", "--threads", "2", "--exclude", "latest")
     assert done.exit_code == 0, done.output
     lines = status_lines(done.output)
