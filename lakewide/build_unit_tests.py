@@ -5,6 +5,7 @@ shape of data tests' (``test_type: unit``, ``resource_type: unit_test``)."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -47,29 +48,35 @@ def run_as_test_results(
 
 
 class UnitTestsBeforeModels:
-    """The unit tests of a build's models, grouped under the model they run before."""
+    """The unit tests of a build's models, grouped under the model they run before. They run
+    on the command's own session, one model's at a time (with ``--threads``, while other
+    models run on theirs): a new session of the SparkContext was seen, in the test suite,
+    not to resolve the scratch catalog registered on it."""
 
     __test__ = False  # not a pytest class
 
     def __init__(
         self,
         manifest: Manifest,
+        adapter: SparkAdapter,
         tests: list[UnitTest],
         variables: dict[str, Any] | None,
     ) -> None:
-        self.manifest, self.variables = manifest, variables
+        self.manifest, self.adapter, self.variables = manifest, adapter, variables
+        self._one_at_a_time = threading.Lock()
         self.before: dict[str, list[UnitTest]] = {}
         for test in tests:
             self.before.setdefault(test.model, []).append(test)
         self.results: dict[str, list[TestResult]] = {}
 
-    def before_model(self, name: str, adapter: SparkAdapter) -> str | None:
-        """Run the model's unit tests on ``adapter``'s session (a scratch catalog); the reason
-        to skip the model when one fails or cannot run."""
+    def before_model(self, name: str, _runner: SparkAdapter) -> str | None:
+        """Run the model's unit tests (a scratch catalog each); the reason to skip the model
+        when one fails or cannot run."""
         tests = self.before.get(name, [])
         if not tests:
             return None
-        done = run_unit_tests(self.manifest, adapter, tests, variables=self.variables)
+        with self._one_at_a_time:
+            done = run_unit_tests(self.manifest, self.adapter, tests, variables=self.variables)
         results = [as_test_result(r) for r in done]
         self.results[name] = results
         blocking = next((r for r in results if r.blocks), None)

@@ -72,7 +72,9 @@ def build(
         names = selected(manifest, select, models_exclude)
         load_and_report(manifest, adapter)
         tests = TestsAfterModels(manifest, adapter, names, report_test) if "data" in kinds else None
-        units = UnitTestsBeforeModels(manifest, unit_tests(manifest, names), options.variables)
+        units = UnitTestsBeforeModels(
+            manifest, adapter, unit_tests(manifest, names), options.variables
+        )
         args = run_args("build", options, select, exclude, flags)
         return run_and_report(
             manifest,
