@@ -35,16 +35,17 @@ class TestsAfterModels:
         self.in_build = set(names)
         self.succeeded: set[str] = set()
         self.results: dict[str, list[TestResult]] = {}
-        self.final: list[TestResult] = []  # every test's result, once merged
 
-    def after_model(self, result: Any) -> bool:
-        """Run the tests that wait for this (successful) model; True when one fails with
-        severity error (its downstream models are then skipped)."""
+    def after_model(self, result: Any) -> str | None:
+        """Run the tests that wait for this (successful) model; when one fails with severity
+        error, the reason its downstream models are skipped (``test <name> failed on upstream
+        <model>``)."""
         self.succeeded.add(result.name)
         tests = self.after.get(result.name, [])
         register_session_views(
             self.manifest, self.adapter, {m for t in tests for m in t.depends_on}
         )
+        self._catch_up(tests)
         results = self.results.setdefault(result.name, [])
         order = self.in_build
         for test in tests:
@@ -56,20 +57,28 @@ class TestsAfterModels:
             )
             results.append(outcome)
             self.report(outcome)
-        return any(r.blocks for r in results)
+        blocking = next((r for r in results if r.blocks), None)
+        if blocking is None:
+            return None
+        verb = "failed" if blocking.status == "fail" else "could not run"
+        return f"test {blocking.name} {verb} on upstream {result.name}"
 
-    def merged(self, model_results: list[Any]) -> list[Any]:
-        """Model results, each followed by its tests' results (skipped when the model did
-        not succeed)."""
-        merged: list[Any] = []
-        self.final = []
-        for result in model_results:
-            merged.append(result)
-            if result.name in self.results:
-                tests = self.results[result.name]
-            else:
-                why = f"model {result.name} {result.status}"
-                tests = [skipped(t, why) for t in self.after.get(result.name, [])]
-            merged.extend(tests)
-            self.final.extend(tests)
-        return merged
+    def _catch_up(self, tests: list[DataTest]) -> None:
+        """Let this session see the commits of the models the tests read: with ``--threads``
+        a model commits from its own session, and this one's catalog may hold the table as
+        it loaded it before."""
+        for name in sorted({m for t in tests for m in t.depends_on}):
+            relation = self.manifest.models[name].relation
+            if relation.catalog:
+                try:
+                    self.adapter.refresh(relation)
+                except Exception:  # noqa: BLE001 - not built (yet): the test reports it
+                    continue
+
+    def of(self, result: Any) -> list[TestResult]:
+        """The results of the tests run after this model (skipped when it did not
+        succeed)."""
+        if result.name in self.results:
+            return self.results[result.name]
+        why = f"model {result.name} {result.status}"
+        return [skipped(t, why) for t in self.after.get(result.name, [])]

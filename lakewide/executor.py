@@ -141,17 +141,20 @@ def run_models(
     run_id: str | None = None,
     on_result: Callable[[ModelResult], None] | None = None,
     leases: Leases | None = None,
-    after_model: Callable[[ModelResult], bool] | None = None,
+    after_model: Callable[[ModelResult], bool | str | None] | None = None,
     threads: int = 1,
     fail_fast: bool = False,
+    before_model: Callable[[str, SparkAdapter], str | None] | None = None,
 ) -> list[ModelResult]:
     """Run ``names`` (already in DAG order); a failed model skips everything downstream,
     ``fail_fast`` everything not started yet. ``threads`` > 1 runs models with no ref path
     between them concurrently, each on its own session of the one SparkContext
     (``SparkAdapter.isolated``: its own temporary views), so their statements never meet.
     ``leases``: the catalog's per-model leases (lakewide.lease; default none).
-    ``after_model`` is called after each successful model (e.g. its data tests); True skips
-    the model's downstream models as if it had failed.
+    ``after_model`` is called after each successful model (e.g. its data tests); True, or the
+    reason to give, skips the model's downstream models as if it had failed.
+    ``before_model(name, adapter)`` runs before each model, on the adapter the model runs on
+    (e.g. its unit tests); a reason returned skips the model and its downstream models.
 
     Unless ``full_refresh``, first refuses (DefinitionChangedError, nothing run) when a selected
     key table was built from another definition of its model.
@@ -161,6 +164,7 @@ def run_models(
         refuse_changed_models(manifest, names, lambda relation: _readable_meta(adapter, relation))
     views_needed = _upstream_session_views(manifest, names)
     order = [*views_needed, *names]
+    stopped_before: set[str] = set()  # models before_model skipped
 
     def work(name: str) -> ModelResult:
         node = manifest.models[name]
@@ -173,14 +177,20 @@ def run_models(
                     runner = adapter.isolated()
                     for view in _upstream_session_views(manifest, [name], selected=True):
                         runner.sql(compile_in(manifest, manifest.models[view]).bootstrap)
-                result = _run_replanning(
-                    runner,
-                    manifest,
-                    compile_in(manifest, node),
-                    full_refresh,
-                    run_id,
-                    leases or NoLeases(),
-                )
+                why = None if before_model is None else before_model(name, runner)
+                started = time.perf_counter()
+                if why is not None:
+                    stopped_before.add(name)
+                    result = ModelResult(name, "skipped", message=why)
+                else:
+                    result = _run_replanning(
+                        runner,
+                        manifest,
+                        compile_in(manifest, node),
+                        full_refresh,
+                        run_id,
+                        leases or NoLeases(),
+                    )
             except LakewideError as err:
                 err.model = err.model or name
                 result = ModelResult(name, "error", message=str(err))
@@ -193,11 +203,13 @@ def run_models(
             )
         return result
 
-    def done(result: ModelResult) -> bool:
+    def done(result: ModelResult) -> bool | str | None:
         if result.name in views_needed:
             return False
         if on_result:
             on_result(result)
+        if result.name in stopped_before:
+            return f"{result.message} on upstream {result.name}"
         return after_model is not None and result.status == "success" and after_model(result)
 
     outcomes = schedule(

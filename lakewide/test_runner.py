@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from lakewide.compiler.data_test_queries import count_failures, store_failures
+from lakewide.compiler.data_test_queries import count_failures, only_columns, store_failures
 from lakewide.data_tests import DataTest, threshold_holds
 from lakewide.errors import LakewideError
 from lakewide.manifest import Manifest
@@ -36,6 +36,7 @@ class TestResult:
     seconds: float = 0.0
     message: str = ""
     stored_in: str | None = None  # the audit table holding the failing rows
+    plan: str = ""  # unit tests: the model's plan they ran (bootstrap | incremental)
 
     @property
     def blocks(self) -> bool:
@@ -73,7 +74,7 @@ def run_test(adapter: SparkAdapter, manifest: Manifest, test: DataTest) -> TestR
         if test.config.store_failures:
             audit = audit_relation(manifest, test)
             adapter.ensure_namespace(audit)
-            adapter.sql(store_failures(test.query.copy(), audit.table()))
+            adapter.sql(store_failures(_visible(adapter, test.query), audit.table()))
             result.stored_in = str(audit)
             failing = exp.select(exp.Star()).from_(audit.table())
         _, rows = adapter.rows(count_failures(failing.copy()))
@@ -85,6 +86,22 @@ def run_test(adapter: SparkAdapter, manifest: Manifest, test: DataTest) -> TestR
         result.message = str(err)
     result.seconds = time.perf_counter() - started
     return result
+
+
+#: lakewide's own columns of a key table (versions, row counts): never in an audit table
+HIDDEN_PREFIX = "__lw_"
+
+
+def _visible(adapter: SparkAdapter, failing: exp.Query) -> exp.Query:
+    """The failing-rows query without lakewide's hidden columns (from its analysis: no rows
+    read); the query itself when it has none."""
+    columns = list(
+        adapter.column_types(exp.select(exp.Star()).from_(failing.subquery("__lw_failures")))
+    )
+    visible = [c for c in columns if not c.startswith(HIDDEN_PREFIX)]
+    if visible == columns or not visible:
+        return failing.copy()
+    return only_columns(failing.copy(), visible)
 
 
 def register_session_views(

@@ -22,6 +22,13 @@ PK_MODELS = {
         "merge_all.sql",
         "plans",
     },
+    "order_groups": {
+        "bootstrap.sql",
+        "merge_01_order_info.sql",
+        "merge_02_order_address.sql",
+        "merge_all.sql",
+        "plans",
+    },
     "user_activity": {"bootstrap.sql", "merge_01_user_events.sql", "plans"},
     "user_rec_wide": {
         "bootstrap.sql",
@@ -177,6 +184,12 @@ def test_ls_lists_models_in_run_order(example: Path) -> None:
             "models/wide/order_detail.sql",
         ],
         [
+            "order_groups",
+            "partial_update",
+            "lw.analytics.order_groups",
+            "models/wide/order_groups.sql",
+        ],
+        [
             "order_status_counts",
             "table",
             "lw.analytics.order_status_counts",
@@ -266,7 +279,7 @@ def test_unknown_selector_exits_2(
     )
     assert code == 2
     assert "selector 'order_detial' matches no model" in output
-    assert "order_detail, order_status_counts, user_activity, user_rec_wide" in output
+    assert "order_detail, order_groups, order_status_counts, user_activity, user_rec_wide" in output
 
 
 def test_compile_error_exits_2(

@@ -293,7 +293,7 @@ def test_selection_of_tests(tmp_path: Path) -> None:
     assert names(("test_type:unit",)) == set()
     assert names((), ("orders",)) == {"unique_keyed_id__day", "not_null_keyed_id__day"}
     assert names(("keyed test_type:data",), ("test_name:not_null",)) == {"unique_keyed_id__day"}
-    with pytest.raises(ConfigError, match="names no model and no data test"):
+    with pytest.raises(ConfigError, match="names no model and no test"):
         names(("nope",))
     with pytest.raises(ConfigError, match="test_type:data, test_type:unit"):
         names(("test_type:schema",))
@@ -313,7 +313,7 @@ def test_compile_writes_the_tests(tmp_path: Path) -> None:
 
 def test_the_example_ships_tests_for_its_wide_models() -> None:
     manifest = manifest_of(REPO_ROOT)
-    for model in ("user_rec_wide", "order_detail", "user_activity"):
+    for model in ("user_rec_wide", "order_detail", "order_groups", "user_activity"):
         declared = [t for t in manifest.data_tests.values() if t.model == model and not t.implied]
         assert declared, model
         assert manifest.properties[model].description

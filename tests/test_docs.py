@@ -175,7 +175,7 @@ def test_generate_writes_the_page_and_both_documents(example: Path) -> None:
     }
     assert embedded == {"manifest": manifest, "catalog": catalog}
     assert manifest["nodes"]["model.lakewide.user_rec_wide"]["description"] == tricky
-    assert "docs for 4 model(s) and 6 source(s)" in result.output
+    assert "docs for 5 model(s) and 6 source(s)" in result.output
 
 
 def test_serve_without_a_generated_site_exits_2(example: Path) -> None:

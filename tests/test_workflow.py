@@ -92,6 +92,36 @@ def test_a_failure_skips_downstream_only(threads: int) -> None:
     assert outcome["c"][1] == "upstream a failed" and outcome["c"][2] is None
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_skip_names_its_root_cause(threads: int) -> None:
+    """A node whose ``done`` gives a reason (its test failed) skips its downstream nodes with
+    that reason, passed on through nodes skipped in turn; so does a failed node's."""
+
+    def work(name: str) -> Done:
+        return Done(name, "error" if name == "b" else "success")
+
+    def done(result: Done) -> str | None:
+        return "test t failed on upstream a" if result.name == "a" else None
+
+    results = schedule(
+        ORDER,
+        UPSTREAM,
+        work,
+        lambda name, why: Done(name, "skipped", why),
+        done,
+        threads=threads,
+    )
+    outcome = {n: (r.status, r.message) for n, r in results.items()}
+    assert outcome == {
+        "a": ("success", ""),
+        "b": ("error", ""),
+        "c": ("skipped", "test t failed on upstream a"),
+        "d": ("skipped", "upstream b failed"),
+        "e": ("skipped", "test t failed on upstream a"),  # through c, skipped as well
+        "f": ("success", ""),
+    }
+
+
 def test_fail_fast_skips_everything_not_started() -> None:
     outcome, seen = run_dag(1, {"a"}, fail_fast=True)
     assert {n: s for n, (s, _, _) in outcome.items()} == {

@@ -1,4 +1,5 @@
-"""``lakewide build``: seed, then run, on one SparkSession."""
+"""``lakewide build``: seed, then run, on one SparkSession; each model's unit tests run right
+before it and its data tests right after it (as ``dbt build``)."""
 
 from __future__ import annotations
 
@@ -12,14 +13,36 @@ from lakewide.commands.run import RunFlags, run_and_report, run_args, run_option
 from lakewide.commands.run_tag import refuse_taken, tag_options, tag_request
 from lakewide.commands.seed import check_seeds, load_and_report
 from lakewide.commands.session import with_adapter
+from lakewide.commands.test import RESOURCE_TYPES, chosen_unit_tests, kinds_to_run
+from lakewide.errors import ConfigError
 from lakewide.manifest import Manifest
 
 if TYPE_CHECKING:
     from lakewide.spark.adapter import SparkAdapter
+    from lakewide.unit_tests import UnitTest
+
+
+def _models_only(select: tuple[str, ...], exclude: tuple[str, ...]) -> tuple[str, ...]:
+    """``--exclude`` without its ``test_type:`` selectors (they leave a kind of test out);
+    ``test_type:`` in ``--select`` is refused (build selects models)."""
+    if any(p.startswith("test_type:") for value in select for p in value.split()):
+        raise ConfigError(
+            "build --select takes models; to run one kind of test only use `lakewide test "
+            "-s test_type:unit` (or data); to leave a kind out of the build: --exclude "
+            "test_type:unit or --exclude-resource-type unit_test"
+        )
+    return tuple(p for value in exclude for p in value.split() if not p.startswith("test_type:"))
 
 
 @click.command()
 @selection
+@click.option(
+    "--exclude-resource-type",
+    "exclude_resource_types",
+    multiple=True,
+    type=click.Choice(sorted(RESOURCE_TYPES)),
+    help="Tests to leave out: test (data tests), unit_test.",
+)
 @run_options
 @tag_options
 @profile_options
@@ -29,6 +52,7 @@ def build(
     options: Options,
     select: tuple[str, ...],
     exclude: tuple[str, ...],
+    exclude_resource_types: tuple[str, ...],
     full_refresh: bool,
     threads: int,
     fail_fast: bool,
@@ -36,25 +60,43 @@ def build(
     replace_tag: bool,
     no_tag: bool,
 ) -> None:
-    """Seed, then run; each model's data tests run right after it."""
+    """Seed, then run; each model's unit tests run right before it (a failing one skips it and
+    its downstream models), its data tests right after it."""
     flags = RunFlags(full_refresh, threads, fail_fast)
     tagging = tag_request(tag, replace_tag, no_tag)
+    models_exclude = _models_only(select, exclude)
+    kinds = kinds_to_run((), exclude, (), exclude_resource_types)
+
+    def unit_tests(manifest: Manifest, names: list[str]) -> list[UnitTest]:
+        return [t for t in chosen_unit_tests(manifest, (), (), kinds) if t.model in names]
 
     def body(manifest: Manifest, adapter: SparkAdapter) -> int:
         from lakewide.build_tests import TestsAfterModels
+        from lakewide.build_unit_tests import UnitTestsBeforeModels
         from lakewide.commands.test import report_test
 
-        names = selected(manifest, select, exclude)
+        names = selected(manifest, select, models_exclude)
         refuse_taken(manifest, tagging, adapter)  # before the seeds are loaded
         load_and_report(manifest, adapter)
-        tests = TestsAfterModels(manifest, adapter, names, report_test)
+        tests = TestsAfterModels(manifest, adapter, names, report_test) if "data" in kinds else None
+        units = UnitTestsBeforeModels(
+            manifest, adapter, unit_tests(manifest, names), options.variables
+        )
         args = run_args("build", options, select, exclude, flags)
         return run_and_report(
-            manifest, adapter, names, flags, args, tests, options.lock_wait, tagging
+            manifest,
+            adapter,
+            names,
+            flags,
+            args,
+            tests,
+            lock_wait=options.lock_wait,
+            tagging=tagging,
+            unit_tests=units,
         )
 
     def check(manifest: Manifest) -> None:
-        selected(manifest, select, exclude)
+        unit_tests(manifest, selected(manifest, select, models_exclude))
         check_seeds(manifest)
 
     with_adapter(options, body, check=check)

@@ -25,6 +25,7 @@ from lakewide.manifest import Manifest
 
 if TYPE_CHECKING:
     from lakewide.build_tests import TestsAfterModels
+    from lakewide.build_unit_tests import UnitTestsBeforeModels
     from lakewide.executor import ModelResult
     from lakewide.spark.adapter import SparkAdapter
 
@@ -71,15 +72,18 @@ def run_and_report(
     tests: TestsAfterModels | None = None,
     lock_wait: float = 30.0,
     tagging: TagRequest = AUTO_TAG,
+    unit_tests: UnitTestsBeforeModels | None = None,
 ) -> int:
     """Run ``names`` with live progress, a line per model and the summary, then write
     run_results.json (with ``args``, what ``retry`` repeats); the exit code (1 when a model
-    failed or was skipped, or one of ``tests``, run after each model, failed).
-    ``lock_wait``: seconds to wait for a model's lease; ``tagging``: the tag of the run's
-    consistent snapshots (lakewide.run_tags), refused before anything runs when taken."""
+    failed or was skipped, or one of ``tests``, run after each model, or of ``unit_tests``,
+    run before it, failed). ``lock_wait``: seconds to wait for a model's lease; ``tagging``:
+    the tag of the run's consistent snapshots (lakewide.run_tags), refused before anything
+    runs when taken."""
     import uuid
 
     from lakewide.commands.run_tag import refuse_taken, tag_run
+    from lakewide.commands.test import report_test
     from lakewide.executor import run_models
     from lakewide.lease import model_leases
     from lakewide.run_results import write_run_results
@@ -94,6 +98,8 @@ def run_and_report(
             # Ctrl-C or a dead JVM ends the run at once, before the next model
             adapter.raise_if_stopped(wait=2.0 if result.status == "error" else 0.0)
             shown.finish(result)
+            for unit in unit_tests.results.get(result.name, []) if unit_tests else []:
+                report_test(unit)
             report(result, shown.finished, total)
 
         leases = model_leases(manifest.output, lock_wait)
@@ -109,18 +115,25 @@ def run_and_report(
                 fail_fast=flags.fail_fast,
                 leases=leases,
                 after_model=tests.after_model if tests else None,
+                before_model=unit_tests.before_model if unit_tests else None,
             )
         finally:
             leases.close()
-    everything = tests.merged(results) if tests else results
+    everything: list[Any] = []
+    test_results: list[Any] = []
+    for result in results:  # each model between its unit tests and its data tests
+        before = unit_tests.of(result) if unit_tests else []
+        after = tests.of(result) if tests else []
+        everything += [*before, result, *after]
+        test_results += [*before, *after]
     write_run_results(manifest.project, everything, started, spark_started=True, args=args)
     summary(results, time.time() - started)
     failed = 1 if any(r.status != "success" for r in results) else 0
     failed = max(failed, tag_run(manifest, adapter, results, run_id, tagging))
-    if tests:
+    if tests or unit_tests:
         from lakewide.commands.test import summarize
 
-        return max(summarize(tests.final), failed)
+        return max(summarize(test_results), failed)
     return failed
 
 

@@ -1,15 +1,19 @@
-"""``lakewide test``: the data tests of the selected models, on one SparkSession.
+"""``lakewide test``: the unit tests and the data tests of the selected models, on one
+SparkSession (as ``dbt test`` since 1.8): the unit tests first (a throwaway catalog each), then
+the data tests (on the warehouse).
 
 Selectors (``--select``/``--exclude``): model selectors (``name``, ``+name``, ``tag:x``,
-``path:...``) choose the tests reading those models; a test's own name chooses it;
-``test_name:unique`` chooses every test of that generic test (``singular`` for SQL files);
-``test_type:data`` (or ``unit``) keeps only tests of that kind.
+``path:...``) choose the tests of those models; a test's own name chooses it;
+``test_name:unique`` chooses every data test of that generic test (``singular`` for SQL files);
+``test_type:data`` (or ``unit``) keeps only tests of that kind, as ``--resource-type test``
+(``unit_test``) does; ``--exclude-resource-type`` leaves a kind out.
 """
 
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.markup import escape
@@ -24,20 +28,46 @@ from lakewide.manifest import Manifest
 if TYPE_CHECKING:
     from lakewide.spark.adapter import SparkAdapter
     from lakewide.test_runner import TestResult
+    from lakewide.unit_tests import UnitTest
 
 TEST_TYPES = ("data", "unit")
+#: dbt's resource types (``--resource-type``) -> the kind of test (``test_type:``)
+RESOURCE_TYPES = {"test": "data", "unit_test": "unit"}
 COLOURS = {"pass": "green", "warn": "yellow", "fail": "red", "error": "red", "skipped": "yellow"}
 
 
 def report_test(result: TestResult) -> None:
-    """One line per test: status, name, model, failing rows, seconds, message."""
+    """One line per test: status, name, model, failing rows (a unit test: its plan), seconds,
+    message; the lines of a multi-line message (a unit test's differing rows) below it."""
     colour = COLOURS[result.status]
-    failing = "" if result.failures is None else f"{result.failures} failing"
+    failing = result.plan if result.failures is None else f"{result.failures} failing"
+    first, *rest = result.message.splitlines() or [""]
     console.print(
         f"[{colour}]{result.status.upper():<7}[/{colour}] {result.name:<48} "
-        f"{result.model or '':<20} {failing:>12} {result.seconds:6.1f}s {escape(result.message)}",
+        f"{result.model or '':<20} {failing:>12} {result.seconds:6.1f}s {escape(first)}",
         soft_wrap=True,
     )
+    for line in rest:
+        console.print(f"        {escape(line)}", soft_wrap=True)
+
+
+def resource_type_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``--resource-type`` and ``--exclude-resource-type`` (dbt's: ``test``, ``unit_test``)."""
+    choice = click.Choice(sorted(RESOURCE_TYPES))
+    func = click.option(
+        "--exclude-resource-type",
+        "exclude_resource_types",
+        multiple=True,
+        type=choice,
+        help="Kinds of test to leave out: test (data tests), unit_test.",
+    )(func)
+    return click.option(
+        "--resource-type",
+        "resource_types",
+        multiple=True,
+        type=choice,
+        help="Kinds of test to run (default both): test (data tests), unit_test.",
+    )(func)
 
 
 def summarize(results: list[TestResult]) -> int:
@@ -51,12 +81,19 @@ def _split(values: tuple[str, ...]) -> list[str]:
     return [part for value in values for part in value.split()]
 
 
+def _unit_test_names(manifest: Manifest) -> set[str]:
+    from lakewide.unit_tests import load_unit_tests
+
+    return {t.name for t in load_unit_tests(manifest)}
+
+
 def _matching(manifest: Manifest, selectors: list[str]) -> set[str]:
-    """The names of the tests the selectors (test_type: aside) choose."""
+    """The names of the data tests the selectors (test_type: aside) choose."""
     tests = manifest.data_tests
     chosen: set[str] = set()
     model_selectors: list[str] = []
     kinds = sorted({t.test for t in tests.values()})
+    unit_names: set[str] | None = None  # read when a selector is nothing else
     for selector in selectors:
         if selector in tests:
             chosen.add(selector)
@@ -72,10 +109,15 @@ def _matching(manifest: Manifest, selectors: list[str]) -> set[str]:
         elif selector.strip("+") in manifest.models or ":" in selector:
             model_selectors.append(selector)
         else:
+            if unit_names is None:
+                unit_names = _unit_test_names(manifest)
+            if selector in unit_names:
+                continue  # a unit test: chosen_unit_tests takes it
             raise ConfigError(
-                f"selector '{selector}' names no model and no data test; models: "
-                f"{', '.join(sorted(manifest.models))}; also accepted: a test's name, "
-                "test_name:unique, test_type:data|unit, +name, name+, tag:x, path:models/x"
+                f"selector '{selector}' names no model and no test; models: "
+                f"{', '.join(sorted(manifest.models))}; also accepted: a data or unit test's "
+                "name, test_name:unique, test_type:data|unit, +name, name+, tag:x, "
+                "path:models/x"
             )
     if model_selectors:
         models = set(select(manifest.models, model_selectors, None, manifest.project.root))
@@ -95,18 +137,64 @@ def _types(selectors: list[str]) -> tuple[set[str], list[str]]:
     return types, [s for s in selectors if not s.startswith("test_type:")]
 
 
-def kinds_to_run(selectors: tuple[str, ...], exclude: tuple[str, ...]) -> set[str]:
-    """The kinds of test (``data``, ``unit``) that ``--select``/``--exclude`` leave to run."""
+def kinds_to_run(
+    selectors: tuple[str, ...],
+    exclude: tuple[str, ...],
+    resource_types: tuple[str, ...] = (),
+    exclude_resource_types: tuple[str, ...] = (),
+) -> set[str]:
+    """The kinds of test (``data``, ``unit``) that ``--select``/``--exclude`` (``test_type:``)
+    and ``--resource-type``/``--exclude-resource-type`` leave to run."""
     wanted, _ = _types(_split(selectors))
     unwanted, _ = _types(_split(exclude))
-    return (wanted or set(TEST_TYPES)) - unwanted
+    kinds = wanted or set(TEST_TYPES)
+    if resource_types:
+        kinds &= {RESOURCE_TYPES[r] for r in resource_types}
+    return kinds - unwanted - {RESOURCE_TYPES[r] for r in exclude_resource_types}
+
+
+def chosen_unit_tests(
+    manifest: Manifest,
+    selectors: tuple[str, ...],
+    exclude: tuple[str, ...],
+    kinds: set[str] | None = None,
+) -> list[UnitTest]:
+    """The unit tests ``--select``/``--exclude`` choose (a unit test's name, or the tests of
+    the models a model selector selects), checked (their rows fit their columns); none when
+    ``kinds`` leaves out ``unit``."""
+    from lakewide.unit_tests import load_unit_tests
+    from lakewide.unit_tests.runner import check_unit_tests
+    from lakewide.unit_tests.select import select_unit_tests
+
+    if "unit" not in (kinds_to_run(selectors, exclude) if kinds is None else kinds):
+        return []
+    tests = load_unit_tests(manifest)
+
+    def for_units(values: tuple[str, ...]) -> tuple[list[str], bool]:
+        """The selectors that can name unit tests; whether any selector was given."""
+        _, tokens = _types(_split(values))
+        data = manifest.data_tests
+        kept = [t for t in tokens if t not in data and not t.startswith("test_name:")]
+        return kept, bool(tokens)
+
+    wanted, given = for_units(selectors)
+    unwanted, _ = for_units(exclude)
+    if given and not wanted:
+        return []  # the selectors name data tests only
+    chosen = select_unit_tests(manifest, tests, wanted, unwanted, require_match=False)
+    check_unit_tests(manifest, chosen)
+    return chosen
 
 
 def chosen_tests(
-    manifest: Manifest, selectors: tuple[str, ...], exclude: tuple[str, ...]
+    manifest: Manifest,
+    selectors: tuple[str, ...],
+    exclude: tuple[str, ...],
+    kinds: set[str] | None = None,
 ) -> list[DataTest]:
-    """The data tests ``--select``/``--exclude`` choose, in the run order of their models."""
-    if "data" not in kinds_to_run(selectors, exclude):
+    """The data tests ``--select``/``--exclude`` choose, in the run order of their models;
+    none when ``kinds`` leaves out ``data``."""
+    if "data" not in (kinds_to_run(selectors, exclude) if kinds is None else kinds):
         return []
     _, wanted = _types(_split(selectors))
     _, unwanted = _types(_split(exclude))
@@ -123,31 +211,52 @@ def chosen_tests(
 
 @click.command(name="test")
 @selection
+@resource_type_options
 @profile_options
 @pass_options
-def data_test_command(options: Options, select: tuple[str, ...], exclude: tuple[str, ...]) -> None:
-    """Run the data tests of the selected models (PASS / WARN / FAIL per test)."""
+def data_test_command(
+    options: Options,
+    select: tuple[str, ...],
+    exclude: tuple[str, ...],
+    resource_types: tuple[str, ...],
+    exclude_resource_types: tuple[str, ...],
+) -> None:
+    """Run the unit tests, then the data tests, of the selected models (PASS / WARN / FAIL
+    per test)."""
+    kinds = kinds_to_run(select, exclude, resource_types, exclude_resource_types)
+
+    def chosen(manifest: Manifest) -> tuple[list[UnitTest], list[DataTest]]:
+        data = chosen_tests(manifest, select, exclude, kinds)  # checks every selector
+        return chosen_unit_tests(manifest, select, exclude, kinds), data
 
     def precheck(manifest: Manifest) -> bool:
-        if chosen_tests(manifest, select, exclude):
+        if any(chosen(manifest)):
             return False
-        console.print("Nothing to do: no data tests selected.")
+        console.print("Nothing to do: no tests selected.")
         return True
 
     def body(manifest: Manifest, adapter: SparkAdapter) -> int:
+        from lakewide.build_unit_tests import run_as_test_results
         from lakewide.run_results import write_run_results
         from lakewide.test_runner import run_tests
 
         started = time.time()
-        tests = chosen_tests(manifest, select, exclude)
-        with console.status(f"running {len(tests)} data test(s)..."):
+        units, tests = chosen(manifest)
 
-            def progress(result: TestResult) -> None:
-                report_test(result)
-                adapter.raise_if_stopped()  # Ctrl-C or a dead JVM ends the command at once
+        def progress(result: TestResult) -> None:
+            report_test(result)
+            adapter.raise_if_stopped()  # Ctrl-C or a dead JVM ends the command at once
 
-            results = run_tests(manifest, adapter, tests, on_result=progress)
+        results: list[TestResult] = []
+        if units:
+            with console.status(f"running {len(units)} unit test(s)..."):
+                results += run_as_test_results(
+                    manifest, adapter, units, options.variables, on_result=progress
+                )
+        if tests:
+            with console.status(f"running {len(tests)} data test(s)..."):
+                results += run_tests(manifest, adapter, tests, on_result=progress)
         write_run_results(manifest.project, results, started, spark_started=True)
         return summarize(results)
 
-    with_adapter(options, body, check=lambda m: chosen_tests(m, select, exclude), precheck=precheck)
+    with_adapter(options, body, check=chosen, precheck=precheck)

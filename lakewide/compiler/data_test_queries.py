@@ -132,6 +132,14 @@ def count_failures(failing: exp.Query) -> exp.Select:
     return exp.select(exp.alias_(_count(), "failures")).from_(failing.subquery("__lw_failures"))
 
 
+def only_columns(failing: exp.Query, columns: list[str]) -> exp.Select:
+    """The failing rows in ``columns`` only (an audit table leaves out lakewide's hidden
+    ``__lw_`` columns, which a test's ``SELECT *`` of a key table returns)."""
+    return exp.select(*(exp.column(c, quoted=True) for c in columns)).from_(
+        failing.subquery("__lw_failures")
+    )
+
+
 def store_failures(failing: exp.Query, audit: exp.Table) -> exp.Create:
     """``CREATE OR REPLACE TABLE <audit> USING iceberg AS <failing rows>`` (one commit)."""
     return exp.Create(

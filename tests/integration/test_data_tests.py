@@ -249,7 +249,7 @@ def test_lakewide_test_thresholds_where_singular_and_views(
     assert only.exit_code == 0, only.output
     assert "not_null_recent_id" in only.output and "unique_orders_id" not in only.output
     none = lakewide(root, "test", "-s", "test_type:unit")
-    assert none.exit_code == 0 and "no data tests selected" in none.output
+    assert none.exit_code == 0 and "no tests selected" in none.output
 
 
 def test_the_examples_data_tests_pass(example: ProjectRun) -> None:

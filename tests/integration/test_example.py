@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.integration.conftest import REPO, ProjectRun, null_first
+from tests.oracle import engines
 from tests.oracle import partial_update as oracle
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
@@ -152,6 +153,70 @@ def test_late_record_only_fills_null_columns(example: ProjectRun) -> None:
     by_id = {r[0]: r for r in rows}
     assert by_id[1001][1] == "phone" and by_id[1001][7] == 2  # late row lost on 1001
     assert by_id[1003][4:6] == ("Nanjing", "Wuhan")  # but filled 1003's nulls
+
+
+# models/wide/order_groups.sql: order_detail's sources as sequence groups, each guarded by its
+# own source's binlog_time (renamed info_time / address_time)
+INFO_GROUP = ["product_type", "plat_name", "create_time", "order_status"]
+ADDRESS_GROUP = ["start_city_name", "end_city_name"]
+GROUP_COLUMNS = ["order_id", *INFO_GROUP, "info_time", *ADDRESS_GROUP, "address_time"]
+GROUPS_SPEC = engines.Spec(
+    "partial_update",
+    ["order_id"],
+    GROUP_COLUMNS,
+    owned=[{*INFO_GROUP, "info_time"}, {*ADDRESS_GROUP, "address_time"}],
+    groups={"info_time": INFO_GROUP, "address_time": ADDRESS_GROUP},
+)
+
+
+def group_records(records: list[tuple[int, dict]]) -> list[tuple[int, dict]]:
+    """order_detail's (source, record) pairs as order_groups reads them."""
+    renamed = ("info_time", "address_time")
+    return [
+        (
+            source,
+            {
+                **{k: v for k, v in r.items() if k != "binlog_time"},
+                renamed[source]: r["binlog_time"],
+            },
+        )
+        for source, r in records
+    ]
+
+
+def test_sequence_groups_example_matches_the_oracle(example: ProjectRun) -> None:
+    example.seed()
+    assert example.run("order_groups")["order_groups"].plan == "bootstrap"
+    first = group_records(order_records())
+    assert example.rows("order_groups") == engines.as_rows(
+        engines.bootstrap(GROUPS_SPEC, first), GROUP_COLUMNS
+    )
+    # a late order_info record of 1001 (older than its stored info_time), a newer address of
+    # 1002 whose NULL end city replaces the stored one, a first address for 1003
+    appended = [
+        (0, (1001, "watch", "web", 999, "2024-05-01 08:00:00", 3, "2024-05-01 09:30:00")),
+        (1, (1002, "Beijing", None, "2024-05-02 08:00:00")),
+        (1, (1003, None, "Wuhan", "2024-05-01 08:00:00")),
+    ]
+    batch: list[tuple[int, dict]] = []
+    for source, values in appended:
+        columns = INFO_COLUMNS if source == 0 else ADDRESS_COLUMNS
+        literals = ", ".join(
+            "NULL" if v is None else f"TIMESTAMP '{v}'" if "-" in str(v) else repr(v)
+            for v in values
+        )
+        table = "order_info" if source == 0 else "order_address"
+        example.sql(f"INSERT INTO {{ods}}.{table} VALUES ({literals})")
+        record = dict(zip(columns, values))
+        batch.append((source, _typed({k: v for k, v in record.items() if v is not None})))
+    assert example.run("order_groups")["order_groups"].plan == "incremental"
+    expected = engines.incremental(GROUPS_SPEC, [first, group_records(batch)])
+    rows = example.rows("order_groups")
+    assert rows == engines.as_rows(expected, GROUP_COLUMNS)
+    by_id = {r[0]: dict(zip(GROUP_COLUMNS, r)) for r in rows}
+    assert (by_id[1001]["plat_name"], by_id[1001]["order_status"]) == ("app", 2)  # kept
+    assert (by_id[1002]["start_city_name"], by_id[1002]["end_city_name"]) == ("Beijing", None)
+    assert by_id[1003]["end_city_name"] == "Wuhan"
 
 
 def test_full_refresh_equals_bootstrap(example: ProjectRun) -> None:

@@ -39,7 +39,8 @@ def test_threads_and_json_logs(tmp_path: Path, spark: Any, warehouse: Path, cli:
 
     code, text = cli(one.root, "build", "--threads", "1")
     assert code == 0, text
-    assert "Summary" in text and "keys read" in text and "Done. 4 ok, 0 failed" in text
+    assert "Summary" in text and "keys read" in text
+    assert f"Done. {len(models)} ok, 0 failed" in text
     code, out = cli(two.root, "build", "--threads", "2", "--log-format", "json")
     assert code == 0, out
 
@@ -73,7 +74,8 @@ def test_threads_and_json_logs(tmp_path: Path, spark: Any, warehouse: Path, cli:
     }
     assert finished == dict.fromkeys(models, "success")
     stats = [e for e in events if e["info"]["name"] == "StatsLine"]  # build's tests report after
-    assert [e["data"] for e in stats] == [{"ok": 4, "error": 0, "skip": 0, "total": 4}]
+    count = len(models)
+    assert [e["data"] for e in stats] == [{"ok": count, "error": 0, "skip": 0, "total": count}]
 
     # with two threads, two independent models ran at once
     spans: dict[str, list[str]] = {}

@@ -119,3 +119,18 @@ def test_the_readme_example_passes(tmp_path: Path, spark: Any) -> None:
     assert [t.plan for t in tests] == ["incremental"]
     [result] = run_unit_tests(manifest, SparkAdapter(manifest.output, spark=spark), tests)
     assert result.status == "pass", result.message
+
+
+def test_the_examples_group_tests_fail_without_sequence_groups(tmp_path: Path, spark: Any) -> None:
+    """The example's order_groups unit tests pin sequence-group behaviour: the same model as a
+    plain partial update (arrival order, a NULL never overwrites) fails both."""
+    root = copy_example_project(tmp_path / "example")
+    model = root / "models" / "wide" / "order_groups.sql"
+    text = model.read_text()
+    model.write_text(text[: text.index("sequence_groups=")] + text[text.index("tags=") :])
+    manifest = manifest_of(root)
+    assert not manifest.models["order_groups"].config.sequence_groups
+    tests = [t for t in load_unit_tests(manifest) if t.model == "order_groups"]
+    results = run_unit_tests(manifest, SparkAdapter(manifest.output, spark=spark), tests)
+    assert [(r.plan, r.status) for r in results] == [("bootstrap", "fail"), ("incremental", "fail")]
+    assert all("| web " in r.message for r in results)  # the older record won
