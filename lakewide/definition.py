@@ -47,7 +47,10 @@ LAYOUT_VERSION = 2  # 2: hidden version and row-count columns (README "Run bound
 # Config keys that change neither the table nor any statement lakewide runs on it.
 # changelog_producer adds a table next to the model's but changes neither the model's table nor
 # its MERGE: a downstream read falls back where the changelog does not cover its range.
-_COSMETIC = frozenset({"tags", "description", "enabled", "materialized", "changelog_producer"})
+# on_schema_change says how a change is applied, not what the table holds.
+_COSMETIC = frozenset(
+    {"tags", "description", "enabled", "materialized", "changelog_producer", "on_schema_change"}
+)
 
 # Tokens whose text is a name or a value (kept exactly); all others are keywords and symbols.
 _EXACT = frozenset(

@@ -25,6 +25,7 @@ from lakewide.manifest import Manifest
 if TYPE_CHECKING:
     from lakewide.build_tests import TestsAfterModels
     from lakewide.executor import ModelResult
+    from lakewide.schema_plan import ModelSchema
     from lakewide.spark.adapter import SparkAdapter
 
 
@@ -59,6 +60,30 @@ def run_options(func: Callable[..., Any]) -> Callable[..., Any]:
         help="Models run at once: those with no ref path between them run concurrently.",
     )(func)
     return full_refresh_option(func)
+
+
+def show_schema(schema: ModelSchema) -> None:
+    """A key table's plan of schema changes, printed before it is applied."""
+    for line in schema.lines():
+        console.print(line, markup=False, highlight=False)
+
+
+def plan_only(manifest: Manifest, adapter: SparkAdapter, names: list[str]) -> int:
+    """``run --dry-run``: print each selected key table's schema changes; write nothing."""
+    from lakewide.executor import run_models
+
+    shown: list[ModelSchema] = []
+
+    def show(schema: ModelSchema) -> None:
+        shown.append(schema)
+        show_schema(schema)
+
+    run_models(manifest, names, adapter, on_schema=show, dry_run=True)
+    console.print(
+        f"Dry run: {len(shown)} of {len(names)} selected model(s) with schema changes; "
+        "nothing was written."
+    )
+    return 0
 
 
 def run_and_report(
@@ -100,6 +125,7 @@ def run_and_report(
                 fail_fast=flags.fail_fast,
                 leases=leases,
                 after_model=tests.after_model if tests else None,
+                on_schema=show_schema,
             )
         finally:
             leases.close()
@@ -156,6 +182,11 @@ def _nothing_to_do(manifest: Manifest, names: list[str]) -> bool:
 @click.command()
 @selection
 @run_options
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Print each key table's plan of schema changes (or refusal); run and write nothing.",
+)
 @profile_options
 @output_options
 @pass_options
@@ -166,9 +197,17 @@ def run(
     full_refresh: bool,
     threads: int,
     fail_fast: bool,
+    dry_run: bool,
 ) -> None:
     """Run models: bootstrap missing tables, MERGE each source's new rows into existing ones."""
     flags = RunFlags(full_refresh, threads, fail_fast)
+    if dry_run:
+        with_adapter(
+            options,
+            lambda m, a: plan_only(m, a, selected(m, select, exclude)),
+            check=lambda m: selected(m, select, exclude),
+        )
+        return
 
     def precheck(manifest: Manifest) -> bool:
         return not full_refresh and _nothing_to_do(manifest, selected(manifest, select, exclude))
