@@ -170,7 +170,9 @@ class _Classifier:
         for column in sorted(set(old.columns) | set(new.columns)):
             before, after = old.columns.get(column), new.columns.get(column)
             if before == after or before is None and column not in self.stored.columns:
-                continue
+                continue  # unchanged, or a new column (below)
+            if after is None and column not in self.configured.columns:
+                continue  # a removed column (``columns``)
             if before is None:  # the source now writes a column others wrote
                 if self.reread_ok is not None:
                     self.refuse(
