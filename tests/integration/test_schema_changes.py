@@ -197,6 +197,11 @@ def _sums_sql(extra: str = "") -> str:
     return wide(2, sums(2), False, extra)
 
 
+GROUPED = (
+    "{{ config(merge_engine='partial_update', primary_key='k', sequence_groups={'ts': ['a']}) }}\n"
+    "SELECT k, ts, a, CAST(NULL AS BIGINT) AS b FROM {{ source('src', 'a') }}\n"
+    "UNION ALL SELECT k, CAST(NULL AS BIGINT), CAST(NULL AS BIGINT), b FROM {{ source('src', 'b') }}\n"
+)
 REFUSED = {
     # name: (edited model, words the message holds)
     "primary_key": (
@@ -212,10 +217,8 @@ REFUSED = {
         ("sequence_field changed: stored ['ts'], configured ['ts', 'k']",),
     ),
     "sequence_groups": (
-        wide(2, PARTIAL + ", sequence_groups={'ts': ['b']}", True).replace(
-            "sequence_field='ts', ", ""
-        ),
-        ("sequence_groups changed",),
+        GROUPED.replace(", sequence_groups={'ts': ['a']}", ""),
+        ("sequence_groups changed: stored [{'columns': ['a']",),
     ),
     "type": (
         wide(2, PARTIAL, True).replace("a AS a", "CAST(a AS STRING) AS a"),
@@ -239,7 +242,8 @@ REFUSED = {
 def test_unsafe_changes_are_refused_and_nothing_is_written(
     model_run: Callable[..., ModelRun], change: str
 ) -> None:
-    m = model_run(wide(2, PARTIAL, True), schemas(True))
+    base = GROUPED if change == "sequence_groups" else wide(2, PARTIAL, True)
+    m = model_run(base, schemas(True))
     built = m.step({"a": [(1, 1, 10)], "b": [(1, 2, 5)], "c": [(9, 1, 1)]})
     m.write("a", [(2, 1, 20)])  # new data: the run would not be a no-op
     before, contract = snapshot_ids(m), stored_contract(m)
