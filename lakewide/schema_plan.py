@@ -11,7 +11,7 @@ whether its history was merged). The statements come from ``lakewide.compiler.sc
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
 
@@ -34,6 +34,32 @@ from lakewide.nodes import ModelNode
 
 if TYPE_CHECKING:
     from lakewide.spark.adapter import SparkAdapter
+
+
+# config keys that neither shape the table nor fold its rows, or that the contract holds in
+# fields of its own (compared there, with their own messages)
+_NOT_OPTIONS = frozenset(
+    {
+        "tags",
+        "description",
+        "enabled",
+        "materialized",
+        "changelog_producer",
+        "on_schema_change",
+        "merge_filter",
+        "merge_engine",
+        "primary_key",
+        "sequence_field",
+        "sequence_groups",
+        "aggregates",
+        "default_aggregate",
+    }
+)
+
+
+def contract_options(node: ModelNode) -> dict[str, Any]:
+    """The model's non-default config keys that shape its table (the contract's options)."""
+    return node.config.model_dump(mode="json", exclude_defaults=True, exclude=set(_NOT_OPTIONS))
 
 
 def policy_of(node: ModelNode) -> str:
@@ -120,7 +146,11 @@ def model_schema(
     its own changelog table; ``stored=False``: the model's contract only (a new table)."""
     node = model.node
     configured = contract_of(
-        model, adapter.column_types(query), definition_digest(node), LAYOUT_VERSION
+        model,
+        adapter.column_types(query),
+        options=contract_options(node),
+        definition=definition_digest(node),
+        layout=LAYOUT_VERSION,
     )
     found = stored_contract(adapter, node) if stored else None
     plan = None

@@ -24,30 +24,9 @@ from sqlglot import exp
 from lakewide.compiler.rewrite import driving_table
 from lakewide.compiler.trees import copy_without
 from lakewide.compiler.wide_model import DIALECT, WideModel
-from lakewide.config import KeyTableConfig
 
 CONTRACT = "lakewide.contract"  # the table property
 CONTRACT_VERSION = 1
-
-# config keys that neither shape the table nor fold its rows, or that the contract holds in
-# its own fields (compared there, with their own messages)
-_NOT_OPTIONS = frozenset(
-    {
-        "tags",
-        "description",
-        "enabled",
-        "materialized",
-        "changelog_producer",
-        "on_schema_change",
-        "merge_filter",
-        "merge_engine",
-        "primary_key",
-        "sequence_field",
-        "sequence_groups",
-        "aggregates",
-        "default_aggregate",
-    }
-)
 
 
 @dataclass(frozen=True)
@@ -120,11 +99,16 @@ def _aggregate_text(model: WideModel, column: str) -> str:
     return f"{found.name}({', '.join(f'{k}={v!r}' for k, v in options.items())})"
 
 
-def contract_of(model: WideModel, types: dict[str, str], definition: str, layout: int) -> Contract:
-    """The contract of ``model`` whose table columns have Spark ``types``."""
-    config = model.node.config
-    assert isinstance(config, KeyTableConfig)
-    options = config.model_dump(mode="json", exclude_defaults=True, exclude=set(_NOT_OPTIONS))
+def contract_of(
+    model: WideModel,
+    types: dict[str, str],
+    *,
+    options: dict[str, Any],
+    definition: str = "",
+    layout: int = 0,
+) -> Contract:
+    """The contract of ``model`` whose table columns have Spark ``types``; ``options``: the
+    config keys that shape the table (``lakewide.schema_plan.contract_options``)."""
     sources = [
         SourceTerms(
             identity,

@@ -21,7 +21,7 @@ from lakewide.compiler.schema_changes import (
 from lakewide.compiler.wide_model import WideModel, analyze
 from lakewide.config import parse_model_config
 from lakewide.nodes import ModelNode, Relation
-from lakewide.schema_plan import reread_refusal
+from lakewide.schema_plan import contract_options, reread_refusal
 
 PARTIAL = {"merge_engine": "partial_update", "primary_key": "k", "sequence_field": "ts"}
 SUMS = {"merge_engine": "aggregation", "primary_key": "k", "aggregates": {"a": "sum", "b": "sum"}}
@@ -47,7 +47,8 @@ def contract(sql: str, config: dict[str, Any], **types: str) -> Contract:
     found = model(sql, config)
     kinds = {c: "bigint" for c in found.table_columns}
     kinds.update({c: "struct<s0:bigint,b:int>" for c in kinds if c.startswith("__lw_v")})
-    return contract_of(found, {**kinds, **types}, "digest", 2)
+    options = contract_options(found.node)
+    return contract_of(found, {**kinds, **types}, options=options, definition="d", layout=2)
 
 
 def plan(
