@@ -22,9 +22,11 @@ from lakewide.commands.context import Options, console, parse_vars, parsed
 from lakewide.commands.debug import debug
 from lakewide.commands.diff import diff
 from lakewide.commands.docs import docs
+from lakewide.commands.freshness import freshness
 from lakewide.commands.init import init
 from lakewide.commands.lineage import lineage
 from lakewide.commands.ls import ls
+from lakewide.commands.maintain import maintain
 from lakewide.commands.retry import retry
 from lakewide.commands.run import run
 from lakewide.commands.seed import seed
@@ -93,11 +95,13 @@ for _command in (
     ls,
     show,
     lineage,
+    freshness,
     unit_test,
     data_test_command,
     retry,
     diff,
     clean,
+    maintain,
 ):
     cli.add_command(_command)
 cli.add_command(docs)

@@ -17,6 +17,12 @@ from pydantic import (
     model_validator,
 )
 
+from lakewide.config_maintenance import (
+    MaintenanceSpec,
+    RetentionSpec,
+    TtlSpec,
+    retention_granularity,
+)
 from lakewide.config_specs import (
     AggregateSpec,
     RuleError,
@@ -24,6 +30,7 @@ from lakewide.config_specs import (
     as_list,
     retractable,
 )
+from lakewide.durations import normalized
 
 MergeEngine = Literal["partial_update", "aggregation", "deduplicate", "first_row"]
 ENGINES = ("partial_update", "aggregation", "deduplicate", "first_row")
@@ -58,11 +65,20 @@ class _Keys(BaseModel):
     # what a run does when the model no longer matches its table's stored contract (README
     # "Schema changes"); None: append_new_columns. dbt's ``ignore`` cannot apply to a key table
     on_schema_change: Literal["append_new_columns", "sync_all_columns", "fail"] | None = None
+    maintenance: MaintenanceSpec = MaintenanceSpec()  # lakewide maintain (config_maintenance)
+    retention: RetentionSpec | None = None
+    ttl: TtlSpec | None = None
     schema_: str | None = None
     alias: str | None = None
     tags: list[str] = []
     enabled: bool = True
     description: str | None = None
+    freshness: str | None = None  # a target lag (lakewide.durations); ``run --watch`` keeps it
+
+    @field_validator("freshness", mode="before")
+    @classmethod
+    def _duration(cls, value: Any) -> str | None:
+        return None if value is None else normalized(value)
 
     @field_validator(
         "primary_key",
@@ -134,11 +150,13 @@ TABLE_KEYS = (
     "format_version",
     "write_mode",
     "changelog_producer",
+    "maintenance",
     "schema_",
     "alias",
     "tags",
     "enabled",
     "description",
+    "freshness",
 )
 
 
@@ -191,6 +209,8 @@ class KeyTableConfig(_Keys):
                 "primary_key (a column name or a list of column names)",
                 compile_error=False,
             )
+        if self.retention is not None:
+            retention_granularity(self.retention, self.partition_by)
         if self.materialized in ("view", "table", "incremental"):
             raise RuleError(
                 "materialized",

@@ -42,14 +42,18 @@ from lakewide.offsets import DEFINITION, VERSION, TableMeta, last_commit
 
 # Bump when lakewide changes the layout of the tables it builds (hidden columns, types, ...) so
 # that a table built before the change can no longer take the new incremental plan.
-LAYOUT_VERSION = 2  # 2: hidden version and row-count columns (README "Run boundaries")
+LAYOUT_VERSION = 3  # 2: hidden version and row-count columns (README "Run boundaries")
+# 3: non-null input counts of sum/product columns in aggregation models without row kinds
 
 # Config keys that change neither the table nor any statement lakewide runs on it.
 # changelog_producer adds a table next to the model's but changes neither the model's table nor
 # its MERGE: a downstream read falls back where the changelog does not cover its range.
-# on_schema_change says how a change is applied, not what the table holds.
+# maintenance, retention and ttl say what ``lakewide maintain`` does to the table, not what a
+# run writes; freshness says when ``run --watch`` refreshes it; on_schema_change how a change
+# of the model is applied, not what the table holds.
 _COSMETIC = frozenset(
-    {"tags", "description", "enabled", "materialized", "changelog_producer", "on_schema_change"}
+    {"tags", "description", "enabled", "materialized", "changelog_producer", "freshness"}
+    | {"maintenance", "retention", "ttl", "on_schema_change"}
 )
 
 # Tokens whose text is a name or a value (kept exactly); all others are keywords and symbols.

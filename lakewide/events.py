@@ -21,6 +21,7 @@ CODES = {
     "NodeStart": "Q024",
     "NodeFinished": "Q025",
     "LogSkipResult": "Q016",
+    "LogFreshnessResult": "Q018",
     "StatsLine": "Z023",
     "MainEncounteredError": "Z002",
     "Note": "Z050",

@@ -31,6 +31,7 @@ from lakewide.offsets import (
     MODEL,
     RUN_ID,
     Snapshot,
+    TableMeta,
     branch_offsets,
     commit_properties,
     last_offsets,
@@ -266,12 +267,7 @@ class KeyTableRun:
             raise SchemaChangeRefused([schema])
         self.head = None if meta is None else meta.current
         self.planned = True
-        changelog = self.plans.changelog_table
-        if self.plans.recover is not None and changelog is not None:
-            for parent, snapshot in missing_changes(
-                meta, self.adapter.table_meta(self.plans.tables[changelog])
-            ):
-                self._run(self.plans.recover, parent=parent, snapshot=snapshot)
+        self.complete_changelog(meta)
         consumed: dict[str, int | None] = dict(last_offsets(meta) or {})
         self.progress = dict(consumed)
         apply_changes(self.adapter, schema)
@@ -322,6 +318,17 @@ class KeyTableRun:
         if schema.stored != schema.configured:  # after the data: a stopped run plans again
             write_contract(self.adapter, self.compiled.node, schema.configured)
         return outcome
+
+    def complete_changelog(self, meta: TableMeta | None) -> None:
+        """Write the changes of the commits whose changelog append is still due (a stopped
+        run, or ``lakewide maintain``'s retention and TTL deletes), oldest first."""
+        changelog = self.plans.changelog_table
+        if self.plans.recover is None or changelog is None:
+            return
+        for parent, snapshot in missing_changes(
+            meta, self.adapter.table_meta(self.plans.tables[changelog])
+        ):
+            self._run(self.plans.recover, parent=parent, snapshot=snapshot)
 
     def _merge_together(self, reads: list[BranchRead]) -> None:
         """Fold the new rows of several sources per key together and MERGE them at once

@@ -187,6 +187,18 @@ def _nothing_to_do(manifest: Manifest, names: list[str]) -> bool:
     is_flag=True,
     help="Print each key table's plan of schema changes (or refusal); run and write nothing.",
 )
+@click.option(
+    "--watch",
+    is_flag=True,
+    help="Keep running: refresh the models due by their freshness target, in DAG order, "
+    "until SIGINT/SIGTERM.",
+)
+@click.option(
+    "--interval",
+    metavar="SECONDS",
+    type=click.FloatRange(min=0.1),
+    help="With --watch: seconds between polls of the upstream snapshots (default 30).",
+)
 @profile_options
 @output_options
 @pass_options
@@ -198,14 +210,36 @@ def run(
     threads: int,
     fail_fast: bool,
     dry_run: bool,
+    watch: bool,
+    interval: float | None,
 ) -> None:
     """Run models: bootstrap missing tables, MERGE each source's new rows into existing ones."""
     flags = RunFlags(full_refresh, threads, fail_fast)
+    if interval is not None and not watch:
+        raise click.UsageError("--interval applies to --watch")
     if dry_run:
+        if watch:
+            raise click.UsageError("--dry-run writes nothing: drop --watch")
         with_adapter(
             options,
             lambda m, a: plan_only(m, a, selected(m, select, exclude)),
             check=lambda m: selected(m, select, exclude),
+        )
+        return
+    if watch:
+        from lakewide.commands.watch import watch_models
+
+        if full_refresh or threads > 1:
+            raise click.UsageError(
+                "--watch runs the due models one at a time, incrementally: "
+                "drop --full-refresh and --threads"
+            )
+        watch_models(
+            options,
+            select,
+            exclude,
+            interval or 30.0,
+            run_args("run", options, select, exclude, flags),
         )
         return
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from sqlglot import exp
 
+from lakewide.compiler import versions
 from lakewide.compiler.build_folds import folds, keep_key
-from lakewide.compiler.fold_rows import Rows
+from lakewide.compiler.fold_rows import Rows, case
 from lakewide.compiler.layout import create_table_as, sort_keys
 from lakewide.compiler.ordering import BRANCH_COLUMN, ROW_COLUMN
 from lakewide.compiler.trees import copy_without
@@ -100,12 +101,24 @@ def bootstrap_query(model: WideModel) -> exp.Select:
     rows = Rows(model, model.stored, with_branch=True, has_row_kind=model.row_kind is not None)
     folded = reduce_per_key(rows, union)
     keep = keep_key(rows)
-    if keep is None and not any(_is_helper(p) for p in folded.expressions):
+    if (
+        keep is None
+        and not model.versions.non_null
+        and not any(_is_helper(p) for p in folded.expressions)
+    ):
         return folded
-    final = exp.select(*(exp.column(c) for c in model.table_columns)).from_(
+    final = exp.select(*(_final(model, c) for c in model.table_columns)).from_(
         folded.subquery("f", copy=False), copy=False
     )
     return final.where(keep, copy=False) if keep is not None else final
+
+
+def _final(model: WideModel, column: str) -> exp.Expr:
+    """A stored column of a folded key: a value no non-null input is left for is NULL."""
+    if column not in model.versions.non_null:
+        return exp.column(column)
+    left = exp.GT(this=exp.column(versions.non_null_name(column)), expression=exp.Literal.number(0))
+    return exp.alias_(case(left, exp.column(column), exp.null()), column, copy=False)
 
 
 def _is_helper(projection: exp.Expr) -> bool:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from lakewide.compiler import versions
-from lakewide.compiler.aggregate_inputs import FoldInput, filtered
+from lakewide.compiler.aggregate_inputs import FoldInput, filtered, present
 from lakewide.compiler.fold_rows import Rows, and_all, any_not_null, count_where, helper
 from lakewide.compiler.ordering import BRANCH_COLUMN
 from lakewide.compiler.wide_model import Group
@@ -119,12 +119,23 @@ def _aggregate_fold(
         exp.alias_(function.fold(inp), column),
         exp.alias_(count_where(counted), helper(f"n_{column}")),
     ]
+    if column in rows.model.versions.non_null:
+        out.append(exp.alias_(_non_null_inputs(inp), versions.non_null_name(column)))
     stored_version = rows.model.versions.of(column)
     if stored_version is not None and function.version is not None:
         out.append(exp.alias_(function.version(inp, rows.version_of(column)), stored_version))
     if function.ops is not None and retract is not None:
         out.append(exp.alias_(function.ops(inp), helper(f"ops_{column}")))
     return out
+
+
+def _non_null_inputs(inp: FoldInput) -> exp.Expr:
+    """How many non-null inputs the batch adds to the column: +1 per add, -1 per retract."""
+    one = exp.Literal.number(1)
+    signed: exp.Expr = one
+    if inp.retract is not None:
+        signed = exp.If(this=inp.retract.copy(), true=exp.Literal.number(-1), false=one.copy())
+    return exp.func("COALESCE", filtered(exp.Sum(this=signed), present(inp)), exp.Literal.number(0))
 
 
 def _owners(rows: Rows, column: str) -> exp.Expr | None:

@@ -40,6 +40,11 @@ def updates(rows: Rows) -> list[exp.Expr]:
             value = case(_group_wins(group), s, t)
         elif model.engine == "aggregation":
             value = _aggregate_merge(rows, column, wins.copy(), older.copy())
+            if column in model.versions.non_null:
+                name = versions.non_null_name(column)
+                out.append(exp.EQ(this=exp.column(column, table=T), expression=value))
+                value = _non_null_total(name)
+                column = name
         elif not model.sequence:
             value = exp.func("COALESCE", s, t)
         else:
@@ -108,7 +113,7 @@ def whens(rows: Rows) -> list[exp.When]:
     present = _present(rows)
     insert = exp.Insert(
         this=exp.Tuple(expressions=[exp.column(c) for c in present]),
-        expression=exp.Tuple(expressions=[exp.column(c, table=S) for c in present]),
+        expression=exp.Tuple(expressions=[_inserted(rows, c) for c in present]),
     )
     matched: list[tuple[exp.Expr | None, exp.Expr]] = []
     insert_if: exp.Expr | None = None
@@ -202,7 +207,26 @@ def _aggregate_merge(rows: Rows, column: str, wins: exp.Expr, older: exp.Expr) -
             aggregate.options,
         )
     )
+    if column in rows.model.versions.non_null:  # no non-null input left: no value
+        left = exp.GT(
+            this=_non_null_total(versions.non_null_name(column)), expression=exp.Literal.number(0)
+        )
+        combined = case(left, combined, exp.null())
     return case(positive(helper(f"n_{column}")), combined, exp.column(column, table=T))
+
+
+def _non_null_total(name: str) -> exp.Expr:
+    """The stored count of a column's non-null inputs plus the batch's."""
+    stored = exp.func("COALESCE", exp.column(name, table=T), exp.Literal.number(0))
+    return exp.Add(this=stored, expression=exp.column(name, table=S))
+
+
+def _inserted(rows: Rows, column: str) -> exp.Expr:
+    """The batch's value of ``column`` for a new key (NULL when no non-null input is left)."""
+    value = exp.column(column, table=S)
+    if column not in rows.model.versions.non_null:
+        return value
+    return case(positive(versions.non_null_name(column)), value, exp.null())
 
 
 def _group_wins(group: Group) -> exp.Expr:

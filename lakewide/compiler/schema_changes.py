@@ -27,7 +27,7 @@ from sqlglot import exp
 from sqlglot.errors import ParseError
 
 from lakewide.compiler.contract import Contract, SourceTerms
-from lakewide.compiler.versions import PREFIX, ROW_COUNT, ROW_VERSION
+from lakewide.compiler.versions import NON_NULL_PREFIX, PREFIX, ROW_COUNT, ROW_VERSION
 from lakewide.nodes import Relation
 
 POLICIES = ("append_new_columns", "sync_all_columns", "fail")
@@ -54,11 +54,13 @@ class SchemaPlan:
 
 
 def _hidden_base(column: str) -> str | None:
-    """The stored column a hidden version column belongs to ("" for row-level ones)."""
+    """The stored column a hidden column (a version, a non-null count) belongs to ("" for
+    row-level ones); None for a model column."""
     if column in (ROW_VERSION, ROW_COUNT):
         return ""
-    if column.startswith(PREFIX):
-        return column[len(PREFIX) :]
+    for prefix in (PREFIX, NON_NULL_PREFIX):
+        if column.startswith(prefix):
+            return column[len(prefix) :]
     return None
 
 
@@ -209,7 +211,7 @@ class _Classifier:
             if column not in s.columns:
                 base = _hidden_base(column)
                 if base is not None and (base == "" or base in s.columns):
-                    what = "row versions" if base == "" else f"stored versions of column {base}"
+                    what = "row versions" if base == "" else f"hidden state of column {base}"
                     self.refuse(
                         f"the table would need {what} ({column}), which its rows do not have "
                         "(a source now shares columns with another, or a first second source)"

@@ -29,7 +29,10 @@ if TYPE_CHECKING:
 PREFIX = "__lw_v_"
 ROW_VERSION = "__lw_v"
 ROW_COUNT = "__lw_rows"
+NON_NULL_PREFIX = "__lw_nn_"
 BRANCH_FIELD = "b"
+# functions whose retraction leaves a value (0, 1) where no input remains
+NULLABLE_BY_RETRACT = ("sum", "product")
 
 
 @dataclass(frozen=True)
@@ -46,6 +49,11 @@ class Versions:
     # a key aggregates, so that a key whose rows were all deleted upstream is removed, as a
     # rebuild would not have it
     count: bool = False
+    # of those models, the sum/product columns that can see retracts: how many non-null
+    # upstream values each holds (``__lw_nn_<column>``), so that a value whose every non-null
+    # input was retracted is NULL, as a rebuild from the remaining rows would have it (not
+    # 0 or 1, what subtracting or dividing leaves)
+    non_null: tuple[str, ...] = ()
 
     def of(self, column: str) -> str | None:
         """The version column of ``column``, if it has one."""
@@ -54,12 +62,18 @@ class Versions:
     def stored(self, present: list[str]) -> list[str]:
         """Version columns of the value columns in ``present`` (plus the row version)."""
         out = [version_name(c) for c in present if c in self.columns]
+        out += [non_null_name(c) for c in present if c in self.non_null]
         return out + ([ROW_VERSION] if self.row else []) + ([ROW_COUNT] if self.count else [])
 
 
 def version_name(column: str) -> str:
     """Name of the hidden column holding ``column``'s version."""
     return f"{PREFIX}{column}"
+
+
+def non_null_name(column: str) -> str:
+    """Name of the hidden column counting ``column``'s non-null inputs."""
+    return f"{NON_NULL_PREFIX}{column}"
 
 
 def picks(model: WideModel, column: str) -> str | None:
@@ -92,6 +106,14 @@ def resolve(model: WideModel) -> Versions:
         if model.sequence or owners > 1 or first_value:
             columns.append(column)
     count = model.engine == "aggregation" and model.row_kind is None
+    non_null = tuple(
+        c
+        for c in model.stored
+        if count
+        and c not in fixed
+        and model.aggregate(c).name in NULLABLE_BY_RETRACT
+        and model.aggregate(c).retracts
+    )
     plain = tuple(
         c
         for c in columns
@@ -99,7 +121,7 @@ def resolve(model: WideModel) -> Versions:
         and len(model.sequence) == 1
         and sum(1 for b in model.branches if c in b.owned) == 1
     )
-    return Versions(columns=tuple(columns), count=count, plain=plain)
+    return Versions(columns=tuple(columns), count=count, plain=plain, non_null=non_null)
 
 
 def version_struct(sequence: list[str], branch: exp.Expr) -> exp.Struct:

@@ -15,7 +15,13 @@ from typing import Any
 from sqlglot import exp
 
 from lakewide.compiler import CompiledModel
-from lakewide.compiler.versions import PREFIX, ROW_COUNT, ROW_VERSION, version_struct
+from lakewide.compiler.versions import (
+    NON_NULL_PREFIX,
+    PREFIX,
+    ROW_COUNT,
+    ROW_VERSION,
+    version_struct,
+)
 from lakewide.nodes import Relation
 from lakewide.spark.adapter import SparkAdapter
 from lakewide.unit_tests.spec import Input, UnitTest
@@ -66,6 +72,14 @@ def insert_stored_rows(
         target = data_type(types[column])
         if column == ROW_COUNT:
             return exp.cast(exp.Literal.number(1), target)
+        if column.startswith(NON_NULL_PREFIX):  # one upstream row: its value, if any
+            counted = exp.column(column[len(NON_NULL_PREFIX) :])
+            return exp.cast(
+                exp.case()
+                .when(counted.is_(exp.null()), exp.Literal.number(0))
+                .else_(exp.Literal.number(1)),
+                target,
+            )
         if column == ROW_VERSION:
             return exp.cast(version_struct(model.sequence, exp.Literal.number(0)), target)
         value = column[len(PREFIX) :]

@@ -206,7 +206,7 @@ def test_new_versions_for_a_stored_column_are_refused() -> None:
     one = {"merge_engine": "partial_update", "primary_key": "k"}
     old = "SELECT k, a, CAST(NULL AS BIGINT) AS b FROM lw.src.x UNION ALL SELECT k, NULL, b FROM lw.src.y"
     new = f"{old} UNION ALL SELECT k, a, NULL FROM lw.src.z"
-    refused(plan(old, new, one), "stored versions of column a", "__lw_v_a")
+    refused(plan(old, new, one), "hidden state of column a", "__lw_v_a")
 
 
 def test_statements_are_built_as_trees() -> None:

@@ -318,11 +318,6 @@ def race(tmp_path: Path, postgres_server: PostgresServer) -> Iterator[Race]:
         worker.close()
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="quarantined: after the merge with --threads/data tests, one CI run failed round 8 "
-    "(a crash before commit left a group's sum 0 instead of NULL); under investigation, issue #12",
-)
 def test_two_writers_raced_with_random_kills_apply_every_batch_once(race: Race) -> None:
     sources = Sources(race.worker, race.catalog, race.rng)
     started = time.monotonic()

@@ -1,0 +1,77 @@
+"""Durations as users write them in a model's ``freshness`` (Snowflake's ``TARGET_LAG``,
+Flink's ``FRESHNESS = INTERVAL '5' MINUTE``, dbt's ``{count: 5, period: minute}``).
+
+Accepted: a number and a unit, ``'30 seconds'``, ``'5 minutes'``, ``'1 hour'``, ``'1.5 hours'``,
+``'2 days'``; the short units ``s``, ``sec``, ``m``, ``min``, ``h``, ``hr``, ``d``, with or without
+a space (``'90s'``, ``'5min'``); Flink's ``INTERVAL '5' MINUTE``; dbt's mapping
+``{'count': 5, 'period': 'minute'}``. Case does not matter. Zero, negative numbers, a bare
+number and other units are refused.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+UNITS: dict[str, float] = {
+    **dict.fromkeys(("s", "sec", "secs", "second", "seconds"), 1.0),
+    **dict.fromkeys(("m", "min", "mins", "minute", "minutes"), 60.0),
+    **dict.fromkeys(("h", "hr", "hrs", "hour", "hours"), 3600.0),
+    **dict.fromkeys(("d", "day", "days"), 86400.0),
+}
+ACCEPTED = "a number and a unit, e.g. '30 seconds', '5 minutes', '1 hour', '1 day'"
+_DURATION = re.compile(
+    r"^\s*(?:interval\s+)?(?P<quote>'?)(?P<number>\d+(?:\.\d+)?)(?P=quote)\s*(?P<unit>[a-z]+)\s*$",
+    re.IGNORECASE,
+)
+
+
+def parse_duration(value: Any) -> float:
+    """Seconds of a duration (see the module doc); ValueError saying what is accepted."""
+    if isinstance(value, dict):
+        return _parse_period(value)
+    if isinstance(value, bool) or not isinstance(value, str):
+        raise ValueError(f"expected {ACCEPTED} (a string, not {type(value).__name__})")
+    match = _DURATION.match(value)
+    if match is None:
+        raise ValueError(f"expected {ACCEPTED}")
+    unit = match.group("unit").lower()
+    if unit not in UNITS:
+        units = "seconds, minutes, hours, days (or s, min, h, d)"
+        raise ValueError(f"unknown unit {match.group('unit')!r}: use {units}")
+    seconds = float(match.group("number")) * UNITS[unit]
+    if seconds <= 0:
+        raise ValueError(f"a duration must be more than zero; expected {ACCEPTED}")
+    return seconds
+
+
+def _parse_period(value: dict[Any, Any]) -> float:
+    """dbt's ``{count: 12, period: hour}``."""
+    count, period = value.get("count"), value.get("period")
+    if set(value) != {"count", "period"} or isinstance(count, bool) or not isinstance(count, int):
+        raise ValueError(
+            f"expected {ACCEPTED}, or dbt's mapping {{'count': 5, 'period': 'minute'}}"
+        )
+    return parse_duration(f"{count} {period}")
+
+
+def normalized(value: Any) -> str:
+    """The duration as stored in the config: as written, dbt's mapping as ``'<count> <period>'``
+    (ValueError when it is not a duration)."""
+    parse_duration(value)
+    if isinstance(value, dict):
+        return f"{value['count']} {value['period']}"
+    return str(value).strip()
+
+
+def describe(seconds: float) -> str:
+    """A duration for people: ``45s``, ``5m``, ``1h 30m``, ``2d 3h``."""
+    total = round(seconds)
+    if total < 60:
+        return f"{seconds:.1f}s" if seconds < 10 and seconds != total else f"{total}s"
+    parts = []
+    for size, label in ((86400, "d"), (3600, "h"), (60, "m"), (1, "s")):
+        amount, total = divmod(total, size)
+        if amount:
+            parts.append(f"{amount}{label}")
+    return " ".join(parts[:2])
