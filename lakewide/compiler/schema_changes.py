@@ -91,7 +91,7 @@ class _Classifier:
     def refuse(self, what: str) -> None:
         self.plan.refusals.append(what)
 
-    def changed_change(self, what: str) -> None:
+    def change(self, what: str) -> None:
         """A change the policy ``fail`` refuses, else applies."""
         if self.plan.policy == "fail":
             self.refuse(f"{what} (on_schema_change='fail')")
@@ -137,7 +137,7 @@ class _Classifier:
                 self.kept_source(old, source)
         for old in s.sources:
             if c.source(old.source) is None:
-                self.changed_change(
+                self.change(
                     f"source {old.source} (branch {old.position + 1}) removed: the values it "
                     "wrote stay in the table"
                 )
@@ -147,7 +147,7 @@ class _Classifier:
         if source.position in taken and self.configured.source(taken[source.position]):
             return  # an existing source moved off this position: refused there
         new = [col for col in source.columns if col not in self.stored.columns]
-        self.changed_change(
+        self.change(
             f"new source {source.source} (branch {source.position + 1}): its whole history is "
             "merged"
             + (f", adding column(s) {', '.join(new)}" if new else "")
@@ -200,7 +200,7 @@ class _Classifier:
 
     def reread(self, position: int, name: str, column: str) -> None:
         self.plan.reread.setdefault(position, []).append(column)
-        self.changed_change(
+        self.change(
             f"column {column} of source {name}: source {name} is read again in full "
             "(harmless for its aggregates)"
         )
@@ -219,11 +219,11 @@ class _Classifier:
                     continue
                 self.plan.add[column] = kind
                 if base is None and not any(column in t.columns for t in c.sources):
-                    self.changed_change(f"new column {column} (no source writes it)")
+                    self.change(f"new column {column} (no source writes it)")
             elif s.columns[column] != kind:
                 old = s.columns[column]
                 if promotable(old, kind):
-                    self.changed_change(f"column {column} widened from {old} to {kind}")
+                    self.change(f"column {column} widened from {old} to {kind}")
                     self.plan.promote[column] = kind
                 else:
                     self.refuse(
@@ -239,7 +239,7 @@ class _Classifier:
                 if _hidden_base(column) is None:
                     self.plan.notes.append(f"column {column} dropped (sync_all_columns)")
             elif _hidden_base(column) is None:
-                self.changed_change(
+                self.change(
                     f"column {column} kept in the table: no longer written (NULL in new rows)"
                 )
 

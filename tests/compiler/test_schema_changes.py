@@ -229,3 +229,19 @@ def test_statements_are_built_as_trees() -> None:
 def test_contract_round_trips_through_json() -> None:
     stored = contract(THREE, PARTIAL)
     assert Contract.from_json(stored.to_json()) == stored
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        {"freshness": "5 minutes"},
+        {"maintenance": {"retain_last": 3}},
+        {"on_schema_change": "fail"},
+        {"merge_filter": True},
+        {"tags": ["nightly"]},
+    ],
+    ids=["freshness", "maintenance", "policy", "merge_filter", "tags"],
+)
+def test_keys_that_leave_the_table_as_it_is_plan_nothing(extra: dict[str, Any]) -> None:
+    two = f"{A} UNION ALL {B}"
+    assert not plan(two, two, PARTIAL, {**PARTIAL, **extra}).changed
