@@ -14,6 +14,7 @@ import pytest
 
 from lakewide import events
 from lakewide.compiler.contract import CONTRACT
+from lakewide.compiler.versions import NON_NULL_PREFIX
 from lakewide.executor import run_models
 from lakewide.schema_plan import ModelSchema, SchemaChangeRefused
 from tests.integration.conftest import ModelRun, null_first
@@ -111,9 +112,17 @@ def statements() -> Iterator[list[str]]:
 
 
 def all_rows(m: ModelRun) -> list[tuple]:
-    """Every column, hidden versions too, in the model's column order."""
+    """Every column, hidden ones too, by column name. A hidden non-null count added with a
+    column is NULL on the rows its sources never touched, where a rebuild writes 0; the MERGE
+    reads a NULL count as 0 (COALESCE), so they compare as 0."""
+    from pyspark.sql import functions as F
+
     frame = m.run.spark.table(f"lw.{m.run.namespace}.m")
-    return sorted((tuple(r) for r in frame.select(*sorted(frame.columns)).collect()), key=str)
+    columns = [
+        F.coalesce(F.col(c), F.lit(0)).alias(c) if c.startswith(NON_NULL_PREFIX) else F.col(c)
+        for c in sorted(frame.columns)
+    ]
+    return sorted((tuple(r) for r in frame.select(*columns).collect()), key=str)
 
 
 def snapshot_ids(m: ModelRun) -> list[int]:
