@@ -49,10 +49,11 @@ LAYOUT_VERSION = 3  # 2: hidden version and row-count columns (README "Run bound
 # changelog_producer adds a table next to the model's but changes neither the model's table nor
 # its MERGE: a downstream read falls back where the changelog does not cover its range.
 # maintenance, retention and ttl say what ``lakewide maintain`` does to the table, not what a
-# run writes; freshness says when ``run --watch`` refreshes it.
+# run writes; freshness says when ``run --watch`` refreshes it; on_schema_change how a change
+# of the model is applied, not what the table holds.
 _COSMETIC = frozenset(
     {"tags", "description", "enabled", "materialized", "changelog_producer", "freshness"}
-    | {"maintenance", "retention", "ttl"}
+    | {"maintenance", "retention", "ttl", "on_schema_change"}
 )
 
 # Tokens whose text is a name or a value (kept exactly); all others are keywords and symbols.

@@ -9,16 +9,17 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from lakewide.compiler import CompiledModel
-from lakewide.definition import definition_changed, refuse_changed_models
+from lakewide.definition import definition_changed
 from lakewide.errors import CommitConflict, LakewideError
 from lakewide.events import emit, running
 from lakewide.incremental import KeyTableRun
 from lakewide.lease import Leases, NoLeases
 from lakewide.manifest import Manifest
-from lakewide.metadata import CorruptMetadataError
-from lakewide.nodes import ModelNode, Relation
-from lakewide.offsets import DEFINITION, OFFSETS, VERSION, TableMeta, last_offsets, table_offsets
+from lakewide.nodes import ModelNode
+from lakewide.offsets import last_offsets, table_offsets
 from lakewide.scheduler import schedule
+from lakewide.schema_check import check_schemas
+from lakewide.schema_plan import ModelSchema
 from lakewide.snapshot_run import SnapshotRun
 from lakewide.spark.adapter import SparkAdapter
 from lakewide.upstream import compile_in
@@ -114,6 +115,8 @@ def _run_one(
         result.rows_read = sum(r.keys for r in outcome.ranges)
         if outcome.rejected:
             result.message = f"rejected {outcome.rejected} row(s) with a NULL primary key"
+        if outcome.schema:
+            result.message = "; ".join(filter(None, [result.message, *outcome.schema]))
     result.rows = live_rows(adapter.snapshot_summary(node.relation))
     return result
 
@@ -145,6 +148,8 @@ def run_models(
     threads: int = 1,
     fail_fast: bool = False,
     before_model: Callable[[str, SparkAdapter], str | None] | None = None,
+    on_schema: Callable[[ModelSchema], None] | None = None,
+    dry_run: bool = False,
 ) -> list[ModelResult]:
     """Run ``names`` (already in DAG order); a failed model skips everything downstream,
     ``fail_fast`` everything not started yet. ``threads`` > 1 runs models with no ref path
@@ -156,12 +161,16 @@ def run_models(
     ``before_model(name, adapter)`` runs before each model, on the adapter the model runs on
     (e.g. its unit tests); a reason returned skips the model and its downstream models.
 
-    Unless ``full_refresh``, first refuses (DefinitionChangedError, nothing run) when a selected
-    key table was built from another definition of its model.
+    Unless ``full_refresh``, first plans the schema changes of every selected key table
+    (lakewide.schema_plan; each changed one is passed to ``on_schema``) and refuses
+    (SchemaChangeRefused / DefinitionChangedError, nothing run) a change only a rebuild makes
+    right. ``dry_run``: only that; nothing is run.
     """
     run_id = run_id or uuid.uuid4().hex
     if not full_refresh:
-        refuse_changed_models(manifest, names, lambda relation: _readable_meta(adapter, relation))
+        check_schemas(manifest, names, adapter, on_schema or (lambda _: None))
+    if dry_run:
+        return []
     views_needed = _upstream_session_views(manifest, names)
     order = [*views_needed, *names]
     stopped_before: set[str] = set()  # models before_model skipped
@@ -231,15 +240,6 @@ def _node_info(node: ModelNode, status: str) -> dict[str, str]:
         "relation_name": str(node.relation),
         "node_path": str(node.path),
     }
-
-
-def _readable_meta(adapter: SparkAdapter, relation: Relation) -> TableMeta | None:
-    """A table's last lakewide commit and the snapshots after it, as the definition check needs;
-    None when the table is missing or unreadable (the model's own run reports that)."""
-    try:
-        return adapter.last_commit_meta(relation, OFFSETS, (DEFINITION, VERSION))
-    except CorruptMetadataError:
-        return None
 
 
 def _upstream_session_views(

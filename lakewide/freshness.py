@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from lakewide.definition import definition_changed, refuse_changed_models
+from lakewide.definition import definition_changed
 from lakewide.manifest import Manifest
 from lakewide.metadata import CorruptMetadataError, MetadataReader, metadata_reader
 from lakewide.nodes import Relation
@@ -54,14 +54,11 @@ def _fresh(manifest: Manifest, name: str, metas: _Metas) -> bool:
     for key, relation in upstream.items():
         upstream_meta = upstream_metas[key] = metas.get(relation)
         current[key] = None if upstream_meta is None else upstream_meta.current
+    if definition_changed(node, meta):
+        return False  # tables are rebuilt; key tables plan their schema changes (with Spark)
     if node.config.kind == "table":
-        # key tables built from another definition were refused before; tables are rebuilt
         expected = table_offsets(current)
-        return (
-            not definition_changed(node, meta)
-            and set(offsets) == set(expected)
-            and _caught_up(offsets, expected, upstream_metas)
-        )
+        return set(offsets) == set(expected) and _caught_up(offsets, expected, upstream_metas)
     drivers = branch_drivers(node)
     if any(driver is None or driver not in current for _, driver in drivers):
         return False
@@ -93,14 +90,13 @@ def fresh_models(manifest: Manifest, names: list[str]) -> set[str] | None:
     Only catalogs that lakewide.metadata reads without Spark can tell (the hadoop catalog on
     a local warehouse, JDBC catalogs). A model downstream of a model that will run is never
     fresh; a model whose table's metadata is unreadable is not fresh (its run reports the
-    file). Raises DefinitionChangedError when a selected key table was built from another
-    definition.
+    file), nor one whose definition changed since its last commit (a table is rebuilt, a key
+    table plans its schema changes: lakewide.schema_plan).
     """
     reader = metadata_reader(manifest.output)
     if reader is None:
         return None
     metas = _Metas(reader)
-    refuse_changed_models(manifest, names, metas.readable)
     fresh: set[str] = set()
     for name in names:
         stale_parent = any(r in names and r not in fresh for r in manifest.models[name].refs)

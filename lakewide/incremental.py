@@ -40,6 +40,13 @@ from lakewide.offsets import (
     table_offsets,
 )
 from lakewide.read_plan import ReadPlan, choose_read
+from lakewide.schema_plan import (
+    ModelSchema,
+    SchemaChangeRefused,
+    apply_changes,
+    model_schema,
+    write_contract,
+)
 from lakewide.spark.adapter import SparkAdapter
 from lakewide.step_runner import StepRunner
 
@@ -75,6 +82,7 @@ class KeyTableOutcome:
     commits: list[int] = field(default_factory=list)
     rejected: int = 0
     statements: int = 0
+    schema: list[str] = field(default_factory=list)  # the schema changes applied
 
 
 class KeyTableRun:
@@ -92,6 +100,7 @@ class KeyTableRun:
         plans = compiled.plans
         assert plans is not None, "views have no run plan"
         self.adapter, self.manifest, self.plans, self.run_id = adapter, manifest, plans, run_id
+        self.compiled = compiled
         self.name, self.engine = compiled.node.name, str(compiled.node.config.merge_engine)
         self.relation = plans.relation
         self.definition = definition_digest(compiled.node)
@@ -222,8 +231,30 @@ class KeyTableRun:
             for b in self.plans.branches
             if b.driver
         ]
+        schema = self._schema(stored=False)
         self._run(self.plans.full_refresh if replace else self.plans.bootstrap)
+        if schema is not None:
+            write_contract(self.adapter, self.compiled.node, schema.configured)
         return self.outcome
+
+    def _schema(self, stored: bool = True) -> ModelSchema | None:
+        """The model's contract (types from Spark's analysis of the bootstrap query over the
+        pinned upstreams) and, with ``stored``, the plan from the table's stored one."""
+        model = self.compiled.model
+        if model is None:
+            return None
+        commit = next(s for s in self.plans.bootstrap if isinstance(s, p.Commit))
+        query = commit.statement.expression
+        assert isinstance(query, exp.Expression)
+        if not stored:
+            return model_schema(self.adapter, model, query, "", stored=False)
+        return model_schema(
+            self.adapter,
+            model,
+            query,
+            self.manifest.project.relative(model.node.path),
+            produces=self.plans.changelog_table is not None,
+        )
 
     # ------------------------------------------------------------------ incremental
     def incremental(self) -> KeyTableOutcome:
@@ -232,13 +263,22 @@ class KeyTableRun:
         through its upstream's changelog merges on its own."""
         self.outcome = outcome = KeyTableOutcome("incremental")
         meta = self.adapter.table_meta(self.relation)
-        refuse_changed_models(self.manifest, [self.name], lambda _: meta)
+        self.pin_all()
+        schema = self._schema()
+        assert schema is not None
+        if schema.plan is None:  # a table built before contracts: its digest must match
+            refuse_changed_models(self.manifest, [self.name], lambda _: meta)
+        elif schema.plan.refusals:
+            raise SchemaChangeRefused([schema])
         self.head = None if meta is None else meta.current
         self.planned = True
         self.complete_changelog(meta)
         consumed: dict[str, int | None] = dict(last_offsets(meta) or {})
         self.progress = dict(consumed)
-        self.pin_all()
+        apply_changes(self.adapter, schema)
+        plan = schema.plan
+        if plan is not None and plan.changed:
+            outcome.schema = list(plan.notes)
         reads: list[BranchRead] = []
         for branch in self.plans.branches:
             driver = branch.driver
@@ -250,7 +290,13 @@ class KeyTableRun:
             key = offset_key(branch.index, driver)
             start, end = consumed.get(key), self.pinned[driver]
             self.params[p.start(branch.index)], self.params[p.end(branch.index)] = start, end
-            read = self._plan(branch, start, end, key in consumed)
+            read = self._plan(branch, start, end, key in consumed, schema.stored is not None)
+            if plan is not None and branch.index in plan.reread and end is not None:
+                read = ReadPlan(
+                    "full",
+                    f"new column(s) {', '.join(plan.reread[branch.index])}: re-read in full "
+                    f"(harmless for merge_engine='{self.engine}')",
+                )
             source_range = SourceRange(
                 branch.index, driver, start, end, read.mode, reason=read.reason
             )
@@ -275,6 +321,8 @@ class KeyTableRun:
             self.progress[branch_read.key] = branch_read.end
             self._merge_alone(branch_read)
         run_delta_joins(self, consumed)  # after the facts: dimension changes re-derive rows
+        if schema.stored != schema.configured:  # after the data: a stopped run plans again
+            write_contract(self.adapter, self.compiled.node, schema.configured)
         return outcome
 
     def complete_changelog(self, meta: TableMeta | None) -> None:
@@ -311,8 +359,15 @@ class KeyTableRun:
         read.range.keys = int(params.get("staged") or 0)
 
     def _plan(
-        self, branch: p.BranchPlan, start: int | None, end: int | None, consumed: bool
+        self,
+        branch: p.BranchPlan,
+        start: int | None,
+        end: int | None,
+        consumed: bool,
+        contract: bool = False,
     ) -> ReadPlan:
+        """``contract``: the table has a stored contract, so a branch the offsets do not name
+        was never merged (a source new to the model)."""
         driver = branch.driver
         assert driver is not None
         produced = None
@@ -334,4 +389,5 @@ class KeyTableRun:
             meta=lambda: self.metas[driver],
             format_version=lambda: self.adapter.format_version(self.plans.tables[driver]),
             produced=produced,
+            first=contract and not consumed,
         )

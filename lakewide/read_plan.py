@@ -81,6 +81,7 @@ def choose_read(
     meta: Callable[[], TableMeta | None],
     format_version: Callable[[], int],
     produced: Callable[[int, int], bool] | None = None,
+    first: bool = False,
 ) -> ReadPlan:
     """The read mode of ``branch`` over its upstream ``driver`` from ``start`` to ``end``.
 
@@ -88,6 +89,8 @@ def choose_read(
     upstream had no snapshot yet: nothing was consumed, its whole history is new).
     ``produced``: for an upstream model with a changelog table, whether that table holds the
     changes of every data commit after ``start`` up to ``end``.
+    ``first``: the table's contract knows the branch as a source none of whose rows were
+    merged yet (a source added to the model, lakewide.schema_plan): its whole history is new.
     Raises ModelRunError, saying what to change, where no mode gives the right table.
     """
     if end is None:
@@ -98,6 +101,8 @@ def choose_read(
         return ReadPlan(
             "full", "nothing consumed yet (the upstream was empty): its whole history is new"
         )
+    if start is None and first:
+        return ReadPlan("full", "a source new to the model: its whole history")
     if start is None:
         return _fallback(
             branch,

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from lakewide.compiler.rewrite import relation_key
-from lakewide.definition import DefinitionChangedError, definition_digest
+from lakewide.definition import definition_digest
 from lakewide.freshness import fresh_models
 from lakewide.lock import LockBusyError, WarehouseLock, lock_path, warehouse_lock
 from lakewide.manifest import Manifest
@@ -133,15 +133,11 @@ def test_noop_check_skips_a_model_whose_definition_is_unchanged(tmp_path: Path) 
     assert fresh_models(manifest, ["m"]) == {"m"}
 
 
-def test_noop_check_refuses_an_edited_key_model(tmp_path: Path) -> None:
+def test_noop_check_sends_an_edited_key_model_to_the_run(tmp_path: Path) -> None:
     manifest = project(tmp_path, {"m": KEY_MODEL})
     build_state(manifest, "m", "0" * 64)
-    with pytest.raises(DefinitionChangedError) as caught:
-        fresh_models(manifest, ["m"])
-    message = str(caught.value)
-    assert caught.value.exit_code == 2
-    assert "model m (models/m.sql) changed since its table" in message
-    assert "lakewide run --full-refresh -s m" in message
+    # not fresh: the run compares the table's stored contract (README "Schema changes")
+    assert fresh_models(manifest, ["m"]) == set()
 
 
 def test_noop_check_accepts_a_table_without_a_digest(tmp_path: Path) -> None:

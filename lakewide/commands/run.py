@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from lakewide.build_tests import TestsAfterModels
     from lakewide.build_unit_tests import UnitTestsBeforeModels
     from lakewide.executor import ModelResult
+    from lakewide.schema_plan import ModelSchema
     from lakewide.spark.adapter import SparkAdapter
 
 
@@ -61,6 +62,30 @@ def run_options(func: Callable[..., Any]) -> Callable[..., Any]:
         help="Models run at once: those with no ref path between them run concurrently.",
     )(func)
     return full_refresh_option(func)
+
+
+def show_schema(schema: ModelSchema) -> None:
+    """A key table's plan of schema changes, printed before it is applied."""
+    for line in schema.lines():
+        console.print(line, markup=False, highlight=False)
+
+
+def plan_only(manifest: Manifest, adapter: SparkAdapter, names: list[str]) -> int:
+    """``run --dry-run``: print each selected key table's schema changes; write nothing."""
+    from lakewide.executor import run_models
+
+    shown: list[ModelSchema] = []
+
+    def show(schema: ModelSchema) -> None:
+        shown.append(schema)
+        show_schema(schema)
+
+    run_models(manifest, names, adapter, on_schema=show, dry_run=True)
+    console.print(
+        f"Dry run: {len(shown)} of {len(names)} selected model(s) with schema changes; "
+        "nothing was written."
+    )
+    return 0
 
 
 def run_and_report(
@@ -116,6 +141,7 @@ def run_and_report(
                 leases=leases,
                 after_model=tests.after_model if tests else None,
                 before_model=unit_tests.before_model if unit_tests else None,
+                on_schema=show_schema,
             )
         finally:
             leases.close()
@@ -180,6 +206,11 @@ def _nothing_to_do(manifest: Manifest, names: list[str]) -> bool:
 @selection
 @run_options
 @click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Print each key table's plan of schema changes (or refusal); run and write nothing.",
+)
+@click.option(
     "--watch",
     is_flag=True,
     help="Keep running: refresh the models due by their freshness target, in DAG order, "
@@ -202,6 +233,7 @@ def run(
     full_refresh: bool,
     threads: int,
     fail_fast: bool,
+    dry_run: bool,
     watch: bool,
     interval: float | None,
     tag: str | None,
@@ -213,6 +245,15 @@ def run(
     tagging = tag_request(tag, replace_tag, no_tag)
     if interval is not None and not watch:
         raise click.UsageError("--interval applies to --watch")
+    if dry_run:
+        if watch:
+            raise click.UsageError("--dry-run writes nothing: drop --watch")
+        with_adapter(
+            options,
+            lambda m, a: plan_only(m, a, selected(m, select, exclude)),
+            check=lambda m: selected(m, select, exclude),
+        )
+        return
     if watch:
         from lakewide.commands.watch import watch_models
 

@@ -129,6 +129,14 @@ class MetadataReads(Session):
             raise unreadable(self.output, relation, err) from err
         return TableMeta(current, found)
 
+    def table_property(self, relation: Relation, name: str) -> str | None:
+        """One table property (None when unset), through Iceberg's Java API (no Spark job)."""
+        try:
+            value = self._iceberg_table(relation).properties().get(name)
+        except Exception as err:  # noqa: BLE001 - py4j errors have many types
+            raise unreadable(self.output, relation, err) from err
+        return None if value is None else str(value)
+
     def current_snapshot(self, relation: Relation) -> int | None:
         """The table's current snapshot as the catalog has it now (None: no table, or no
         snapshot): Iceberg's Java API refreshed from the catalog, no Spark job."""
