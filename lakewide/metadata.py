@@ -172,6 +172,7 @@ def table_meta_of(metadata: TableMetadata) -> TableMeta:
         int(metadata.format_version),
         columns,
         tags,
+        dict(metadata.properties),
     )
 
 

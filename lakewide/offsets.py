@@ -54,6 +54,7 @@ class TableMeta:
     format_version: int | None = None  # None where the reader did not say
     columns: tuple[TableColumn, ...] | None = None  # current schema; None: the reader did not say
     tags: dict[str, int] = field(default_factory=dict)  # Iceberg tag name -> snapshot id
+    properties: dict[str, str] | None = None  # table properties; None: the reader did not say
 
     def ancestors(self, start: int | None = None) -> Iterator[Snapshot]:
         """Snapshots from ``start`` (default: current) back through their parents."""

@@ -130,7 +130,13 @@ class MetadataReads(Session):
         return TableMeta(current, found)
 
     def table_property(self, relation: Relation, name: str) -> str | None:
-        """One table property (None when unset), through Iceberg's Java API (no Spark job)."""
+        """One table property (None when unset): from the metadata file where lakewide reads
+        it without the JVM, else through Iceberg's Java API (no Spark job)."""
+        reader = self._reader(relation)
+        if reader is not None:
+            meta = reader.table_meta(relation)
+            if meta is not None and meta.properties is not None:
+                return meta.properties.get(name)
         try:
             value = self._iceberg_table(relation).properties().get(name)
         except Exception as err:  # noqa: BLE001 - py4j errors have many types
