@@ -124,8 +124,8 @@ def _refresh(
         leases = model_leases(manifest.output, lock_wait)
         try:
             for index, name in enumerate(plan.names, start=1):
-                if stop:
-                    break  # between model commits
+                if stop and index > 1:
+                    break  # between model commits (an announced refresh runs its first model)
                 failed_up = [r for r in manifest.models[name].refs if r in failed_now]
                 if failed_up:  # the next poll tries both again
                     failed_now.add(name)
