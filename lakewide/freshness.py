@@ -30,13 +30,6 @@ class _Metas:
             self._read[relation] = self.reader.table_meta(relation)
         return self._read[relation]
 
-    def readable(self, relation: Relation) -> TableMeta | None:
-        """Like ``get``, but None for an unreadable table (its run reports it)."""
-        try:
-            return self.get(relation)
-        except CorruptMetadataError:
-            return None
-
 
 def _fresh(manifest: Manifest, name: str, metas: _Metas) -> bool:
     node = manifest.models[name]
