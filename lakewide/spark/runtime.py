@@ -31,12 +31,14 @@ _CATALOG_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 # it plans a shuffle join, and it takes a source under the broadcast threshold for a broadcast
 # join although a right outer join cannot broadcast its right side. So joins are not broadcast
 # by estimated size at planning time; adaptive execution still broadcasts a side whose measured
-# size is under 10 MB. Any key set in the profile's spark_conf wins.
+# size is under 10 MB. The Bloom filter's creation side has no size limit: a staged batch's size
+# is its origin plan's estimate, which for a branch with a join is the product of the joined
+# tables' sizes (terabytes for a few thousand rows). Any key set in the profile's spark_conf wins.
 MERGE_PRUNING_CONF = {
     "spark.sql.autoBroadcastJoinThreshold": "-1",
     "spark.sql.adaptive.autoBroadcastJoinThreshold": "10MB",
     "spark.sql.optimizer.runtime.bloomFilter.applicationSideScanSizeThreshold": "1MB",
-    "spark.sql.optimizer.runtime.bloomFilter.creationSideThreshold": "256MB",
+    "spark.sql.optimizer.runtime.bloomFilter.creationSideThreshold": f"{2**63 - 1}b",
 }
 
 
