@@ -93,6 +93,7 @@ def build(
             lock_wait=options.lock_wait,
             tagging=tagging,
             unit_tests=units,
+            tag_checked=True,
         )
 
     def check(manifest: Manifest) -> None:

@@ -98,13 +98,14 @@ def run_and_report(
     lock_wait: float = 30.0,
     tagging: TagRequest = AUTO_TAG,
     unit_tests: UnitTestsBeforeModels | None = None,
+    tag_checked: bool = False,
 ) -> int:
     """Run ``names`` with live progress, a line per model and the summary, then write
     run_results.json (with ``args``, what ``retry`` repeats); the exit code (1 when a model
     failed or was skipped, or one of ``tests``, run after each model, or of ``unit_tests``,
     run before it, failed). ``lock_wait``: seconds to wait for a model's lease; ``tagging``:
     the tag of the run's consistent snapshots (lakewide.run_tags), refused before anything
-    runs when taken."""
+    runs when taken (unless ``tag_checked``: the caller did, before work of its own)."""
     import uuid
 
     from lakewide.commands.run_tag import refuse_taken, tag_run
@@ -113,7 +114,8 @@ def run_and_report(
     from lakewide.lease import model_leases
     from lakewide.run_results import write_run_results
 
-    refuse_taken(manifest, tagging, adapter)
+    if not tag_checked:
+        refuse_taken(manifest, tagging, adapter)
     started = time.time()
     total = len(names)
     run_id = uuid.uuid4().hex

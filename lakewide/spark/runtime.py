@@ -24,6 +24,7 @@ from lakewide.spark.java import find_java
 ICEBERG_EXTENSIONS = "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"
 ICEBERG_CATALOG = "org.apache.iceberg.spark.SparkCatalog"
 LOG_CONFIG = Path(__file__).with_name("log4j2.properties")
+_LOG_OPTION = "-Dlog4j2.configurationFile=" + LOG_CONFIG.as_uri()
 _CATALOG_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 # Session defaults that let Spark's runtime Bloom filter prune the target rows of a MERGE before
 # its join shuffles them (README "Benchmarks", "Defaults chosen"). Iceberg rewrites a MERGE with
@@ -52,6 +53,10 @@ def spark_conf(
 ) -> dict[str, str]:
     """Full Spark conf for an Iceberg catalog named ``catalog``; ``user_conf`` always wins.
 
+    ``spark.driver.extraJavaOptions`` from ``user_conf`` follows lakewide's log configuration
+    option instead of replacing it, unless it names a log configuration of its own (README
+    "Defaults chosen": ``-XX:TieredStopAtLevel=1``).
+
     Bundled jars are added only when ``user_conf`` sets neither ``spark.jars`` nor
     ``spark.jars.packages`` (users who can reach Maven bring their own). ``driver_classpath``
     (a JDBC driver) goes on ``spark.driver.extraClassPath``, after the profile's own entries:
@@ -65,7 +70,7 @@ def spark_conf(
     conf: dict[str, str] = {
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",
-        "spark.driver.extraJavaOptions": "-Dlog4j2.configurationFile=" + LOG_CONFIG.as_uri(),
+        "spark.driver.extraJavaOptions": _LOG_OPTION,
         "spark.sql.session.timeZone": "UTC",
         "spark.sql.extensions": ICEBERG_EXTENSIONS,
         prefix: ICEBERG_CATALOG,
@@ -78,6 +83,9 @@ def spark_conf(
     if uses_bundled_jars(user_conf):
         conf["spark.jars"] = ",".join(str(jar) for jar in bundled_jars())
     conf.update(user_conf)
+    options = user_conf.get("spark.driver.extraJavaOptions")
+    if options and "log4j2.configurationFile" not in options:  # theirs, after lakewide's log set-up
+        conf["spark.driver.extraJavaOptions"] = f"{_LOG_OPTION} {options}"
     if driver_classpath:
         entries = [str(jar) for jar in driver_classpath]
         theirs = user_conf.get("spark.driver.extraClassPath")

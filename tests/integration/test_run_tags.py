@@ -227,6 +227,9 @@ def test_named_tag_refused_replaced_and_checked(
     assert code == 2, out
     assert "tag 'release-1.0' exists already" in out and "--replace-tag" in out
     assert {m: shop.meta(m).current for m in first} == first
+    code, out = cli(shop.root, "build", "--tag", "release-1.0")  # checked once, before seeding
+    assert code == 2 and out.count("exists already") == 1, out
+    assert {m: shop.meta(m).current for m in first} == first
 
     for bad in (["--tag", "a`b"], ["--tag", "main"], ["--no-tag", "--tag", "x"], ["--replace-tag"]):
         code, out = cli(shop.root, "run", *bad)

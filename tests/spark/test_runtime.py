@@ -37,6 +37,24 @@ def test_spark_conf_defaults(fake_jars: None) -> None:
     }
 
 
+@pytest.mark.parametrize(
+    ("theirs", "expected"),
+    [
+        ("-XX:TieredStopAtLevel=1", "{ours} -XX:TieredStopAtLevel=1"),
+        (
+            "-Dlog4j2.configurationFile=file:/x.properties",
+            "-Dlog4j2.configurationFile=file:/x.properties",
+        ),
+    ],
+)
+def test_spark_conf_user_java_options_follow_the_log_option(
+    fake_jars: None, theirs: str, expected: str
+) -> None:
+    ours = "-Dlog4j2.configurationFile=" + runtime.LOG_CONFIG.as_uri()
+    conf = runtime.spark_conf("local[2]", "lw", {}, {"spark.driver.extraJavaOptions": theirs})
+    assert conf["spark.driver.extraJavaOptions"] == expected.format(ours=ours)
+
+
 def test_spark_conf_cluster_master_keeps_spark_default_partitions(fake_jars: None) -> None:
     conf = runtime.spark_conf("spark://host:7077", "lw", {}, {})
     assert "spark.sql.shuffle.partitions" not in conf and "spark.driver.memory" not in conf
