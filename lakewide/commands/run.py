@@ -111,11 +111,16 @@ def run_and_report(
     from lakewide.commands.run_tag import refuse_taken, tag_run
     from lakewide.commands.test import report_test
     from lakewide.executor import run_models
+    from lakewide.jit import QUICK_JIT, merges_only
     from lakewide.lease import model_leases
     from lakewide.run_results import write_run_results
 
     if not tag_checked:
         refuse_taken(manifest, tagging, adapter)
+    if not adapter.started and merges_only(
+        manifest, names, adapter.exists_without_spark, flags.full_refresh
+    ):
+        adapter.java_options.append(QUICK_JIT)  # a short run: C1 only (lakewide.jit)
     started = time.time()
     total = len(names)
     run_id = uuid.uuid4().hex

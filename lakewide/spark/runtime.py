@@ -25,6 +25,7 @@ ICEBERG_EXTENSIONS = "org.apache.iceberg.spark.extensions.IcebergSparkSessionExt
 ICEBERG_CATALOG = "org.apache.iceberg.spark.SparkCatalog"
 LOG_CONFIG = Path(__file__).with_name("log4j2.properties")
 _LOG_OPTION = "-Dlog4j2.configurationFile=" + LOG_CONFIG.as_uri()
+JAVA_OPTIONS = "spark.driver.extraJavaOptions"
 _CATALOG_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 # Session defaults that let Spark's runtime Bloom filter prune the target rows of a MERGE before
 # its join shuffles them (README "Benchmarks", "Defaults chosen"). Iceberg rewrites a MERGE with
@@ -70,7 +71,7 @@ def spark_conf(
     conf: dict[str, str] = {
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",
-        "spark.driver.extraJavaOptions": _LOG_OPTION,
+        JAVA_OPTIONS: _LOG_OPTION,
         "spark.sql.session.timeZone": "UTC",
         "spark.sql.extensions": ICEBERG_EXTENSIONS,
         prefix: ICEBERG_CATALOG,
@@ -83,9 +84,9 @@ def spark_conf(
     if uses_bundled_jars(user_conf):
         conf["spark.jars"] = ",".join(str(jar) for jar in bundled_jars())
     conf.update(user_conf)
-    options = user_conf.get("spark.driver.extraJavaOptions")
+    options = user_conf.get(JAVA_OPTIONS)
     if options and "log4j2.configurationFile" not in options:  # theirs, after lakewide's log set-up
-        conf["spark.driver.extraJavaOptions"] = f"{_LOG_OPTION} {options}"
+        conf[JAVA_OPTIONS] = f"{_LOG_OPTION} {options}"
     if driver_classpath:
         entries = [str(jar) for jar in driver_classpath]
         theirs = user_conf.get("spark.driver.extraClassPath")

@@ -30,6 +30,7 @@ class Session:
         self._spark: Any = spark
         self._owns_session = spark is None
         self._metadata = metadata_reader(output)  # None: metadata is read through Spark
+        self.java_options: list[str] = []  # added to the JVM's options (lakewide.jit)
 
     def _reader(self, relation: Relation) -> MetadataReader | None:
         """The reader of ``relation``'s metadata without Spark (lakewide.metadata), or None
@@ -42,22 +43,31 @@ class Session:
     def spark(self) -> Any:
         """The SparkSession, started on first use with the profile's catalog and conf."""
         if self._spark is None:
-            from lakewide.jdbc import driver_jars
             from lakewide.spark import runtime
             from lakewide.spark.jars import check_catalog_supported
 
             check_catalog_supported(self.output)
-            conf = runtime.spark_conf(
-                self.output.master,
-                self.output.catalog,
-                self.output.iceberg_catalog_properties(),
-                self.output.spark_conf,
-                driver_classpath=driver_jars(self.output),
-            )
-            spark = runtime.create_session(self.app_name, self.output.master, conf)
+            spark = runtime.create_session(self.app_name, self.output.master, self.conf())
             runtime.set_catalog_conf(spark, self.output.catalog, self.output.catalog_secrets())
             self._spark = spark
         return self._spark
+
+    def conf(self) -> dict[str, str]:
+        """The Spark conf a session of this profile starts with (``java_options`` included,
+        unless the profile's spark_conf sets the JVM's options itself)."""
+        from lakewide.jdbc import driver_jars
+        from lakewide.spark import runtime
+
+        conf = runtime.spark_conf(
+            self.output.master,
+            self.output.catalog,
+            self.output.iceberg_catalog_properties(),
+            self.output.spark_conf,
+            driver_classpath=driver_jars(self.output),
+        )
+        if self.java_options and runtime.JAVA_OPTIONS not in self.output.spark_conf:
+            conf[runtime.JAVA_OPTIONS] = " ".join([conf[runtime.JAVA_OPTIONS], *self.java_options])
+        return conf
 
     def start(self) -> None:
         """Start the SparkSession now (``debug`` checks that Spark and the jars come up)."""

@@ -22,13 +22,18 @@ class MetadataReads(Session):
 
     def table_exists(self, relation: Relation) -> bool:
         """Whether the table exists; CorruptMetadataError when its metadata cannot be read."""
-        reader = self._reader(relation)
-        if reader is not None:
-            return reader.table_meta(relation) is not None
+        known = self.exists_without_spark(relation)
+        if known is not None:
+            return known
         try:
             return bool(self.spark.catalog.tableExists(str(relation)))
         except Exception as err:  # noqa: BLE001 - py4j errors have many types
             raise unreadable(self.output, relation, err) from err
+
+    def exists_without_spark(self, relation: Relation) -> bool | None:
+        """Whether the table exists, read without Spark; None when only Spark can tell."""
+        reader = self._reader(relation)
+        return None if reader is None else reader.table_meta(relation) is not None
 
     def snapshot_summary(self, relation: Relation) -> dict[str, str]:
         """Summary of the table's current snapshot (empty when it has none)."""
