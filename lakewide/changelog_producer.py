@@ -11,7 +11,7 @@ covered (``range_covered``), else it falls back to the other read modes.
 
 from __future__ import annotations
 
-from lakewide.offsets import CHANGELOG_OF, OFFSETS, PRODUCES, TableMeta
+from lakewide.offsets import CHANGELOG_OF, OFFSETS, PRODUCES, TableMeta, is_mark
 
 
 def covered(meta: TableMeta | None) -> set[int]:
@@ -25,11 +25,11 @@ def covered(meta: TableMeta | None) -> set[int]:
 
 def range_covered(meta: TableMeta, changes: set[int], start: int, end: int) -> bool:
     """Whether every data commit after ``start`` up to ``end`` has its changes written
-    (compactions, ``replace``, change no row and need none)."""
+    (compactions, ``replace``, and offset marks change no row and need none)."""
     for snapshot in meta.ancestors(end):
         if snapshot.id == start:
             return True
-        if snapshot.operation != "replace" and snapshot.id not in changes:
+        if snapshot.operation != "replace" and not is_mark(snapshot) and snapshot.id not in changes:
             return False
     return False
 
@@ -42,6 +42,8 @@ def missing_changes(meta: TableMeta | None, changelog: TableMeta | None) -> list
     done = covered(changelog)
     missing = []
     for snapshot in meta.ancestors():
+        if is_mark(snapshot):  # no row changed: no changes due
+            continue
         if PRODUCES in snapshot.summary:
             if snapshot.id in done:
                 break

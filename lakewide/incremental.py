@@ -29,6 +29,7 @@ from lakewide.errors import CommitConflict, ModelRunError
 from lakewide.manifest import Manifest
 from lakewide.offsets import (
     CHANGELOG_OF,
+    MARK,
     MODEL,
     RUN_ID,
     Snapshot,
@@ -119,6 +120,7 @@ class KeyTableRun:
         self.planned = False  # incremental: every commit must find the table still at head
         self.before_commit = before_commit
         self.progress: dict[str, int | None] = {}
+        self.recorded: dict[str, int | None] | None = None  # the offsets of this run's last commit
         self.outcome = KeyTableOutcome("")
 
     # ------------------------------------------------------------------ commits
@@ -143,6 +145,23 @@ class KeyTableRun:
         )
         faults.checkpoint("after-commit")
         self.outcome.statements += 1
+        self._committed(params)
+
+    def _mark(self) -> None:
+        """Record the advanced offsets in a snapshot that changes no row: the changes read
+        gave nothing to merge (rows with a NULL key, changes of columns the model does not
+        read), and without it the model would stay behind its upstreams, planned again and
+        again and left out of consistent tags."""
+        self.before_commit()
+        faults.checkpoint("before-commit")
+        self._check_head()
+        properties = commit_properties(self.progress, self.run_id, self.name, self.definition)
+        self.adapter.mark(self.relation, {**properties, MARK: "offsets"})
+        faults.checkpoint("after-commit")
+        self._committed({})
+
+    def _committed(self, params: p.Params) -> None:
+        """After a commit: the new head, checked to descend from the one this run planned."""
         meta = self.adapter.table_meta(self.relation)
         current = None if meta is None else meta.current
         params["parent"], params["snapshot"] = self.head, None
@@ -151,6 +170,7 @@ class KeyTableRun:
             self._check_parent(meta.snapshots.get(current))
             self.head = params["snapshot"] = current
             self.outcome.commits.append(current)
+            self.recorded = dict(self.progress)
 
     def _check_head(self) -> None:
         """CommitConflict when another writer committed to the table since this run read the
@@ -321,6 +341,9 @@ class KeyTableRun:
             self.progress[branch_read.key] = branch_read.end
             self._merge_alone(branch_read)
         run_delta_joins(self, consumed)  # after the facts: dimension changes re-derive rows
+        recorded = consumed if self.recorded is None else self.recorded
+        if any(end != recorded.get(key) for key, end in self.progress.items()):
+            self._mark()  # the changes read gave no row to merge
         if schema.stored != schema.configured:  # after the data: a stopped run plans again
             write_contract(self.adapter, self.compiled.node, schema.configured)
         return outcome

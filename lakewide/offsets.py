@@ -20,6 +20,7 @@ MODEL = "lakewide.model"
 DEFINITION = "lakewide.definition"  # see lakewide/definition.py
 CHANGELOG_OF = "lakewide.changelog-of"  # on a changelog append: the model snapshot it covers
 PRODUCES = "lakewide.changelog"  # on a producing model's MERGE commits: its changes are due
+MARK = "lakewide.mark"  # "offsets": a snapshot without data, the run's offsets only
 #: the branch of a table model's offsets: it reads every upstream whole, not per source branch
 WHOLE_MODEL = -1
 
@@ -96,6 +97,12 @@ def last_commit(meta: TableMeta | None) -> Snapshot | None:
     if meta is None:
         return None
     return next((s for s in meta.ancestors() if OFFSETS in s.summary), None)
+
+
+def is_mark(snapshot: Snapshot) -> bool:
+    """Whether lakewide committed ``snapshot`` only to record offsets (no row changed: the
+    changes a run consumed gave nothing to merge)."""
+    return MARK in snapshot.summary
 
 
 def snapshot_offsets(snapshot: Snapshot) -> dict[str, int | None] | None:

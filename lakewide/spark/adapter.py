@@ -191,6 +191,28 @@ class SparkAdapter(SeedLoading, MetadataReads):
             exp.Command(this="CALL", expression=exp.Literal.string(to_sql(target, pretty=False)))
         )
 
+    def mark(self, relation: Relation, properties: dict[str, str]) -> None:
+        """Commit a snapshot that changes no row and carries ``properties`` (an empty Iceberg
+        append through the table's Java API: SQL has no statement for it)."""
+        try:
+            self.refresh(relation)
+            table = (
+                self.spark.sparkContext._jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergTable(
+                    self.spark._jsparkSession, str(relation)
+                )
+            )
+            append = table.newAppend()
+            for key, value in properties.items():
+                append.set(key, value)
+            append.commit()
+            self.refresh(relation)
+        except Exception as err:  # noqa: BLE001 - py4j errors have many types
+            if is_conflict(err):
+                raise CommitConflict(f"marking {relation}: {short(err)}") from err
+            raise ModelRunError(
+                f"could not record the offsets of {relation}: {short(err)}"
+            ) from err
+
     def commit(self, statement: exp.Expression, properties: dict[str, str]) -> None:
         """Run a writing statement whose Iceberg commit carries ``properties``."""
         from lakewide.spark.commit import commit_with_properties

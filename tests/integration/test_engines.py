@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 
+from lakewide.offsets import MARK, OFFSETS
 from tests.integration.conftest import ModelRun
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
@@ -197,3 +200,38 @@ def test_null_primary_keys_are_rejected_and_counted(model_run: Callable[..., Mod
     rows = m.step({"x": [(None, "again", 2, "+I")], "y": [(1, "b", 2)]})
     assert rows == [(1, "a", "b", 2)]
     assert m.last.plan == "incremental" and m.last.rejected == 1
+
+
+def test_a_run_whose_changes_give_no_row_records_its_offsets(
+    model_run: Callable[..., ModelRun],
+) -> None:
+    """New source rows that all have a NULL key merge nothing; the run still records how far
+    it read (a snapshot without data), so the next run has nothing to do and the model is
+    not left behind its source."""
+    m = model_run(
+        "{{ config(merge_engine='partial_update', primary_key='k', sequence_field='ts') }}\n"
+        "SELECT k, a, ts FROM {{ source('src', 'x') }}\n",
+        {"x": "k INT, a STRING, ts INT"},
+    )
+    assert m.step({"x": [(1, "a", 1)]}) == [(1, "a", 1)]
+    run, spark = m.run, m.run.spark
+
+    def snapshots(table: str) -> list[Any]:
+        return spark.sql(
+            f"SELECT snapshot_id, operation, summary FROM {table}.snapshots ORDER BY committed_at"
+        ).collect()
+
+    target, source = f"lw.{run.namespace}.m", f"lw.{run.seed_schema}.x"
+    before = snapshots(target)
+    assert m.step({"x": [(None, "lost", 2)]}) == [(1, "a", 1)]
+    assert m.last.plan == "incremental" and m.last.rejected == 1
+    after = snapshots(target)
+    assert len(after) == len(before) + 1
+    mark = after[-1]
+    assert mark.operation == "append" and mark.summary[MARK] == "offsets"
+    assert mark.summary.get("added-records") is None and m.last.commits == [mark.snapshot_id]
+    assert json.loads(mark.summary[OFFSETS]) == {"0:" + source: snapshots(source)[-1].snapshot_id}
+
+    assert m.step({}) == [(1, "a", 1)]  # caught up: read nothing, commit nothing
+    assert [r["mode"] for r in m.last.ranges] == ["none"] and m.last.commits == []
+    assert len(snapshots(target)) == len(after)
