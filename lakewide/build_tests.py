@@ -9,7 +9,13 @@ from typing import Any
 from lakewide.data_tests import DataTest
 from lakewide.manifest import Manifest
 from lakewide.spark.adapter import SparkAdapter
-from lakewide.test_runner import TestResult, register_session_views, run_test, skipped
+from lakewide.test_runner import (
+    TestResult,
+    blocking,
+    register_session_views,
+    run_test,
+    skipped,
+)
 
 
 class TestsAfterModels:
@@ -57,11 +63,8 @@ class TestsAfterModels:
             )
             results.append(outcome)
             self.report(outcome)
-        blocking = next((r for r in results if r.blocks), None)
-        if blocking is None:
-            return None
-        verb = "failed" if blocking.status == "fail" else "could not run"
-        return f"test {blocking.name} {verb} on upstream {result.name}"
+        why = blocking(results)
+        return None if why is None else f"test {why} on upstream {result.name}"
 
     def _catch_up(self, tests: list[DataTest]) -> None:
         """Let this session see the commits of the models the tests read: with ``--threads``

@@ -11,7 +11,7 @@ from typing import Any
 
 from lakewide.manifest import Manifest
 from lakewide.spark.adapter import SparkAdapter
-from lakewide.test_runner import TestResult
+from lakewide.test_runner import TestResult, blocking
 from lakewide.unit_tests.runner import UnitTestResult, run_unit_tests
 from lakewide.unit_tests.spec import UnitTest
 
@@ -79,11 +79,8 @@ class UnitTestsBeforeModels:
             done = run_unit_tests(self.manifest, self.adapter, tests, variables=self.variables)
         results = [as_test_result(r) for r in done]
         self.results[name] = results
-        blocking = next((r for r in results if r.blocks), None)
-        if blocking is None:
-            return None
-        verb = "failed" if blocking.status == "fail" else "could not run"
-        return f"unit test {blocking.name} {verb}"
+        why = blocking(results)
+        return None if why is None else f"unit test {why}"
 
     def of(self, result: Any) -> list[TestResult]:
         """The results of the unit tests run before this model (skipped when the model was

@@ -44,6 +44,15 @@ class TestResult:
         return self.status in ("fail", "error")
 
 
+def blocking(results: list[TestResult]) -> str | None:
+    """``<test> failed`` (or ``could not run``) for the first result that fails the command;
+    None when none does."""
+    found = next((r for r in results if r.blocks), None)
+    if found is None:
+        return None
+    return f"{found.name} {'failed' if found.status == 'fail' else 'could not run'}"
+
+
 def audit_relation(manifest: Manifest, test: DataTest) -> Relation:
     """Where ``store_failures`` keeps a test's failing rows: ``<namespace>_audit.<test>`` in the
     profile's catalog (``config: schema`` names another namespace)."""

@@ -195,12 +195,8 @@ class SparkAdapter(SeedLoading, MetadataReads):
         """Commit a snapshot that changes no row and carries ``properties`` (an empty Iceberg
         append through the table's Java API: SQL has no statement for it)."""
         try:
-            self.refresh(relation)
-            table = (
-                self.spark.sparkContext._jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergTable(
-                    self.spark._jsparkSession, str(relation)
-                )
-            )
+            table = self._iceberg_table(relation)
+            table.refresh()  # from the catalog: the head this run checked, not a cached one
             append = table.newAppend()
             for key, value in properties.items():
                 append.set(key, value)
