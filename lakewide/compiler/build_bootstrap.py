@@ -8,7 +8,7 @@ from lakewide.compiler import versions
 from lakewide.compiler.build_folds import folds, keep_key
 from lakewide.compiler.fold_rows import Rows, case
 from lakewide.compiler.layout import create_table_as, sort_keys
-from lakewide.compiler.ordering import BRANCH_COLUMN, ROW_COLUMN
+from lakewide.compiler.ordering import BRANCH_COLUMN, POSITION_COLUMN, ROW_COLUMN, record_sort
 from lakewide.compiler.trees import copy_without
 from lakewide.compiler.wide_model import Branch, WideModel
 from lakewide.errors import CompileError
@@ -31,25 +31,37 @@ def reduce_per_key(rows: Rows, source: exp.Query, arrival: exp.Expr | None = Non
     prefilter = rows.prefilter()
     if prefilter is not None:
         numbered = numbered.where(prefilter, copy=False)
-    # Shuffle the (numbered) rows by key before folding: the fold's ordering STRUCT makes Spark
-    # use a sort-based aggregate whose partial buffers (one struct per column) are far larger
-    # than the rows; with the rows already distributed there is no partial-aggregate shuffle
-    # (1M keys x 4 sources: about half the CPU seconds of the bootstrap, see README Benchmarks)
+    # Shuffle the (numbered) rows by key, sort each key's rows in record order and number them
+    # along the sort: the folds then order by that one BIGINT (Rows.order), which Spark
+    # aggregates by hash, without a partial-aggregate shuffle (the rows are distributed
+    # already); ordering by the STRUCT of the sequence fields, source and arrival made Spark
+    # sort-aggregate, comparing structs once per row and aggregate (1M keys x 4 sources: the
+    # bootstrap's fold took about half the JVM CPU it takes now, README Benchmarks)
+    keys = [exp.column(k) for k in model.primary_key]
+    numbered.set("distribute", exp.Distribute(expressions=[k.copy() for k in keys]))
     numbered.set(
-        "distribute", exp.Distribute(expressions=[exp.column(k) for k in model.primary_key])
+        "sort",
+        exp.Sort(
+            expressions=[
+                *(exp.Ordered(this=k.copy(), desc=False, nulls_first=True) for k in keys),
+                *record_sort(model.sequence, with_branch=rows.with_branch),
+            ]
+        ),
     )
+    positioned = exp.select(
+        exp.Star(), exp.alias_(exp.func("MONOTONICALLY_INCREASING_ID"), POSITION_COLUMN), copy=False
+    ).from_(numbered.subquery("n", copy=False), copy=False)
     window = rows.window()
     if window:
-        numbered = exp.select(exp.Star(), *window, copy=False).from_(
-            numbered.subquery("w", copy=False), copy=False
+        positioned = exp.select(exp.Star(), *window, copy=False).from_(
+            positioned.subquery("w", copy=False), copy=False
         )
     key_not_null = exp.and_(
         *(exp.column(k).is_(exp.null()).not_() for k in model.primary_key), copy=False
     )
-    keys = [exp.column(k) for k in model.primary_key]
     return (
         exp.select(*keys, *folds(rows), copy=False)
-        .from_(numbered.subquery("r", copy=False), copy=False)
+        .from_(positioned.subquery("r", copy=False), copy=False)
         .where(key_not_null, copy=False)
         .group_by(*(k.copy() for k in keys), copy=False)
     )

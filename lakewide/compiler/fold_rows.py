@@ -14,7 +14,7 @@ from sqlglot import exp
 
 from lakewide.compiler import versions
 from lakewide.compiler.aggregate_inputs import filtered
-from lakewide.compiler.ordering import BRANCH_COLUMN, ordering
+from lakewide.compiler.ordering import BRANCH_COLUMN, POSITION_COLUMN, ordering
 from lakewide.compiler.wide_model import DELETE_KINDS, RETRACT_KINDS, UPDATE_BEFORE_KINDS, WideModel
 
 T, S = "t", "s"
@@ -100,9 +100,11 @@ class Rows:
         return versions.version_struct(self.model.sequence, source)
 
     def order(self, fields: list[str] | None = None) -> exp.Expr:
-        return ordering(
-            self.model.sequence if fields is None else fields, with_branch=self.with_branch
-        )
+        """The records' order: their position in the fold's sort (``reduce_per_key``) for the
+        model's sequence fields; the ordering STRUCT for a sequence group's own fields."""
+        if fields is None or fields == self.model.sequence:
+            return exp.column(POSITION_COLUMN)
+        return ordering(fields, with_branch=self.with_branch)
 
     def prefilter(self) -> exp.Expr | None:
         """Rows dropped before folding: ignored retracts; ``-U`` under remove_record_on_delete

@@ -3,6 +3,11 @@
 Within a batch records are ordered by (sequence fields with NULL oldest, source, arrival);
 between a folded batch and the stored row, the incoming row wins when its sequence is >= the
 stored one (ties: the incoming row arrived later).
+
+A fold sorts each key's rows in that order (``record_sort``) and numbers them (``POSITION_COLUMN``,
+a BIGINT increasing along the sort within every key): its aggregates then order by one
+number, which Spark aggregates by hash, instead of by the ordering STRUCT, which forces a
+sort-based aggregate comparing structs once per row and aggregate.
 """
 
 from __future__ import annotations
@@ -11,12 +16,21 @@ from sqlglot import exp
 
 BRANCH_COLUMN = "__lw_branch"
 ROW_COLUMN = "__lw_row"
+POSITION_COLUMN = "__lw_pos"
 
 
 def ordering(fields: list[str], *, with_branch: bool) -> exp.Struct:
     """Order of records inside one fold: the given sequence fields, then arrival."""
     names = [*fields, *([BRANCH_COLUMN] if with_branch else []), ROW_COLUMN]
     return exp.Struct(expressions=[exp.column(name) for name in names])
+
+
+def record_sort(fields: list[str], *, with_branch: bool) -> list[exp.Ordered]:
+    """``ordering``'s fields as ascending sort keys, NULL first (as a STRUCT compares them)."""
+    return [
+        exp.Ordered(this=field, desc=False, nulls_first=True)
+        for field in ordering(fields, with_branch=with_branch).expressions
+    ]
 
 
 def _greater(new: exp.Expr, old: exp.Expr, *, or_equal: bool) -> exp.Expr:
