@@ -36,7 +36,7 @@ def reduce_per_key(rows: Rows, source: exp.Query, arrival: exp.Expr | None = Non
     # aggregates by hash, without a partial-aggregate shuffle (the rows are distributed
     # already); ordering by the STRUCT of the sequence fields, source and arrival made Spark
     # sort-aggregate, comparing structs once per row and aggregate (1M keys x 4 sources: the
-    # bootstrap's fold took about half the JVM CPU it takes now, README Benchmarks)
+    # bootstrap took 1.7-1.8x the JVM CPU it takes now; README "Folds ordered by position")
     keys = [exp.column(k) for k in model.primary_key]
     numbered.set("distribute", exp.Distribute(expressions=[k.copy() for k in keys]))
     numbered.set(
