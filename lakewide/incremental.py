@@ -134,18 +134,11 @@ class KeyTableRun:
             )
             self.outcome.statements += 1
             return
-        faults.checkpoint("before-commit")
-        self._check_head()
-        self.adapter.commit(
-            statement,
-            {
-                **commit_properties(self.progress, self.run_id, self.name, self.definition),
-                **step.properties,
-            },
+        self._commit_offsets(
+            lambda offsets: self.adapter.commit(statement, {**offsets, **step.properties}),
+            params,
+            statement=True,
         )
-        faults.checkpoint("after-commit")
-        self.outcome.statements += 1
-        self._committed(params)
 
     def _mark(self) -> None:
         """Record the advanced offsets in a snapshot that changes no row: the changes read
@@ -153,12 +146,25 @@ class KeyTableRun:
         read), and without it the model would stay behind its upstreams, planned again and
         again and left out of consistent tags."""
         self.before_commit()
+        self._commit_offsets(
+            lambda offsets: self.adapter.mark(self.relation, {**offsets, MARK: "offsets"}),
+            {},
+            statement=False,
+        )
+
+    def _commit_offsets(
+        self, write: Callable[[dict[str, str]], None], params: p.Params, *, statement: bool
+    ) -> None:
+        """Commit to the model's table with this run's offsets: ``write`` commits, given the
+        summary properties; the head is checked before and after (``statement``: a statement
+        of the run, counted)."""
         faults.checkpoint("before-commit")
         self._check_head()
-        properties = commit_properties(self.progress, self.run_id, self.name, self.definition)
-        self.adapter.mark(self.relation, {**properties, MARK: "offsets"})
+        write(commit_properties(self.progress, self.run_id, self.name, self.definition))
         faults.checkpoint("after-commit")
-        self._committed({})
+        if statement:
+            self.outcome.statements += 1
+        self._committed(params)
 
     def _committed(self, params: p.Params) -> None:
         """After a commit: the new head, checked to descend from the one this run planned."""

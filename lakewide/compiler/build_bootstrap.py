@@ -31,37 +31,43 @@ def reduce_per_key(rows: Rows, source: exp.Query, arrival: exp.Expr | None = Non
     prefilter = rows.prefilter()
     if prefilter is not None:
         numbered = numbered.where(prefilter, copy=False)
-    # Shuffle the (numbered) rows by key, sort each key's rows in record order and number them
-    # along the sort: the folds then order by that one BIGINT (Rows.order), which Spark
-    # aggregates by hash, without a partial-aggregate shuffle (the rows are distributed
-    # already); ordering by the STRUCT of the sequence fields, source and arrival made Spark
-    # sort-aggregate, comparing structs once per row and aggregate (1M keys x 4 sources: the
-    # bootstrap took 1.7-1.8x the JVM CPU it takes now; README "Folds ordered by position")
+    # Shuffle the (numbered) rows by key; when the folds order records, sort each key's rows in
+    # record order and number them along the sort: the folds then order by that one BIGINT
+    # (Rows.order), which Spark aggregates by hash, without a partial-aggregate shuffle (the
+    # rows are distributed already); ordering by the STRUCT of the sequence fields, source and
+    # arrival made Spark sort-aggregate, comparing structs once per row and aggregate (1M keys
+    # x 4 sources: the bootstrap took 1.7-1.8x the JVM CPU it takes now; README "Folds ordered
+    # by position"). Folds that order nothing by position (sums, sequence groups) skip the sort.
     keys = [exp.column(k) for k in model.primary_key]
     numbered.set("distribute", exp.Distribute(expressions=[k.copy() for k in keys]))
-    numbered.set(
-        "sort",
-        exp.Sort(
-            expressions=[
-                *(exp.Ordered(this=k.copy(), desc=False, nulls_first=True) for k in keys),
-                *record_sort(model.sequence, with_branch=rows.with_branch),
-            ]
-        ),
-    )
-    positioned = exp.select(
-        exp.Star(), exp.alias_(exp.func("MONOTONICALLY_INCREASING_ID"), POSITION_COLUMN), copy=False
-    ).from_(numbered.subquery("n", copy=False), copy=False)
-    window = rows.window()
+    aggregates, window = folds(rows), rows.window()
+    rows_in: exp.Select = numbered
+    if any(
+        c.name == POSITION_COLUMN for e in (*aggregates, *window) for c in e.find_all(exp.Column)
+    ):
+        numbered.set(
+            "sort",
+            exp.Sort(
+                expressions=[
+                    *(exp.Ordered(this=k.copy(), desc=False, nulls_first=True) for k in keys),
+                    *record_sort(model.sequence, with_branch=rows.with_branch),
+                ]
+            ),
+        )
+        position = exp.alias_(exp.func("MONOTONICALLY_INCREASING_ID"), POSITION_COLUMN)
+        rows_in = exp.select(exp.Star(), position, copy=False).from_(
+            numbered.subquery("n", copy=False), copy=False
+        )
     if window:
-        positioned = exp.select(exp.Star(), *window, copy=False).from_(
-            positioned.subquery("w", copy=False), copy=False
+        rows_in = exp.select(exp.Star(), *window, copy=False).from_(
+            rows_in.subquery("w", copy=False), copy=False
         )
     key_not_null = exp.and_(
         *(exp.column(k).is_(exp.null()).not_() for k in model.primary_key), copy=False
     )
     return (
-        exp.select(*keys, *folds(rows), copy=False)
-        .from_(positioned.subquery("r", copy=False), copy=False)
+        exp.select(*keys, *aggregates, copy=False)
+        .from_(rows_in.subquery("r", copy=False), copy=False)
         .where(key_not_null, copy=False)
         .group_by(*(k.copy() for k in keys), copy=False)
     )
