@@ -5,6 +5,7 @@ orders model joined ``FOR SYSTEM_TIME AS OF`` its order time, late orders includ
 from __future__ import annotations
 
 import datetime as dt
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -12,6 +13,7 @@ from typing import Any
 import pytest
 
 from lakewide.executor import run_models
+from lakewide.offsets import MARK, OFFSETS
 from tests.integration.conftest import ModelRun, ProjectRun
 from tests.oracle.scd2 import RunTime, Scd2
 
@@ -249,3 +251,43 @@ def test_check_strategy_at_run_time_with_deletion_records(
         ("gold", RunTime(3), RunTime(5), True),
         ("gold", RunTime(5), None, False),
     ]
+
+
+def test_a_run_without_new_versions_records_its_offsets(
+    model_run: Callable[..., ModelRun],
+) -> None:
+    """Appended rows whose checked columns did not change give no version; the run still
+    records how far it read (a snapshot without data), so the next run has nothing to do."""
+    oracle = Scd2("customer_id", "check", "updated_at", check_cols=["tier"])
+    d = dimension(
+        model_run, "strategy='check', check_cols=['tier'], updated_at='updated_at'", oracle
+    )
+    first = [(1, "ann", "silver", day(1, 1))]
+    d.write("customers", first)
+    d.step(full=True)
+    table = f"lw.{d.run.namespace}.customers_snapshot"
+    source = f"lw.{d.run.seed_schema}.customers"
+
+    def snapshots(name: str) -> list[Any]:
+        return d.run.spark.sql(
+            f"SELECT snapshot_id, operation, summary FROM {name}.snapshots ORDER BY committed_at"
+        ).collect()
+
+    before = snapshots(table)
+    renamed = [(1, "ann b.", "silver", day(1, 10))]  # a rename only: tier unchanged
+    d.write("customers", renamed)
+    results = d.step(full=False, appended=renamed)
+    ran = results["customers_snapshot"]
+    assert ran.plan == "incremental" and ran.ranges[0]["mode"] == "incremental"
+    after = snapshots(table)
+    assert len(after) == len(before) + 1
+    mark = after[-1]
+    assert mark.operation == "append" and mark.summary[MARK] == "offsets"
+    assert mark.summary.get("added-records") is None
+    offsets = json.loads(mark.summary[OFFSETS])
+    assert list(offsets.values()) == [snapshots(source)[-1].snapshot_id]
+    assert d.history() == oracle.rows()
+
+    caught_up = d.run.run()["customers_snapshot"]  # nothing new: read nothing, commit nothing
+    assert [r["mode"] for r in caught_up.ranges] == ["none"] and caught_up.commits == []
+    assert len(snapshots(table)) == len(after)
