@@ -74,6 +74,8 @@ VARIANTS.update(
         "mor_dist_none": MOR + ", table_properties={'write.merge.distribution-mode': 'none'}",
         "mor_v3": MOR + ", format_version=3",
         "mor_bucket16_spj": MOR + ", partition_by=['bucket(16, k)']",
+        "mor_again": MOR,  # the default again, measured second: the order's effect alone
+        "mor_snappy": MOR + ", table_properties={'write.parquet.compression-codec': 'snappy'}",
     }
 )
 # variant -> Spark session settings set for its runs only (restored afterwards)
@@ -149,9 +151,26 @@ class Clock:
         return (int(stat[11]) + int(stat[12])) / os.sysconf("SC_CLK_TCK")
 
     def measure(self, action: Callable[[], Any]) -> dict[str, float]:
+        """Wall seconds of ``action``; JVM CPU seconds until the JVM is idle again after it,
+        so that an action pays for its own background work (JIT compilation, concurrent GC)
+        instead of the action measured after it."""
         wall, cpu = time.perf_counter(), self.cpu()
         action()
-        return {"s": time.perf_counter() - wall, "cpu": self.cpu() - cpu}
+        wall = time.perf_counter() - wall
+        return {"s": wall, "cpu": self.quiet() - cpu}
+
+    def quiet(self, interval: float = 0.25, idle: float = 0.02, limit: float = 20.0) -> float:
+        """The JVM's CPU seconds once it used less than ``idle`` s in an ``interval`` (or
+        after ``limit`` seconds)."""
+        last, waited = self.cpu(), 0.0
+        while waited < limit:
+            time.sleep(interval)
+            waited += interval
+            now = self.cpu()
+            if now - last < idle:
+                return now
+            last = now
+        return last
 
 
 def same_rows(spark: Any, left: str, right: str) -> bool:
