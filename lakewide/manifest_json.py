@@ -4,12 +4,21 @@ parent and child maps), written by every command that parses the project.
 Each model node carries its config, refs, sources, the checksum of its file and of its compiled
 statements (``compiled_checksum``; null with ``compile_error`` when it does not compile) and
 the digest of its definition as stored with its commits (lakewide.definition).
+
+Compiling every model for its checksum would make every command's cost grow with the project
+(seconds per hundred models), so each node also stores ``compiled_fingerprint``: a digest of
+everything its statements are made from (the rendered SQL, the whole config, relation, refs,
+sources, the plan context from the models around it) and of lakewide's own code. A node whose
+fingerprint is the one in the previous ``manifest.json``, or one ``compile`` just printed,
+keeps that checksum without compiling again.
 """
 
 from __future__ import annotations
 
 import datetime
+import functools
 import hashlib
+import importlib.metadata
 import json
 from pathlib import Path
 from typing import Any
@@ -24,20 +33,89 @@ def _sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def _compiled(manifest: Manifest, node: ModelNode) -> dict[str, Any]:
+# fingerprint -> the node's compiled fields, as ``compile`` printed them in this process
+_printed: dict[str, dict[str, Any]] = {}
+
+
+@functools.cache
+def _code_digest() -> str:
+    """lakewide's own code and sqlglot's version: the compiler the statements come from."""
+    digest = hashlib.sha256(f"{__version__} {importlib.metadata.version('sqlglot')}".encode())
+    for path in sorted(Path(__file__).parent.rglob("*.py")):
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def compiled_fingerprint(manifest: Manifest, node: ModelNode) -> str:
+    """Digest of everything ``compile_in(manifest, node)`` is made from."""
+    from lakewide.upstream import plan_context
+
+    context = plan_context(manifest, node)
+    inputs = {
+        "code": _code_digest(),
+        "name": node.name,
+        "path": str(node.path),
+        "sql": node.sql,
+        "config": node.config.model_dump(mode="json"),
+        "config_line": node.config_line,
+        "relation": str(node.relation),
+        "refs": node.refs,
+        "sources": node.sources,
+        "snapshots": node.snapshots,
+        "upstream": {k: str(v) for k, v in context.upstream.items()},
+        "producing": sorted(context.producing),
+        "produces": context.produces,
+    }
+    return _sha256(json.dumps(inputs, sort_keys=True, default=str))
+
+
+def _checksum(files: dict[str, str]) -> dict[str, str]:
+    """The checksum of a model's compiled statements (its run plans, ``plans/``, left out)."""
+    names = sorted(n for n in files if not n.startswith("plans/"))
+    text = "\n".join(f"-- {name}\n{files[name]}" for name in names)
+    return {"name": "sha256", "checksum": _sha256(text)}
+
+
+def remember_compiled(manifest: Manifest, node: ModelNode, files: dict[str, str]) -> None:
+    """``compile`` printed ``files`` for ``node``: the manifest written after it reuses them."""
+    _printed[compiled_fingerprint(manifest, node)] = {"compiled_checksum": _checksum(files)}
+
+
+def _previous(manifest: Manifest) -> dict[str, dict[str, Any]]:
+    """Fingerprint -> compiled fields of the nodes of the manifest.json there is (if any)."""
+    try:
+        document = json.loads(
+            (manifest.project.target_path / "manifest.json").read_text(encoding="utf-8")
+        )
+        nodes = document["nodes"].values()
+        return {
+            n["compiled_fingerprint"]: {
+                k: n[k] for k in ("compiled_checksum", "compile_error") if k in n
+            }
+            for n in nodes
+            if isinstance(n, dict) and n.get("compiled_fingerprint")
+        }
+    except (OSError, ValueError, KeyError, AttributeError, TypeError):
+        return {}  # none yet, or not one this code wrote: every node compiles
+
+
+def _compiled(
+    manifest: Manifest, node: ModelNode, known: dict[str, dict[str, Any]]
+) -> dict[str, Any]:
     from lakewide.definition import definition_digest
     from lakewide.upstream import compile_in
 
     try:
-        files = compile_in(manifest, node).files(in_place=True)
+        fingerprint = compiled_fingerprint(manifest, node)
         digest = definition_digest(node)
+        fields = _printed.get(fingerprint) or known.get(fingerprint)
+        if fields is None:
+            fields = {
+                "compiled_checksum": _checksum(compile_in(manifest, node).files(in_place=True))
+            }
     except LakewideError as err:
         return {"compiled_checksum": None, "compile_error": str(err)}
-    text = "\n".join(f"-- {name}\n{files[name]}" for name in sorted(files))
-    return {
-        "compiled_checksum": {"name": "sha256", "checksum": _sha256(text)},
-        "definition_digest": digest,
-    }
+    return {**fields, "definition_digest": digest, "compiled_fingerprint": fingerprint}
 
 
 def manifest_document(manifest: Manifest, invocation_id: str = "") -> dict[str, Any]:
@@ -46,6 +124,7 @@ def manifest_document(manifest: Manifest, invocation_id: str = "") -> dict[str, 
     model_id = {name: f"model.{project.name}.{name}" for name in manifest.models}
     source_id = {key: f"source.{project.name}.{key[0]}.{key[1]}" for key in manifest.sources}
     nodes: dict[str, Any] = {}
+    known = _previous(manifest)
     for name, node in manifest.models.items():
         parents = [model_id[r] for r in node.refs if r in model_id]
         parents += [source_id[s] for s in node.sources if s in source_id]
@@ -65,7 +144,7 @@ def manifest_document(manifest: Manifest, invocation_id: str = "") -> dict[str, 
             "sources": [list(s) for s in node.sources],
             "depends_on": {"nodes": parents},
             "checksum": {"name": "sha256", "checksum": _sha256(node.raw_sql)},
-            **_compiled(manifest, node),
+            **_compiled(manifest, node, known),
         }
     sources = {
         source_id[key]: {

@@ -18,6 +18,7 @@ from lakewide.commands.context import (
 from lakewide.commands.test import chosen_tests
 from lakewide.compiler import to_sql
 from lakewide.manifest import Manifest
+from lakewide.manifest_json import remember_compiled
 from lakewide.upstream import compile_in
 
 
@@ -53,6 +54,7 @@ def compile_(options: Options, select: tuple[str, ...], exclude: tuple[str, ...]
         compiled = compile_in(manifest, manifest.models[name])
         folder = out_root / name
         files = compiled.files(in_place=True, plans=True)  # dropped right after
+        remember_compiled(manifest, manifest.models[name], files)  # manifest.json reuses it
         _replace_folder(folder, files)
         console.print(
             f"compiled {name} ({compiled.kind}) -> "
