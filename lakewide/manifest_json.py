@@ -55,6 +55,7 @@ def compiled_fingerprint(manifest: Manifest, node: ModelNode) -> str:
         "code": _code_digest(),
         "name": node.name,
         "path": str(node.path),
+        "raw_sql": node.raw_sql,
         "sql": node.sql,
         "config": node.config.model_dump(mode="json"),
         "config_line": node.config_line,
