@@ -70,16 +70,17 @@ def compiled_fingerprint(manifest: Manifest, node: ModelNode) -> str:
     return _sha256(json.dumps(inputs, sort_keys=True, default=str))
 
 
-def _checksum(files: dict[str, str]) -> dict[str, str]:
+def compiled_checksum(files: dict[str, str]) -> dict[str, str]:
     """The checksum of a model's compiled statements (its run plans, ``plans/``, left out)."""
     names = sorted(n for n in files if not n.startswith("plans/"))
     text = "\n".join(f"-- {name}\n{files[name]}" for name in names)
     return {"name": "sha256", "checksum": _sha256(text)}
 
 
-def remember_compiled(manifest: Manifest, node: ModelNode, files: dict[str, str]) -> None:
-    """``compile`` printed ``files`` for ``node``: the manifest written after it reuses them."""
-    _printed[compiled_fingerprint(manifest, node)] = {"compiled_checksum": _checksum(files)}
+def remember_compiled(manifest: Manifest, node: ModelNode, checksum: dict[str, str]) -> None:
+    """``compile`` printed ``node``'s statements (``compiled_checksum`` of its files): the
+    manifest written after it reuses the checksum."""
+    _printed[compiled_fingerprint(manifest, node)] = {"compiled_checksum": checksum}
 
 
 def _previous(manifest: Manifest) -> dict[str, dict[str, Any]]:
@@ -112,7 +113,9 @@ def _compiled(
         fields = _printed.get(fingerprint) or known.get(fingerprint)
         if fields is None:
             fields = {
-                "compiled_checksum": _checksum(compile_in(manifest, node).files(in_place=True))
+                "compiled_checksum": compiled_checksum(
+                    compile_in(manifest, node).files(in_place=True)
+                )
             }
     except LakewideError as err:
         return {"compiled_checksum": None, "compile_error": str(err)}

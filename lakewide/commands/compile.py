@@ -16,10 +16,10 @@ from lakewide.commands.context import (
     selection,
 )
 from lakewide.commands.test import chosen_tests
+from lakewide.compile_pool import SERIAL_BELOW, compile_all, default_processes
 from lakewide.compiler import to_sql
 from lakewide.manifest import Manifest
 from lakewide.manifest_json import remember_compiled
-from lakewide.upstream import compile_in
 
 
 def _replace_folder(folder: Path, files: dict[str, str]) -> None:
@@ -45,20 +45,30 @@ def _replace_folder(folder: Path, files: dict[str, str]) -> None:
 @click.command(name="compile")
 @selection
 @profile_options
+@click.option(
+    "--threads",
+    metavar="N",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Processes that compile models at once (default: the CPUs this process may use; "
+    f"one below {SERIAL_BELOW} selected models).",
+)
 @pass_options
-def compile_(options: Options, select: tuple[str, ...], exclude: tuple[str, ...]) -> None:
+def compile_(
+    options: Options, select: tuple[str, ...], exclude: tuple[str, ...], threads: int | None
+) -> None:
     """Write each model's statements to target/compiled/<model>/ (no JVM needed)."""
     manifest = options.manifest()
     out_root = manifest.project.target_path / "compiled"
-    for name in selected(manifest, select, exclude):
-        compiled = compile_in(manifest, manifest.models[name])
-        folder = out_root / name
-        files = compiled.files(in_place=True, plans=True)  # dropped right after
-        remember_compiled(manifest, manifest.models[name], files)  # manifest.json reuses it
-        _replace_folder(folder, files)
+    names = selected(manifest, select, exclude)
+    processes = threads or default_processes()
+    for written in compile_all(manifest, names, out_root, _replace_folder, processes):
+        assert written.checksum is not None
+        # manifest.json reuses the checksum instead of compiling the model again
+        remember_compiled(manifest, manifest.models[written.name], written.checksum)
         console.print(
-            f"compiled {name} ({compiled.kind}) -> "
-            f"{manifest.project.relative(folder)} [{len(files)} file(s)]"
+            f"compiled {written.name} ({written.kind}) -> "
+            f"{manifest.project.relative(out_root / written.name)} [{written.files} file(s)]"
         )
     write_compiled_tests(manifest, out_root / "tests", select, exclude)
 
