@@ -62,6 +62,8 @@ def test_run_plans(case: tuple) -> None:
     files = compiled(config, context, sql).files(plans=True)
     for name, text in expected.items():
         assert files[name].strip() == text, name
+    # compile prints the trees themselves (no copies), plans first: the same text
+    assert compiled(config, context, sql).files(plans=True, in_place=True) == files
 
 
 def _placeholders(tree: Any) -> set[str]:
