@@ -74,7 +74,7 @@ VARIANTS.update(
         "mor_dist_none": MOR + ", table_properties={'write.merge.distribution-mode': 'none'}",
         "mor_v3": MOR + ", format_version=3",
         "mor_bucket16_spj": MOR + ", partition_by=['bucket(16, k)']",
-        "mor_again": MOR,  # the default again, measured second: the order's effect alone
+        "mor_again": MOR,  # the default again, measured after the others: what the order costs
         "mor_snappy": MOR + ", table_properties={'write.parquet.compression-codec': 'snappy'}",
     }
 )

@@ -152,6 +152,13 @@ class KeyTableRun:
             statement=False,
         )
 
+    def _record_offsets(self, consumed: dict[str, int | None]) -> None:
+        """Mark the offsets this run advanced past those of its last commit (or, without one,
+        past ``consumed``): the changes it read gave no row to merge."""
+        recorded = consumed if self.recorded is None else self.recorded
+        if any(end != recorded.get(key) for key, end in self.progress.items()):
+            self._mark()
+
     def _commit_offsets(
         self, write: Callable[[dict[str, str]], None], params: p.Params, *, statement: bool
     ) -> None:
@@ -347,9 +354,7 @@ class KeyTableRun:
             self.progress[branch_read.key] = branch_read.end
             self._merge_alone(branch_read)
         run_delta_joins(self, consumed)  # after the facts: dimension changes re-derive rows
-        recorded = consumed if self.recorded is None else self.recorded
-        if any(end != recorded.get(key) for key, end in self.progress.items()):
-            self._mark()  # the changes read gave no row to merge
+        self._record_offsets(consumed)
         if schema.stored != schema.configured:  # after the data: a stopped run plans again
             write_contract(self.adapter, self.compiled.node, schema.configured)
         return outcome

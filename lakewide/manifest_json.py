@@ -90,10 +90,8 @@ def _previous(manifest: Manifest) -> dict[str, dict[str, Any]]:
             (manifest.project.target_path / "manifest.json").read_text(encoding="utf-8")
         )
         nodes = document["nodes"].values()
-        return {
-            n["compiled_fingerprint"]: {
-                k: n[k] for k in ("compiled_checksum", "compile_error") if k in n
-            }
+        return {  # a node that failed to compile stores no fingerprint
+            n["compiled_fingerprint"]: {"compiled_checksum": n["compiled_checksum"]}
             for n in nodes
             if isinstance(n, dict) and n.get("compiled_fingerprint")
         }

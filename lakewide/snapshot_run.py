@@ -69,8 +69,7 @@ class SnapshotRun(KeyTableRun):
         self._run(plans.reads[mode])
         params = self._run(plans.merges[mode])
         outcome.ranges[0].keys = int(params.get("staged") or 0)
-        if self.recorded != self.progress:
-            self._mark()  # no new version: the run still records how far it read
+        self._record_offsets(consumed)  # no new version: the run still records how far it read
         return outcome
 
     def _mode(self, start: int | None, end: int | None, consumed: bool) -> tuple[str, str]:
