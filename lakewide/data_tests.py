@@ -26,6 +26,7 @@ from lakewide.errors import ConfigError
 from lakewide.model_properties import ModelProperties, TestEntry
 from lakewide.nodes import ModelNode, Relation
 from lakewide.sources import Source
+from lakewide.text_files import read_utf8
 
 DIALECT = "spark"
 SINGULAR = "singular"
@@ -404,7 +405,7 @@ def load_singular_tests(
         if not folder.is_dir():
             continue
         for path in sorted(folder.rglob("*.sql")):
-            sql, config, refs = render(path, path.read_text(encoding="utf-8"))
+            sql, config, refs = render(path, read_utf8(path, shown(path)))
             test = singular_test(path.stem, sql, config, refs, shown(path))
             if test is not None:
                 tests.append(test)

@@ -16,6 +16,7 @@ from lakewide.profiles import Output
 from lakewide.project import Project
 from lakewide.render import Renderer, RenderResult
 from lakewide.sources import Source, load_sources
+from lakewide.text_files import read_utf8
 
 
 @dataclass
@@ -61,7 +62,7 @@ def load_manifest(
                 path=path,
             )
         paths[name] = path
-    texts = {name: path.read_text(encoding="utf-8") for name, path in paths.items()}
+    texts = {name: read_utf8(path, project.relative(path)) for name, path in paths.items()}
 
     def placeholder(name: str) -> str:
         return name

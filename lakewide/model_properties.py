@@ -16,6 +16,7 @@ import yaml
 
 from lakewide.config_specs import Strict, checked
 from lakewide.errors import ConfigError
+from lakewide.text_files import read_utf8
 
 
 @dataclass(frozen=True)
@@ -161,7 +162,7 @@ def load_model_properties(
     for path in yml_files:
         where = Path((shown or {}).get(path, str(path)))
         try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+            data = yaml.safe_load(read_utf8(path, where)) or {}
         except yaml.YAMLError as err:
             raise ConfigError(f"invalid YAML: {err}", path=where) from None
         if not isinstance(data, dict):

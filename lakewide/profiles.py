@@ -19,6 +19,7 @@ from pydantic import (
 )
 
 from lakewide.errors import ConfigError
+from lakewide.text_files import read_utf8
 
 CatalogType = Literal["hadoop", "rest", "hive", "jdbc"]
 MASTER_FORMS = (
@@ -178,9 +179,7 @@ def _render_profiles(path: Path) -> tuple[str, list[str | _Unset]]:
     environment = Environment(
         undefined=StrictUndefined, finalize=finalize, keep_trailing_newline=True
     )
-    text = environment.from_string(path.read_text(encoding="utf-8")).render(
-        env_var=_profile_env_var
-    )
+    text = environment.from_string(read_utf8(path)).render(env_var=_profile_env_var)
     return text, values
 
 

@@ -11,6 +11,7 @@ from pydantic import BeforeValidator, Field
 
 from lakewide.config_specs import Strict, checked
 from lakewide.errors import ConfigError
+from lakewide.text_files import read_utf8
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -93,7 +94,7 @@ def load_project(root: Path | str = ".") -> Project:
             path=pyproject,
         )
     try:
-        data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+        data = tomllib.loads(read_utf8(pyproject))
     except tomllib.TOMLDecodeError as err:
         raise ConfigError(f"pyproject.toml is not valid TOML: {err}", path=pyproject) from None
     settings = data.get("tool", {}).get("lakewide", {})

@@ -17,6 +17,7 @@ from lakewide.errors import ConfigError, LakewideError
 from lakewide.nodes import Relation
 from lakewide.profiles import env_var
 from lakewide.sources import Source
+from lakewide.text_files import read_utf8
 
 _CONFIG_CALL = re.compile(r"\bconfig\s*\(")
 
@@ -48,13 +49,13 @@ class Renderer:
         self.templates: dict[str, Template] = {}  # model text -> compiled (rendered twice)
         for path in macro_files:
             try:
-                self.macros.append((path, self.env.from_string(path.read_text(encoding="utf-8"))))
+                self.macros.append((path, self.env.from_string(read_utf8(path))))
             except TemplateSyntaxError as err:
                 raise ConfigError(
                     f"macro file does not parse: {err.message}", path=path, line=err.lineno
                 ) from None
             except SyntaxError as err:
-                raise _python_syntax_error(err, path, path.read_text(encoding="utf-8")) from None
+                raise _python_syntax_error(err, path, read_utf8(path)) from None
 
     def var(self, name: str, default: Any = None) -> Any:
         if name in self.variables:

@@ -20,6 +20,7 @@ from lakewide.errors import ConfigError
 from lakewide.nodes import Relation
 from lakewide.profiles import Output
 from lakewide.project import Project
+from lakewide.text_files import read_utf8
 
 if TYPE_CHECKING:
     from lakewide.manifest import Manifest
@@ -113,11 +114,7 @@ def _types_file(yml: Path, project: Project) -> list[tuple[str, dict[str, str]]]
     """The ``(seed name, column types)`` entries of one ``seeds/*.yml``, checked for shape."""
     shown = _shown(yml, project)
     try:
-        data: Any = yaml.safe_load(yml.read_text(encoding="utf-8")) or {}
-    except UnicodeDecodeError as err:
-        raise ConfigError(
-            f"not UTF-8 text (byte {err.start}); save the file as UTF-8", path=shown
-        ) from None
+        data: Any = yaml.safe_load(read_utf8(yml, shown)) or {}
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         raise ConfigError(
@@ -172,17 +169,7 @@ def _check_type(type_name: Any, shown: str, key: str) -> None:
 
 def _csv_header(path: Path, project: Project) -> list[str]:
     """The CSV's column names; the whole file must be UTF-8 (the line of a bad byte is named)."""
-    data = path.read_bytes()
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as err:
-        line = data.count(b"\n", 0, err.start) + 1
-        raise ConfigError(
-            f"byte 0x{data[err.start]:02x} is not UTF-8; save the file as UTF-8 "
-            "(e.g. `iconv -f latin1 -t utf-8`)",
-            path=_shown(path, project),
-            line=line,
-        ) from None
+    text = read_utf8(path, _shown(path, project), encoding="utf-8-sig")
     header = next(csv.reader(io.StringIO(text)), None)
     if not header or not any(h.strip() for h in header):
         raise ConfigError(

@@ -12,6 +12,7 @@ from pydantic import Field
 from lakewide.config_specs import Strict, checked
 from lakewide.errors import ConfigError
 from lakewide.nodes import Relation
+from lakewide.text_files import read_utf8
 
 
 class SourceTable(Strict):
@@ -62,7 +63,7 @@ def load_sources(yml_files: list[Path], catalog: str) -> dict[tuple[str, str], S
     found: dict[tuple[str, str], Source] = {}
     for path in yml_files:
         try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+            data = yaml.safe_load(read_utf8(path)) or {}
         except yaml.YAMLError as err:
             raise ConfigError(f"invalid YAML: {err}", path=path) from None
         for index, raw in enumerate(_entries(data.get("sources"), "sources", path)):

@@ -383,7 +383,10 @@ ORDERS_CSV = "id,name\n1,Ada\n2,Grace\n"
             {"seeds/types.yml": "seeds:\n  - name: orders\n   column_types: {}\n"},
             "seeds/types.yml:3: invalid YAML",
         ),
-        ({"seeds/types.yml": b"seeds: [{name: \xff}]\n"}, "seeds/types.yml: not UTF-8 text"),
+        (
+            {"seeds/types.yml": b"seeds: [{name: \xff}]\n"},
+            "seeds/types.yml:1: byte 0xff is not UTF-8; save the file as UTF-8",
+        ),
         (
             {"seeds/orders.csv": b"id,name\n1,Ada\n2,Gr\xe2ce\n"},
             "seeds/orders.csv:3: byte 0xe2 is not UTF-8; save the file as UTF-8",
@@ -441,6 +444,44 @@ def test_seed_with_a_bom_and_types_passes_the_checks(tmp_path: Path) -> None:
     manifest = manifest_of(root)
     [seed] = find_seeds(manifest.project, manifest.output)
     assert seed.column_types == {"id": "decimal(10,2)"}
+
+
+# ---------------------------------------------------------------- 9b. files that are not UTF-8
+
+
+@pytest.mark.parametrize(
+    ("relative", "content", "expected"),
+    [
+        ("models/m.sql", b"SELECT 1 AS a,\n  '\xe9t\xe9' AS b\n", "models/m.sql:2: byte 0xe9"),
+        ("macros/m.sql", b"{% macro x() %}\xff{% endmacro %}", "macros/m.sql:1: byte 0xff"),
+        ("models/m.yml", b"models:\n  - name: m\n    description: \xe9\n", "m.yml:3: byte 0xe9"),
+        ("models/sources.yml", b"sources: []\n# \xff\n", "sources.yml:2: byte 0xff"),
+        ("data-tests/t.sql", b"SELECT * FROM {{ ref('m') }} -- \xff\n", "t.sql:1: byte 0xff"),
+        ("models/unit.yml", b"unit_tests: []\n\n# \xff\n", "unit.yml:3: byte 0xff"),
+        ("profiles.yml", b"# \xff\n", "profiles.yml:1: byte 0xff"),
+        ("pyproject.toml", b'[project]\nname = "d\xe9mo"\n', "pyproject.toml:2: byte 0xe9"),
+    ],
+    ids=["model", "macro", "properties", "sources", "data-test", "unit-tests", "profiles", "toml"],
+)
+@pytest.mark.parametrize("command", ["compile", "test"])
+def test_files_not_utf8_exit_2(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    relative: str,
+    content: bytes,
+    expected: str,
+    command: str,
+) -> None:
+    """A project file in another encoding names the file, the line and the byte (no
+    traceback, exit 2, nothing written), whichever command reads it first."""
+    root = make_project(tmp_path, {"models/m.sql": "SELECT 1 AS a\n"})
+    (root / relative).parent.mkdir(parents=True, exist_ok=True)
+    (root / relative).write_bytes(content)
+    code, output = run_main(monkeypatch, capsys, "--project-dir", str(root), command)
+    assert_clean_failure(code, output, expected, "is not UTF-8; save the file as UTF-8")
+    assert not (root / "target" / "compiled").exists()
+    assert not (root / "warehouse").exists()
 
 
 # ---------------------------------------------------------------- 10. show and debug

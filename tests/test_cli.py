@@ -222,6 +222,7 @@ def test_target_and_vars_options_are_used(example: Path) -> None:
     (example / "models/staging/order_status_counts.sql").write_text(
         "{{ config(materialized='table') }}\nSELECT {{ var('n') }} AS n"
     )
+    (example / "models/staging/unit_tests.yml").unlink()  # they test the model replaced here
     result = invoke(
         "--project-dir", str(example), "--vars", "{n: 42}", "compile", "-s", "order_status_counts"
     )

@@ -15,7 +15,7 @@ from lakewide.commands.context import (
     selected,
     selection,
 )
-from lakewide.commands.test import chosen_tests
+from lakewide.commands.test import chosen_tests, chosen_unit_tests
 from lakewide.compile_pool import SERIAL_BELOW, compile_all, default_processes
 from lakewide.compiler import to_sql
 from lakewide.manifest import Manifest
@@ -61,6 +61,7 @@ def compile_(
     manifest = options.manifest()
     out_root = manifest.project.target_path / "compiled"
     names = selected(manifest, select, exclude)
+    chosen_unit_tests(manifest, select, exclude)  # their files checked as `test` does
     processes = threads or default_processes()
     for written in compile_all(manifest, names, out_root, _replace_folder, processes):
         assert written.checksum is not None

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError
@@ -84,15 +86,67 @@ def write_ordered_by(node: ModelNode) -> exp.Command | None:
     )
 
 
-def _partition_expressions(node: ModelNode) -> list[exp.Expr]:
+#: Iceberg's partition transforms as Spark DDL names them (``Spark3Util.toPartitionSpec``):
+#: name -> whether it takes a width first (``bucket(16, id)``, ``truncate(4, name)``)
+PARTITION_TRANSFORMS = {
+    "identity": False,
+    "bucket": True,
+    "truncate": True,
+    **dict.fromkeys(("years", "year", "months", "month", "days", "day", "date"), False),
+    **dict.fromkeys(("hours", "hour", "date_hour"), False),
+}
+_FIELD = re.compile(
+    r"^\s*(?:(?P<transform>\w+)\s*\(\s*(?:(?P<width>[^,()]*?)\s*,\s*)?(?P<arg>[^,()]*?)\s*\)"
+    r"|(?P<column>[^,()]+?))\s*$"
+)
+_ACCEPTED = (
+    "expected a column or an Iceberg transform: bucket(N, col), truncate(N, col), "
+    "years/months/days/hours(col)"
+)
+
+
+def _partition_field(text: str, columns: list[str] | None) -> exp.Expr:
+    """One ``partition_by`` entry as a tree; why not, as a message. ``columns``: the model's
+    (None when its query does not name them, e.g. ``SELECT *``)."""
+    found = _FIELD.match(text)
+    if found is None:
+        raise ValueError(f"does not parse; {_ACCEPTED}")
+    name = (found["transform"] or "").lower()
+    if name and name not in PARTITION_TRANSFORMS:
+        raise ValueError(f"'{found['transform']}' is not an Iceberg transform; {_ACCEPTED}")
+    try:
+        column = sqlglot.parse_one(found["arg"] or found["column"] or "", read="spark")
+    except ParseError:
+        column = None
+    if not isinstance(column, exp.Column):
+        raise ValueError(f"is not a column or a transform of one; {_ACCEPTED}")
+    source = column.parts[0].name
+    if columns is not None and source.lower() not in {c.lower() for c in columns}:
+        raise ValueError(f"'{source}' is not a column of the model (columns: {', '.join(columns)})")
+    if not name or name == "identity":
+        return column
+    width = found["width"]
+    if PARTITION_TRANSFORMS[name] != (width is not None):
+        usage = f"{name}(N, {column.sql('spark')})" if width is None else f"{name}(col)"
+        raise ValueError(f"{name} takes {'a width and ' if width is None else ''}a column: {usage}")
+    arguments: list[exp.Expr] = [column]
+    if width is not None:
+        if not width.isdigit() or int(width) < 1:
+            raise ValueError(f"the width of {name} must be a positive whole number, not {width!r}")
+        arguments.insert(0, exp.Literal.number(int(width)))
+    return exp.Anonymous(this=name, expressions=arguments)
+
+
+def _partition_expressions(node: ModelNode, query: exp.Query) -> list[exp.Expr]:
+    starred = any(s.is_star for s in query.selects)
+    columns = None if starred else list(query.named_selects)
     parsed: list[exp.Expr] = []
     for text in node.config.partition_by:
         try:
-            parsed.append(sqlglot.parse_one(text, read="spark"))
-        except ParseError:
+            parsed.append(_partition_field(text, columns))
+        except ValueError as err:
             raise CompileError(
-                f"partition_by entry {text!r} does not parse; expected a column or an Iceberg "
-                "transform: bucket(N, col), truncate(N, col), years/months/days/hours(col)",
+                f"partition_by entry {text!r}: {err}",
                 path=node.path,
                 model=node.name,
                 key="partition_by",
@@ -103,7 +157,7 @@ def _partition_expressions(node: ModelNode) -> list[exp.Expr]:
 def create_table_as(node: ModelNode, query: exp.Query, *, replace: bool) -> exp.Create:
     """``CREATE [OR REPLACE] TABLE <model> USING iceberg ... AS <query>`` (one atomic commit)."""
     properties: list[exp.Expr] = [exp.FileFormatProperty(this=exp.var("iceberg"))]
-    partitions = _partition_expressions(node)
+    partitions = _partition_expressions(node, query)
     if partitions:
         properties.append(exp.PartitionedByProperty(this=exp.Schema(expressions=partitions)))
     for name, value in table_properties(node).items():

@@ -16,6 +16,7 @@ from pydantic import Field
 from lakewide.config_specs import Strict, checked
 from lakewide.errors import ConfigError
 from lakewide.manifest import Manifest
+from lakewide.text_files import read_utf8
 
 THIS = "this"
 PLANS = ("bootstrap", "incremental")
@@ -123,7 +124,7 @@ def load_unit_tests(manifest: Manifest) -> list[UnitTest]:
 
 def _tests_of(path: Path, shown: Path, manifest: Manifest) -> list[UnitTest]:
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        data = yaml.safe_load(read_utf8(path, shown)) or {}
     except yaml.YAMLError as err:
         raise ConfigError(f"invalid YAML: {err}", path=shown) from None
     if not isinstance(data, dict) or data.get("unit_tests") is None:

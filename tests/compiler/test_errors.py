@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from lakewide.compiler import compile_model
+from lakewide.compiler import compile_model, to_sql
 from lakewide.config import parse_model_config
 from lakewide.errors import CompileError, ConfigError, LakewideError
 from lakewide.nodes import ModelNode, Relation
@@ -189,6 +189,58 @@ def test_bad_partition_by_names_the_key() -> None:
     err = compile_error("SELECT 1 AS id", {"materialized": "table", "partition_by": "bucket(4,"})
     assert err.key == "partition_by"
     assert "bucket(N, col)" in err.message
+
+
+@pytest.mark.parametrize(
+    ("entry", "expected"),
+    [
+        ("bucket(x, id)", "the width of bucket must be a positive whole number, not 'x'"),
+        ("bucket(0, id)", "the width of bucket must be a positive whole number, not '0'"),
+        ("bucket(id)", "bucket takes a width and a column: bucket(N, id)"),
+        ("days(4, ts)", "days takes a column: days(col)"),
+        ("weeks(ts)", "'weeks' is not an Iceberg transform"),
+        ("days(tss)", "'tss' is not a column of the model (columns: id, ts)"),
+        ("idd", "'idd' is not a column of the model"),
+        ("id + 1", "is not a column or a transform of one"),
+    ],
+)
+@pytest.mark.parametrize("materialized", ["table", "key table"])
+def test_partition_by_is_checked_at_compile(entry: str, expected: str, materialized: str) -> None:
+    """A partition field Iceberg would refuse at run time fails the compile, naming the entry."""
+    config: dict[str, Any] = (
+        {"materialized": "table"}
+        if materialized == "table"
+        else {"merge_engine": "partial_update", "primary_key": "id"}
+    )
+    err = compile_error(
+        "SELECT id, ts FROM s", {**config, "partition_by": ["bucket(2, id)", entry]}
+    )
+    assert err.key == "partition_by"
+    assert f"partition_by entry {entry!r}: {expected}" in err.message
+
+
+def test_partition_by_prints_every_transform_as_iceberg_names_it() -> None:
+    """Each spelling Iceberg accepts is printed as written (sqlglot's own functions would print
+    truncate(4, c) as a CAST and date(ts) as a CAST too)."""
+    fields = ["ID", "bucket(16, id)", "Truncate(4, name)", "years(ts)", "month(ts)", "date(ts)"]
+    fields += ["date_hour(ts)", "identity(name)", "`ts`"]
+    compiled = compile_model(
+        node("SELECT id, name, ts FROM s", {"materialized": "table", "partition_by": fields})
+    )
+    sql = to_sql(compiled.bootstrap)
+    partitioned = sql[sql.index("PARTITIONED BY (") : sql.index(")\n", sql.index("PARTITIONED"))]
+    printed = [line.strip().rstrip(",") for line in partitioned.splitlines()[1:]]
+    assert printed == [
+        "ID",
+        "BUCKET(16, id)",
+        "TRUNCATE(4, name)",
+        "YEARS(ts)",
+        "MONTH(ts)",
+        "DATE(ts)",
+        "DATE_HOUR(ts)",
+        "name",
+        "`ts`",
+    ]
 
 
 def test_config_errors_are_not_compile_errors_but_share_the_root() -> None:

@@ -132,13 +132,17 @@ GOOD_EXPECT = "    expect:\n      rows:\n        - {k: 1}\n"
         "unknown-column-of-this",
     ],
 )
+@pytest.mark.parametrize("command", ["unit-test", "compile"])
 def test_bad_unit_tests_exit_2_naming_file_and_key(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
     tmp_path: Path,
     tests: str,
     expected: str,
+    command: str,
 ) -> None:
+    """``unit-test`` checks the files before Spark starts; ``compile`` (the CI compile check)
+    checks them too."""
     root = make_project(
         tmp_path,
         {
@@ -150,7 +154,7 @@ def test_bad_unit_tests_exit_2_naming_file_and_key(
     )
     # no JVM: checked before Spark would start (JAVA_HOME pointing nowhere)
     monkeypatch.setenv("JAVA_HOME", str(tmp_path / "no-java"))
-    code, output = run_main(monkeypatch, capsys, "--project-dir", str(root), "unit-test")
+    code, output = run_main(monkeypatch, capsys, "--project-dir", str(root), command)
     assert code == 2, output
     assert "Traceback" not in output
     assert "models/unit.yml: " + expected in output.replace("\n", " ").replace("  ", " ") or (

@@ -1,0 +1,24 @@
+"""The project's own text files (models, macros, YAML, profiles, seeds) read as UTF-8: a file
+that is not UTF-8 is a usage error naming the file, the line and the byte, not a traceback."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from lakewide.errors import ConfigError
+
+
+def read_utf8(path: Path, shown: Path | str | None = None, *, encoding: str = "utf-8") -> str:
+    """The file's text; ConfigError (exit 2) at the first byte that is not UTF-8, with the
+    line it is on. ``shown``: the path the error names (default: ``path``);
+    ``encoding``: ``utf-8-sig`` to drop a byte-order mark."""
+    data = path.read_bytes()
+    try:
+        return data.decode(encoding)
+    except UnicodeDecodeError as err:
+        raise ConfigError(
+            f"byte 0x{data[err.start]:02x} is not UTF-8; save the file as UTF-8 "
+            "(e.g. `iconv -f latin1 -t utf-8`)",
+            path=path if shown is None else shown,
+            line=data.count(b"\n", 0, err.start) + 1,
+        ) from None
