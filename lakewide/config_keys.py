@@ -128,6 +128,12 @@ class _Keys(BaseModel):
     def _props(cls, value: Any) -> dict[str, str]:
         if not isinstance(value, dict):
             raise ValueError("expected a mapping of property name -> value")
+        for name, given in value.items():
+            if given is None or isinstance(given, list | dict | tuple | set):
+                raise ValueError(
+                    f"property {name!r} has the value {given!r}; Iceberg table properties are "
+                    "text, numbers or booleans, e.g. {'write.target-file-size-bytes': 134217728}"
+                )
         return {str(k): str(v).lower() if isinstance(v, bool) else str(v) for k, v in value.items()}
 
     @model_validator(mode="after")

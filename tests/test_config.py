@@ -110,6 +110,15 @@ def test_kind_defaults_to_table_and_merge_engine_implies_primary_key() -> None:
     assert parse(merge_engine="partial_update", primary_key="id").kind == "primary_key"
 
 
+@pytest.mark.parametrize("value", [[1], {"x": 1}, None])
+def test_table_property_values_are_scalars(value: object) -> None:
+    """A list, mapping or None is refused, not stored as its Python text ('[1]', 'None')."""
+    with pytest.raises(ConfigError) as info:
+        parse(table_properties={"write.target-file-size-bytes": 1, "a": value})
+    assert info.value.key == "table_properties"
+    assert f"property 'a' has the value {value!r}; Iceberg table properties are" in str(info.value)
+
+
 def test_table_properties_booleans_are_lowercase_strings() -> None:
     config = parse(table_properties={"write.wap.enabled": True, "n": 3})
     assert config.table_properties == {"write.wap.enabled": "true", "n": "3"}
