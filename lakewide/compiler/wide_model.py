@@ -243,6 +243,14 @@ def analyze(node: ModelNode) -> WideModel:
                     key=key,
                     **where,
                 )
+    ttl = config.ttl
+    if ttl is not None and ttl.column not in columns:
+        raise CompileError(
+            f"ttl column '{ttl.column}' is not a column of the model "
+            f"(columns: {', '.join(columns)}); expected its date or timestamp column",
+            key="ttl.column",
+            **where,
+        )
     built: list[Branch] = []
     for index, select in enumerate(branches):
         owned = owned_columns(select, columns, index=index, **where)

@@ -249,3 +249,17 @@ def test_config_errors_are_not_compile_errors_but_share_the_root() -> None:
     assert info.value.key == "primary_key"
     assert not isinstance(info.value, CompileError)
     assert isinstance(info.value, LakewideError) and info.value.exit_code == 2
+
+
+def test_ttl_column_must_be_a_column_of_the_model() -> None:
+    """Checked at compile, not first at `lakewide maintain` (which also checks its type)."""
+    err = compile_error(
+        "SELECT id, ts FROM s",
+        {
+            "merge_engine": "partial_update",
+            "primary_key": "id",
+            "ttl": {"column": "updated_at", "keep": "30 days"},
+        },
+    )
+    assert err.key == "ttl.column"
+    assert "ttl column 'updated_at' is not a column of the model (columns: id, ts)" in err.message
