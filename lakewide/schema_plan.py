@@ -160,6 +160,14 @@ def model_schema(
     plan = None
     if found is not None:
         plan = classify(found, configured, policy_of(node), reread_refusal(model))
+        present = table_column_names(adapter, node)
+        dropped = {c.lower() for c in plan.drop}  # a run stopped after its ALTER
+        lost = [c for c in found.columns if c.lower() not in present | dropped]
+        if lost:
+            plan.refusals.append(
+                f"the table no longer has column(s) {', '.join(lost)} of the schema lakewide "
+                "stored with it (changed outside lakewide)"
+            )
         changes_table = plan.add or plan.drop or plan.promote
         if changes_table and produces:
             plan.refusals.append(
@@ -167,6 +175,15 @@ def model_schema(
                 "are not migrated"
             )
     return ModelSchema(node, path, configured, found, plan)
+
+
+def table_column_names(adapter: SparkAdapter, node: ModelNode) -> set[str]:
+    """The table's current column names, lower case: from its metadata where lakewide reads
+    it without Spark, else from Spark's analysis of the table."""
+    meta = adapter.table_meta(node.relation)
+    if meta is not None and meta.columns is not None:
+        return {c.name.lower() for c in meta.columns}
+    return {c.lower() for c in adapter.column_types(table_columns(node.relation))}
 
 
 def apply_changes(adapter: SparkAdapter, schema: ModelSchema) -> int:

@@ -282,6 +282,26 @@ def test_a_sum_source_with_a_new_column_is_refused(model_run: Callable[..., Mode
     assert snapshot_ids(m) == before
 
 
+def test_a_column_dropped_outside_lakewide_is_refused_before_anything_runs(
+    model_run: Callable[..., ModelRun],
+) -> None:
+    """The table lost a column its stored schema holds (an ALTER outside lakewide): the run
+    refuses it up front (exit 2, the rebuild named) instead of failing inside its MERGE."""
+    m = model_run(wide(2, PARTIAL, True), schemas(True))
+    m.step({"a": [(1, 1, 10)], "b": [(1, 2, 5)]})
+    m.run.spark.sql(f"ALTER TABLE lw.{m.run.namespace}.m DROP COLUMN b")
+    m.write("a", [(2, 1, 20)])
+    before = snapshot_ids(m)
+    manifest = m.run.manifest()
+    with pytest.raises(SchemaChangeRefused) as caught:
+        run_models(manifest, ["m"], m.run.adapter(manifest))
+    message = str(caught.value)
+    assert caught.value.exit_code == 2
+    assert "the table no longer has column(s) b of the schema lakewide stored" in message
+    assert "--full-refresh -s m" in message and "Nothing was written" in message
+    assert snapshot_ids(m) == before
+
+
 @pytest.mark.slow
 def test_cli_dry_run_prints_the_plan_and_a_refusal_exits_2(
     model_run: Callable[..., ModelRun], tmp_path: Path
