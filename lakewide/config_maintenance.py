@@ -17,6 +17,7 @@ from typing import Annotated, Any, ClassVar
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 from lakewide.config_specs import RuleError, unknown_key
+from lakewide.partition_fields import split_field
 
 _DURATION = re.compile(r"^\s*(\d+)\s*(second|minute|hour|day|week)s?\s*$", re.IGNORECASE)
 UNITS = ("second", "minute", "hour", "day", "week")
@@ -29,7 +30,6 @@ RETENTION_TRANSFORMS = {
     "months": "month",
     "month": "month",
 }
-_TRANSFORM = re.compile(r"^\s*(\w+)\s*\(\s*`?(\w+)`?\s*\)\s*$")
 MIN_ORPHAN_AGE = timedelta(days=1)
 
 
@@ -158,12 +158,11 @@ def retention_granularity(retention: RetentionSpec, partition_by: list[str]) -> 
 
     RuleError when the column is not partitioned by one of those transforms (a retention
     could then not drop whole partitions: it would rewrite data files)."""
-    for field in partition_by:
-        found = _TRANSFORM.match(field)
-        if found and found.group(2).lower() == retention.column.lower():
-            transform = found.group(1).lower()
-            if transform in RETENTION_TRANSFORMS:
-                return RETENTION_TRANSFORMS[transform]
+    for text in partition_by:
+        field = split_field(text)
+        if field is not None and field.column_name.lower() == retention.column.lower():
+            if field.width is None and field.transform in RETENTION_TRANSFORMS:
+                return RETENTION_TRANSFORMS[field.transform]
     given = ", ".join(repr(f) for f in partition_by) or "none"
     raise RuleError(
         "retention.column",

@@ -270,9 +270,10 @@ class KeyTableRun:
             write_contract(self.adapter, self.compiled.node, schema.configured)
         return self.outcome
 
-    def _schema(self, stored: bool = True) -> ModelSchema | None:
+    def _schema(self, stored: bool = True, meta: TableMeta | None = None) -> ModelSchema | None:
         """The model's contract (types from Spark's analysis of the bootstrap query over the
-        pinned upstreams) and, with ``stored``, the plan from the table's stored one."""
+        pinned upstreams) and, with ``stored``, the plan from the table's stored one
+        (``meta``: the table's metadata, read already)."""
         model = self.compiled.model
         if model is None:
             return None
@@ -287,6 +288,7 @@ class KeyTableRun:
             query,
             self.manifest.project.relative(model.node.path),
             produces=self.plans.changelog_table is not None,
+            meta=meta,
         )
 
     # ------------------------------------------------------------------ incremental
@@ -297,7 +299,7 @@ class KeyTableRun:
         self.outcome = outcome = KeyTableOutcome("incremental")
         meta = self.adapter.table_meta(self.relation)
         self.pin_all()
-        schema = self._schema()
+        schema = self._schema(meta=meta)
         assert schema is not None
         if schema.plan is None:  # a table built before contracts: its digest must match
             refuse_changed_models(self.manifest, [self.name], lambda _: meta)

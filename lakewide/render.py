@@ -48,14 +48,15 @@ class Renderer:
         self.macros: list[tuple[Path, Template]] = []
         self.templates: dict[str, Template] = {}  # model text -> compiled (rendered twice)
         for path in macro_files:
+            text = read_utf8(path)
             try:
-                self.macros.append((path, self.env.from_string(read_utf8(path))))
+                self.macros.append((path, self.env.from_string(text)))
             except TemplateSyntaxError as err:
                 raise ConfigError(
                     f"macro file does not parse: {err.message}", path=path, line=err.lineno
                 ) from None
             except SyntaxError as err:
-                raise _python_syntax_error(err, path, read_utf8(path)) from None
+                raise _python_syntax_error(err, path, text) from None
 
     def var(self, name: str, default: Any = None) -> Any:
         if name in self.variables:

@@ -31,6 +31,7 @@ from lakewide.compiler.wide_model import WideModel
 from lakewide.definition import LAYOUT_VERSION, definition_digest
 from lakewide.errors import ConfigError
 from lakewide.nodes import ModelNode
+from lakewide.offsets import TableMeta
 
 if TYPE_CHECKING:
     from lakewide.spark.adapter import SparkAdapter
@@ -144,10 +145,12 @@ def model_schema(
     path: str,
     produces: bool = False,
     stored: bool = True,
+    meta: TableMeta | None = None,
 ) -> ModelSchema:
     """Compare the stored contract with the model's; ``query``: the model's bootstrap query
     (Spark analyses it for the column types; no row is read); ``produces``: the model keeps
-    its own changelog table; ``stored=False``: the model's contract only (a new table)."""
+    its own changelog table; ``stored=False``: the model's contract only (a new table);
+    ``meta``: the table's metadata when the caller has read it already."""
     node = model.node
     configured = contract_of(
         model,
@@ -160,7 +163,7 @@ def model_schema(
     plan = None
     if found is not None:
         plan = classify(found, configured, policy_of(node), reread_refusal(model))
-        present = table_column_names(adapter, node)
+        present = table_column_names(adapter, node, meta)
         dropped = {c.lower() for c in plan.drop}  # a run stopped after its ALTER
         lost = [c for c in found.columns if c.lower() not in present | dropped]
         if lost:
@@ -177,10 +180,12 @@ def model_schema(
     return ModelSchema(node, path, configured, found, plan)
 
 
-def table_column_names(adapter: SparkAdapter, node: ModelNode) -> set[str]:
-    """The table's current column names, lower case: from its metadata where lakewide reads
-    it without Spark, else from Spark's analysis of the table."""
-    meta = adapter.table_meta(node.relation)
+def table_column_names(
+    adapter: SparkAdapter, node: ModelNode, meta: TableMeta | None = None
+) -> set[str]:
+    """The table's current column names, lower case: from its metadata (``meta``, else read)
+    where lakewide reads it without Spark, else from Spark's analysis of the table."""
+    meta = adapter.table_meta(node.relation) if meta is None else meta
     if meta is not None and meta.columns is not None:
         return {c.name.lower() for c in meta.columns}
     return {c.lower() for c in adapter.column_types(table_columns(node.relation))}

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import re
-
 import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError
 
 from lakewide.errors import CompileError
 from lakewide.nodes import ModelNode
+from lakewide.partition_fields import PARTITION_TRANSFORMS, split_field
 
 WRITE_MODE_PROPERTIES = ("write.merge.mode", "write.update.mode", "write.delete.mode")
 # Key tables are written merge-on-read unless ``write_mode`` says otherwise: a MERGE writes only
@@ -86,19 +85,6 @@ def write_ordered_by(node: ModelNode) -> exp.Command | None:
     )
 
 
-#: Iceberg's partition transforms as Spark DDL names them (``Spark3Util.toPartitionSpec``):
-#: name -> whether it takes a width first (``bucket(16, id)``, ``truncate(4, name)``)
-PARTITION_TRANSFORMS = {
-    "identity": False,
-    "bucket": True,
-    "truncate": True,
-    **dict.fromkeys(("years", "year", "months", "month", "days", "day", "date"), False),
-    **dict.fromkeys(("hours", "hour", "date_hour"), False),
-}
-_FIELD = re.compile(
-    r"^\s*(?:(?P<transform>\w+)\s*\(\s*(?:(?P<width>[^,()]*?)\s*,\s*)?(?P<arg>[^,()]*?)\s*\)"
-    r"|(?P<column>[^,()]+?))\s*$"
-)
 _ACCEPTED = (
     "expected a column or an Iceberg transform: bucket(N, col), truncate(N, col), "
     "years/months/days/hours(col)"
@@ -108,14 +94,15 @@ _ACCEPTED = (
 def _partition_field(text: str, columns: list[str] | None) -> exp.Expr:
     """One ``partition_by`` entry as a tree; why not, as a message. ``columns``: the model's
     (None when its query does not name them, e.g. ``SELECT *``)."""
-    found = _FIELD.match(text)
-    if found is None:
+    field = split_field(text)
+    if field is None:
         raise ValueError(f"does not parse; {_ACCEPTED}")
-    name = (found["transform"] or "").lower()
+    name = field.transform
     if name and name not in PARTITION_TRANSFORMS:
-        raise ValueError(f"'{found['transform']}' is not an Iceberg transform; {_ACCEPTED}")
+        written = text.split("(", 1)[0].strip()
+        raise ValueError(f"'{written}' is not an Iceberg transform; {_ACCEPTED}")
     try:
-        column = sqlglot.parse_one(found["arg"] or found["column"] or "", read="spark")
+        column = sqlglot.parse_one(field.column, read="spark")
     except ParseError:
         column = None
     if not isinstance(column, exp.Column):
@@ -125,7 +112,7 @@ def _partition_field(text: str, columns: list[str] | None) -> exp.Expr:
         raise ValueError(f"'{source}' is not a column of the model (columns: {', '.join(columns)})")
     if not name or name == "identity":
         return column
-    width = found["width"]
+    width = field.width
     if PARTITION_TRANSFORMS[name] != (width is not None):
         usage = f"{name}(N, {column.sql('spark')})" if width is None else f"{name}(col)"
         raise ValueError(f"{name} takes {'a width and ' if width is None else ''}a column: {usage}")

@@ -231,26 +231,19 @@ def analyze(node: ModelNode) -> WideModel:
     columns = model_columns(branches[0], **where)
     config = node.config
     assert isinstance(config, KeyTableConfig), "analyze takes merge-engine models"
-    for key, names in (
-        ("primary_key", config.primary_key),
-        ("sequence_field", config.sequence_field),
+    for label, key, names in (
+        ("primary_key", "primary_key", config.primary_key),
+        ("sequence_field", "sequence_field", config.sequence_field),
+        ("ttl", "ttl.column", [config.ttl.column] if config.ttl else []),
     ):
         for name in names:
             if name not in columns:
                 raise CompileError(
-                    f"{key} column '{name}' is not a column of the model "
+                    f"{label} column '{name}' is not a column of the model "
                     f"(columns: {', '.join(columns)})",
                     key=key,
                     **where,
                 )
-    ttl = config.ttl
-    if ttl is not None and ttl.column not in columns:
-        raise CompileError(
-            f"ttl column '{ttl.column}' is not a column of the model "
-            f"(columns: {', '.join(columns)}); expected its date or timestamp column",
-            key="ttl.column",
-            **where,
-        )
     built: list[Branch] = []
     for index, select in enumerate(branches):
         owned = owned_columns(select, columns, index=index, **where)
