@@ -39,6 +39,9 @@ _MASTER_PATTERNS = (
 )
 
 
+CATALOG_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
 class Output(BaseModel):
     """One target's connection: where Spark runs and which Iceberg catalog it writes."""
 
@@ -61,6 +64,16 @@ class Output(BaseModel):
     tag_retention: str = "7 days"
     # Where these settings were read: (profiles.yml path, "profile.outputs.target").
     _origin: tuple[str, str] = PrivateAttr(default=("profiles.yml", "outputs.<target>"))
+
+    @field_validator("catalog")
+    @classmethod
+    def _catalog_name(cls, value: str) -> str:
+        if not CATALOG_NAME.fullmatch(value):
+            raise ValueError(
+                f"invalid catalog name {value!r}: use letters, digits and _, not starting "
+                "with a digit (Spark's name of the Iceberg catalog, e.g. lw)"
+            )
+        return value
 
     @field_validator("tag_retention")
     @classmethod

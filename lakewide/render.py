@@ -46,11 +46,12 @@ class Renderer:
         self.variables = variables
         self.sources = sources
         self.macros: list[tuple[Path, Template]] = []
-        self.templates: dict[str, Template] = {}  # model text -> compiled (rendered twice)
+        # (file, text) -> compiled (a model is rendered twice)
+        self.templates: dict[tuple[str, str], Template] = {}
         for path in macro_files:
             text = read_utf8(path)
             try:
-                self.macros.append((path, self.env.from_string(text)))
+                self.macros.append((path, self.template(path, text)))
             except TemplateSyntaxError as err:
                 raise ConfigError(
                     f"macro file does not parse: {err.message}", path=path, line=err.lineno
@@ -68,11 +69,25 @@ class Renderer:
             )
         return default
 
-    def template(self, text: str) -> Template:
-        """The compiled template of a model's text (compiling is most of rendering's cost)."""
-        if text not in self.templates:
-            self.templates[text] = self.env.from_string(text)
-        return self.templates[text]
+    def template(self, path: Path, text: str) -> Template:
+        """The compiled template of a file's text (compiling is most of rendering's cost),
+        named after the file so that a runtime error's traceback names it and its line."""
+        key = (str(path), text)
+        if key not in self.templates:
+            code = self.env.compile(text, name=str(path), filename=str(path))
+            globals_ = self.env.make_globals(None)
+            self.templates[key] = self.env.template_class.from_code(self.env, code, globals_, None)
+        return self.templates[key]
+
+    def _modules(self, context: dict[str, Any]) -> None:
+        """Add the macros of every macro file to ``context``; a runtime error's traceback
+        is rewritten to the macro file's lines (jinja does so for render, not make_module)."""
+        for _path, template in self.macros:
+            try:
+                module = template.make_module(vars=context)
+            except Exception:  # noqa: BLE001 - handle_exception re-raises it, rewritten
+                self.env.handle_exception()
+            context.update({k: v for k, v in vars(module).items() if not k.startswith("_")})
 
     def render(
         self,
@@ -114,11 +129,9 @@ class Renderer:
             "is_incremental": lambda: is_incremental,
             "this": str(this),
         }
-        for _path, template in self.macros:
-            module = template.make_module(vars=context)
-            context.update({k: v for k, v in vars(module).items() if not k.startswith("_")})
         try:
-            result.sql = self.template(text).render(context)
+            self._modules(context)
+            result.sql = self.template(path, text).render(context)
         except TemplateSyntaxError as err:
             raise ConfigError(
                 f"template does not parse: {err.message}", path=path, line=err.lineno
@@ -128,12 +141,27 @@ class Renderer:
         except LakewideError as err:
             err.path = err.path or path
             raise
-        except (TemplateError, TypeError) as err:
-            raise ConfigError(f"template failed to render: {err}", path=path) from None
+        except Exception as err:  # noqa: BLE001 - any error of the template's own code
+            raise self._failed(err, path) from None
         match = _CONFIG_CALL.search(text)
         if match:
             result.config_line = text.count("\n", 0, match.start()) + 1
         return result
+
+    def _failed(self, err: Exception, path: Path) -> ConfigError:
+        """A template's runtime error (``{{ 1 // 0 }}``, an undefined name, a bad call) named
+        by the model or macro file and line it happened in (the innermost one)."""
+        files = {str(p): p for p, _ in self.macros}
+        files[str(path)] = path
+        where, line = path, None
+        frame = err.__traceback__
+        while frame is not None:
+            name = frame.tb_frame.f_code.co_filename
+            if name in files:
+                where, line = files[name], frame.tb_lineno
+            frame = frame.tb_next
+        what = str(err) if isinstance(err, TemplateError) else f"{type(err).__name__}: {err}"
+        return ConfigError(f"template failed to render: {what}", path=where, line=line)
 
 
 _REPEATED = re.compile(r"keyword argument repeated: (\w+)")

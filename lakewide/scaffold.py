@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -9,15 +11,15 @@ from lakewide.errors import ConfigError
 
 FILES = {
     "pyproject.toml": """[project]
-name = "{name}"
+name = {toml_name}
 version = "0.1.0"
 dependencies = ["lakewide"]
 
 [tool.lakewide]
-profile = "{name}"
+profile = {toml_name}
 seed-schema = "raw"
 """,
-    "profiles.yml": """{name}:
+    "profiles.yml": """{yaml_name}:
   target: dev
   outputs:
     dev:
@@ -68,6 +70,12 @@ def _append_missing_lines(path: Path, text: str) -> bool:
     return True
 
 
+def _yaml_key(name: str) -> str:
+    """``name`` as a YAML key: plain when it is a plain word, else double-quoted (a JSON
+    string is a YAML double-quoted scalar), so a folder named ``a"b`` or ``x: y`` stays valid."""
+    return name if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) else json.dumps(name)
+
+
 def init_project(directory: Path) -> InitResult:
     """Write a starter project into ``directory`` (which must not hold a pyproject.toml).
 
@@ -83,7 +91,7 @@ def init_project(directory: Path) -> InitResult:
     result = InitResult()
     for relative, text in FILES.items():
         path = directory / relative
-        content = text.format(name=name)
+        content = text.format(toml_name=json.dumps(name), yaml_name=_yaml_key(name))
         if path.exists():
             if relative == ".gitignore" and path.is_file():
                 if _append_missing_lines(path, content):

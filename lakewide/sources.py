@@ -48,6 +48,10 @@ class Source:
     path: Path
 
 
+#: the top-level keys of a models/*.yml properties file
+TOP_LEVEL_KEYS = ("version", "sources", "models", "unit_tests")
+
+
 def _entries(value: Any, what: str, path: Path) -> list[dict[str, Any]]:
     if value is None:
         return []
@@ -66,6 +70,12 @@ def load_sources(yml_files: list[Path], catalog: str) -> dict[tuple[str, str], S
             data = yaml.safe_load(read_utf8(path)) or {}
         except yaml.YAMLError as err:
             raise ConfigError(f"invalid YAML: {err}", path=path) from None
+        if not isinstance(data, dict):
+            raise ConfigError(
+                f"expected a mapping at the top level with any of {', '.join(TOP_LEVEL_KEYS)} "
+                f"(e.g. `models:` followed by a list of models), found {type(data).__name__}",
+                path=path,
+            )
         for index, raw in enumerate(_entries(data.get("sources"), "sources", path)):
             entry = checked(
                 SourceEntry,

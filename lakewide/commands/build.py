@@ -7,7 +7,14 @@ from typing import TYPE_CHECKING
 
 import click
 
-from lakewide.commands.context import Options, pass_options, profile_options, selected, selection
+from lakewide.commands.context import (
+    Options,
+    pass_options,
+    profile_options,
+    runnable,
+    selected,
+    selection,
+)
 from lakewide.commands.output import output_options
 from lakewide.commands.run import RunFlags, run_and_report, run_args, run_options
 from lakewide.commands.run_tag import refuse_taken, tag_options, tag_request
@@ -97,7 +104,7 @@ def build(
         )
 
     def check(manifest: Manifest) -> None:
-        unit_tests(manifest, selected(manifest, select, models_exclude))
+        unit_tests(manifest, runnable(manifest, selected(manifest, select, models_exclude)))
         check_seeds(manifest)
 
     with_adapter(options, body, check=check)

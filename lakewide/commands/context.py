@@ -129,6 +129,17 @@ def selected(manifest: Manifest, selectors: tuple[str, ...], exclude: tuple[str,
     return select(manifest.models, _split(selectors), _split(exclude), manifest.project.root)
 
 
+def runnable(manifest: Manifest, names: list[str]) -> list[str]:
+    """``names``, each model's SQL parsed first: a syntax error ends every command that runs
+    models as it ends ``compile`` (CompileError, exit 2, naming the file and line), before
+    Spark starts, instead of failing that model once Spark runs."""
+    from lakewide.compiler.wide_model import parse_model_sql
+
+    for name in names:
+        parse_model_sql(manifest.models[name])
+    return names
+
+
 def model_named(manifest: Manifest, model: str) -> ModelNode:
     """The model called ``model``; a ConfigError listing the models when there is none."""
     if model not in manifest.models:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from lakewide.commands.context import Options, console, pass_options, profile_options
+from lakewide.commands.context import Options, console, pass_options, profile_options, runnable
 from lakewide.commands.output import output_options
 from lakewide.commands.run import RunFlags, run_and_report
 from lakewide.commands.session import with_adapter
@@ -45,5 +45,5 @@ def retry(options: Options) -> None:
     with_adapter(
         options,
         lambda m, a: run_and_report(m, a, names(m), flags, args, lock_wait=options.lock_wait),
-        check=names,
+        check=lambda m: runnable(m, names(m)),
     )

@@ -14,6 +14,7 @@ from lakewide.commands.context import (
     console,
     pass_options,
     profile_options,
+    runnable,
     selected,
     selection,
 )
@@ -258,7 +259,7 @@ def run(
         with_adapter(
             options,
             lambda m, a: plan_only(m, a, selected(m, select, exclude)),
-            check=lambda m: selected(m, select, exclude),
+            check=lambda m: runnable(m, selected(m, select, exclude)),
         )
         return
     if watch:
@@ -299,6 +300,6 @@ def run(
             lock_wait=options.lock_wait,
             tagging=tagging,
         ),
-        check=lambda m: selected(m, select, exclude),
+        check=lambda m: runnable(m, selected(m, select, exclude)),
         precheck=precheck,
     )

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 import signal
 import subprocess
 import threading
@@ -18,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from lakewide.errors import ConfigError, RunInterrupted, RuntimeSetupError
+from lakewide.profiles import CATALOG_NAME
 from lakewide.spark.jars import bundled_jars, uses_bundled_jars
 from lakewide.spark.java import find_java
 
@@ -26,7 +26,6 @@ ICEBERG_CATALOG = "org.apache.iceberg.spark.SparkCatalog"
 LOG_CONFIG = Path(__file__).with_name("log4j2.properties")
 _LOG_OPTION = "-Dlog4j2.configurationFile=" + LOG_CONFIG.as_uri()
 JAVA_OPTIONS = "spark.driver.extraJavaOptions"
-_CATALOG_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 # Session defaults that let Spark's runtime Bloom filter prune the target rows of a MERGE before
 # its join shuffles them (README "Benchmarks", "Defaults chosen"). Iceberg rewrites a MERGE with
 # WHEN NOT MATCHED into ``target RIGHT OUTER JOIN source``; Spark 3.5 adds the filter only when
@@ -63,7 +62,7 @@ def spark_conf(
     (a JDBC driver) goes on ``spark.driver.extraClassPath``, after the profile's own entries:
     java.sql.DriverManager finds drivers there, and the bundled jars stay as they are.
     """
-    if not _CATALOG_NAME.match(catalog):
+    if not CATALOG_NAME.fullmatch(catalog):
         raise ConfigError(
             f"invalid catalog name {catalog!r}: use letters, digits and _", key="catalog"
         )
