@@ -14,6 +14,7 @@ import os
 import re
 import sys
 import threading
+import time
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -77,6 +78,29 @@ def record(event: events.Event) -> dict[str, Any]:
 
 
 _write_lock = threading.Lock()
+_IMPORTED = time.monotonic()  # the fallback start of the process (see ``elapsed``)
+#: steps of a command shown as their own lines in text mode (Spark's start-up)
+STEP_EVENTS = ("SparkStarting", "SparkStarted")
+
+
+def elapsed() -> float:
+    """Seconds since this process started (from /proc on Linux; elsewhere since lakewide's
+    command line was imported), what a command's ``Done ... in Ns`` counts."""
+    try:
+        with open("/proc/self/stat", encoding="ascii") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+        started = int(fields[19]) / os.sysconf("SC_CLK_TCK")  # field 22: starttime
+        return time.clock_gettime(time.CLOCK_BOOTTIME) - started
+    except (OSError, ValueError, IndexError, AttributeError):
+        return time.monotonic() - _IMPORTED
+
+
+def write_step(event: events.Event) -> None:
+    """In text mode, a step of the command (Spark starting, started) as a line, at once."""
+    if mode.json or event.name not in STEP_EVENTS:
+        return
+    console.print(event.msg, markup=False, highlight=False)
+    console.file.flush()
 
 
 def write_event(event: events.Event) -> None:
@@ -115,8 +139,9 @@ def start(quiet: bool, log_format: str) -> None:
     """This invocation's output mode (the group's flags; the command's may change it)."""
     reset()
     mode.quiet, mode.log_format = quiet, log_format
-    if write_event not in events.listeners():
-        events.subscribe(write_event)
+    for listener in (write_event, write_step):
+        if listener not in events.listeners():
+            events.subscribe(listener)
     apply()
 
 

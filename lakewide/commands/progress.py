@@ -16,7 +16,7 @@ from rich.table import Table
 
 from lakewide import events
 from lakewide.commands.context import console
-from lakewide.commands.output import loud, mode
+from lakewide.commands.output import elapsed, loud, mode
 
 if TYPE_CHECKING:
     from lakewide.executor import ModelResult
@@ -111,8 +111,10 @@ def report(result: ModelResult, index: int, total: int) -> None:
         console.print(line, soft_wrap=True)
 
 
-def summary(results: list[ModelResult], seconds: float) -> None:
-    """The summary table (text, not --quiet) and the summary line (always)."""
+def summary(results: list[ModelResult], seconds: float | None = None) -> None:
+    """The summary table (text, not --quiet) and the summary line (always); ``seconds``:
+    default the whole command's, since its process started."""
+    seconds = elapsed() if seconds is None else seconds
     failed = sum(r.status == "error" for r in results)
     skipped = sum(r.status == "skipped" for r in results)
     ok = len(results) - failed - skipped

@@ -69,6 +69,7 @@ def unit_test(options: Options, select: tuple[str, ...], exclude: tuple[str, ...
             console.print("No unit tests found (unit_tests: in models/*.yml).")
             return 0
         width = max(len(t.name) for t in tests)
+        adapter.start()  # its own step: not part of the first test's time
         with console.status(f"running {len(tests)} unit test(s)...") as status:
 
             def progress(result: UnitTestResult) -> None:

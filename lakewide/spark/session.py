@@ -6,6 +6,8 @@ It takes sqlglot trees and turns them into Spark SQL text right here, at the bou
 from __future__ import annotations
 
 import contextlib
+import re
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -18,6 +20,18 @@ from lakewide.metadata import MetadataReader, metadata_reader
 from lakewide.nodes import Relation
 from lakewide.profiles import Output
 from lakewide.spark.errors import short
+
+_ICEBERG_JAR = re.compile(
+    r"iceberg-spark-runtime-[0-9.]+_[0-9.]+[-:]([0-9][0-9A-Za-z.-]*?)(?:\.jar)?(?:,|$)"
+)
+
+
+def iceberg_version(conf: dict[str, str]) -> str:
+    """`` (Iceberg 1.10.2)`` from the Iceberg runtime jar the conf names, or "" when it names
+    none lakewide recognises."""
+    jars = ",".join(conf.get(key, "") for key in ("spark.jars", "spark.jars.packages"))
+    found = _ICEBERG_JAR.search(jars)
+    return f" (Iceberg {found.group(1)})" if found else ""
 
 
 class Session:
@@ -47,9 +61,15 @@ class Session:
             from lakewide.spark.jars import check_catalog_supported
 
             check_catalog_supported(self.output)
-            spark = runtime.create_session(self.app_name, self.output.master, self.conf())
+            conf = self.conf()
+            what = f"Spark {self.output.master}{iceberg_version(conf)}"
+            events.emit("SparkStarting", f"starting {what} ...", master=self.output.master)
+            began = time.monotonic()
+            spark = runtime.create_session(self.app_name, self.output.master, conf)
             runtime.set_catalog_conf(spark, self.output.catalog, self.output.catalog_secrets())
             self._spark = spark
+            seconds = time.monotonic() - began
+            events.emit("SparkStarted", f"started {what} in {seconds:.1f}s", seconds=seconds)
         return self._spark
 
     def conf(self) -> dict[str, str]:
