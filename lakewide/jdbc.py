@@ -76,6 +76,7 @@ def check_jdbc(output: Output, root: Path) -> None:
         raise output.config_error(
             f"unsupported JDBC catalog database ({found}); accepted: {ACCEPTED_URIS}", "uri"
         )
+    _check_login_once(output)
     if kind == "sqlite":
         output.uri = "jdbc:sqlite:" + str(_sqlite_file(output, root))  # parameters dropped
     if not output.warehouse:
@@ -126,6 +127,36 @@ def driver_jars(output: Output) -> list[Path]:
     return [database.debian_jar]
 
 
+#: Iceberg's own names of the JDBC catalog's login, as Spark users write them in
+#: catalog_properties; the profile's ``user``/``password`` keys are the same settings
+LOGIN_PROPERTIES = {"user": "jdbc.user", "password": "jdbc.password"}
+
+
+def login(output: Output) -> tuple[str | None, str | None]:
+    """The JDBC catalog's user and password: the profile's ``user``/``password``, or
+    Iceberg's ``jdbc.user``/``jdbc.password`` in ``catalog_properties`` (Spark reads either;
+    so do lakewide's metadata reads)."""
+    user = output.user or output.catalog_properties.get(LOGIN_PROPERTIES["user"])
+    password = (
+        output.password.get_secret_value()
+        if output.password
+        else output.catalog_properties.get(LOGIN_PROPERTIES["password"])
+    )
+    return user, password
+
+
+def _check_login_once(output: Output) -> None:
+    """The login given once: ``user`` and ``catalog_properties: {jdbc.user: ...}`` together
+    would be two values of one setting (ConfigError naming the key)."""
+    for key, name in LOGIN_PROPERTIES.items():
+        if getattr(output, key) is not None and name in output.catalog_properties:
+            raise output.config_error(
+                f"the catalog's {key} is given twice, as `{key}` and as catalog_properties "
+                f"`{name}`: keep one (either works, in Spark and in lakewide's metadata reads)",
+                f"catalog_properties.{name}",
+            )
+
+
 def sqlite_file(output: Output) -> Path:
     """The catalog file of a ``jdbc:sqlite:`` output (absolute after check_jdbc)."""
     assert output.uri is not None
@@ -150,8 +181,9 @@ def libpq_uri(output: Output) -> str:
         hosts, _, database = where[2:].partition("/")
     else:  # jdbc:postgresql:DB, jdbc:postgresql:/ - the local server
         hosts, database = "", where.lstrip("/")
-    user = output.user or params.get("user", "")
-    password = output.password.get_secret_value() if output.password else params.get("password")
+    profile_user, profile_password = login(output)
+    user = profile_user or params.get("user", "")
+    password = profile_password or params.get("password")
     auth = quote(user, safe="")
     if password:
         auth += ":" + quote(password, safe="")

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from lakewide.errors import RuntimeSetupError
-from lakewide.jdbc import DATABASES, database_kind, libpq_uri, sqlite_file
+from lakewide.jdbc import DATABASES, database_kind, libpq_uri, login, sqlite_file
 from lakewide.metadata import corrupt_metadata, parse_error, table_meta_of, warehouse_path
 from lakewide.nodes import Relation
 from lakewide.offsets import TableMeta
@@ -42,7 +42,7 @@ class JdbcMetadataReader:
 
     def _secret(self, text: str) -> str:
         """``text`` with the profile's password masked."""
-        password = self.output.password.get_secret_value() if self.output.password else ""
+        _, password = login(self.output)
         return text.replace(password, "***") if password else text
 
     def _unreachable(self, err: Exception) -> RuntimeSetupError:

@@ -231,3 +231,27 @@ def test_login_keys_belong_to_jdbc_catalogs(tmp_path: Path, pg_env: None) -> Non
     with pytest.raises(ConfigError, match="database login of a JDBC catalog") as caught:
         _output(root, "dev")
     assert caught.value.key == "demo.outputs.dev.user"
+
+
+def test_login_as_iceberg_catalog_properties(tmp_path: Path) -> None:
+    """``jdbc.user``/``jdbc.password`` in catalog_properties (Iceberg's own names, which Spark
+    reads) log lakewide's metadata reads in too."""
+    profile = PG_PROFILE.replace(
+        "      user: \"{{ env_var('LW_PG_USER') }}\"\n"
+        "      password: \"{{ env_var('LW_PG_PASSWORD') }}\"\n",
+        "      catalog_properties: {jdbc.user: u, jdbc.password: 'p@ss'}\n",
+    )
+    output = _output(make_project(tmp_path, {"profiles.yml": profile}))
+    assert libpq_uri(output) == "postgresql://u:p%40ss@db.example:5433/lake"
+    assert sqlalchemy_url(output) == "postgresql+psycopg2://u:p%40ss@db.example:5433/lake"
+
+
+@pytest.mark.parametrize("key", ["user", "password"])
+def test_login_given_twice_is_refused(tmp_path: Path, pg_env: None, key: str) -> None:
+    profile = PG_PROFILE + f"      catalog_properties: {{jdbc.{key}: other}}\n"
+    with pytest.raises(
+        ConfigError, match=f"given twice, as `{key}` and as catalog_properties"
+    ) as e:
+        _output(make_project(tmp_path, {"profiles.yml": profile}))
+    assert e.value.key == f"demo.outputs.pg.catalog_properties.jdbc.{key}"
+    assert "other" not in str(e.value)

@@ -15,10 +15,27 @@ from lakewide.profiles import load_output
 from tests.postgres_server import PostgresServer, missing_prerequisite
 from tests.project_factory import make_project, run_main
 
+#: the login as the profile's own keys, and as Iceberg's catalog properties (as Spark users
+#: write them); lakewide's metadata reads take either, as Spark does
+LOGINS = {
+    "profile-keys": """\
+      user: {user}
+      password: "{{{{ env_var('LW_PW') }}}}"
+""",
+    "iceberg-properties": """\
+      catalog_properties:
+        jdbc.user: {user}
+        jdbc.password: "{{{{ env_var('LW_PW') }}}}"
+""",
+}
 
-@pytest.fixture
+
+@pytest.fixture(params=sorted(LOGINS))
 def pg_project(
-    tmp_path: Path, postgres_server: PostgresServer, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
+    postgres_server: PostgresServer,
+    monkeypatch: pytest.MonkeyPatch,
+    request: pytest.FixtureRequest,
 ) -> Path:
     if importlib.util.find_spec("psycopg2") is None:
         missing_prerequisite('psycopg2 missing: pip install -e ".[test]"')
@@ -32,10 +49,9 @@ demo:
       catalog: team
       catalog_type: jdbc
       uri: {postgres_server.jdbc_uri(database)}
-      user: {postgres_server.user}
-      password: "{{{{ env_var('LW_PW') }}}}"
       warehouse: wh
 """
+    profile += LOGINS[request.param].format(user=postgres_server.user)
     return make_project(tmp_path, {"models/m.sql": "SELECT 1 AS id", "profiles.yml": profile})
 
 
