@@ -12,6 +12,7 @@ from rich.table import Table
 from lakewide import events
 from lakewide.commands.context import console
 from lakewide.commands.output import loud, mode
+from lakewide.commands.tables import cell, print_table
 
 
 @dataclass
@@ -93,7 +94,7 @@ def show(outcome: DiffOutcome, samples: dict[str, Any]) -> None:
         for name in header:
             table.add_column(name)
         for value_row in values:
-            table.add_row(*(escape(str(v)) for v in value_row))
-        console.print(table)
+            table.add_row(*(escape(cell(v)) for v in value_row))
+        print_table(table)
     with loud():
         console.print(msg)

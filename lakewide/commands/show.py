@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import click
-from rich.table import Table
 from sqlglot import exp
 
-from lakewide.commands.context import Options, console, model_named, pass_options, profile_options
+from lakewide.commands.context import Options, model_named, pass_options, profile_options
 from lakewide.commands.session import with_adapter
+from lakewide.commands.tables import print_table, rows_table
 from lakewide.config import SnapshotConfig
 from lakewide.errors import ModelRunError, UsageError
 from lakewide.manifest import Manifest
@@ -42,12 +42,7 @@ def show(options: Options, model: str, limit: int) -> None:
         columns, rows = adapter.rows(query.limit(limit))
         # lakewide's own columns (stored versions, row counts: README "Run boundaries") hidden
         shown = [i for i, c in enumerate(columns) if not c.startswith("__lw_")]
-        table = Table(title=str(node.relation))
-        for i in shown:
-            table.add_column(columns[i])
-        for row in rows:
-            table.add_row(*("NULL" if row[i] is None else str(row[i]) for i in shown))
-        console.print(table)
+        print_table(rows_table([columns[i] for i in shown], [[r[i] for i in shown] for r in rows]))
         return 0
 
     with_adapter(options, body, check=check, writes=False)

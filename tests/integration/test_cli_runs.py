@@ -15,16 +15,9 @@ import pytest
 from lakewide.lock import WarehouseLock
 from tests.integration.test_incremental import COUNTERS
 from tests.project_factory import copy_example_project, make_project
+from tests.test_tables import readme_table
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
-
-USER_REC_WIDE = [
-    "user_101 │ prod_501 │ 0.92      │ 3       │ 1",
-    "user_101 │ prod_502 │ 0.78      │ 1       │ 2",
-    "user_102 │ prod_503 │ 0.83      │ 7       │ 1",
-    "user_103 │ prod_501 │ 0.67      │ 4       │ 1",
-    "user_104 │ prod_504 │ 0.88      │ 2       │ 1",
-]
 
 
 def lakewide(
@@ -63,8 +56,7 @@ def built_example(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_readme_first_command_prints_the_wide_table(built_example: Path) -> None:
     shown = lakewide(built_example, "show", "user_rec_wide")
     assert shown.returncode == 0, shown.stderr
-    lines = [line.strip("│ ") for line in shown.stdout.splitlines() if "user_1" in line]
-    assert lines == USER_REC_WIDE
+    assert shown.stdout[shown.stdout.index("user_id") :] == readme_table()
 
 
 def test_noop_run_starts_no_jvm(built_example: Path, tmp_path: Path) -> None:
