@@ -27,6 +27,8 @@ CODES = {
     "Note": "Z050",
     "TableDiff": "L001",  # lakewide's own
     "TableRead": "L002",  # a read through the DataFrame API (not SQL)
+    "SparkStarting": "L003",  # the command starts its SparkSession
+    "SparkStarted": "L004",  # ... and it is up (data: seconds)
 }
 
 
