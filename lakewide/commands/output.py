@@ -95,12 +95,34 @@ def elapsed() -> float:
         return time.monotonic() - _IMPORTED
 
 
+_step: list[Any] = []  # the live timer of the step running (on a terminal)
+
+
 def write_step(event: events.Event) -> None:
-    """In text mode, a step of the command (Spark starting, started) as a line, at once."""
+    """In text mode, a step of the command (Spark starting, started) as a line, at once; on a
+    terminal, the step running with its seconds below it until it ends, as a model's are."""
     if mode.json or event.name not in STEP_EVENTS:
         return
+    end_step()
     console.print(event.msg, markup=False, highlight=False)
     console.file.flush()
+    if event.name == "SparkStarting" and console.is_terminal and not console.quiet:
+        from rich.live import Live
+
+        began, what = time.monotonic(), f"Spark {event.data.get('master', '')}"
+
+        def timer() -> str:
+            return f"[cyan]START[/cyan]  {what}  {time.monotonic() - began:5.1f}s"
+
+        live = Live(console=console, transient=True, refresh_per_second=4, get_renderable=timer)
+        live.start()
+        _step.append(live)
+
+
+def end_step() -> None:
+    """Stop showing the step running (it ended, or the command did)."""
+    while _step:
+        _step.pop().stop()
 
 
 def write_event(event: events.Event) -> None:
@@ -147,6 +169,7 @@ def start(quiet: bool, log_format: str) -> None:
 
 def reset() -> None:
     """The default mode (the CLI may run in-process, in tests)."""
+    end_step()
     mode.quiet, mode.log_format = False, "text"
     mode.invocation_id, mode.project = str(uuid.uuid4()), ""
     console.file, console.quiet = None, False  # type: ignore[assignment]

@@ -1,0 +1,38 @@
+"""Spark's start-up as a step of its own in text mode: its lines at once, and on a terminal the
+step running with its seconds until it ends (or the command does). No JVM: the events are
+emitted as the session emits them."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from lakewide import events
+from lakewide.commands import output
+from lakewide.commands.context import console
+
+STARTING = events.Event("SparkStarting", "starting Spark local[2] ...", data={"master": "local[2]"})
+STARTED = events.Event("SparkStarted", "started Spark local[2] in 9.5s", data={"seconds": 9.5})
+
+
+@pytest.mark.parametrize("terminal", [True, False])
+def test_spark_start_is_its_own_step(monkeypatch: pytest.MonkeyPatch, terminal: bool) -> None:
+    monkeypatch.setattr(console, "_force_terminal", terminal)
+    monkeypatch.setattr(console, "file", io.StringIO())
+    output.write_step(STARTING)
+    assert console.file.getvalue().startswith("starting Spark local[2] ...\n")  # type: ignore[attr-defined]
+    assert bool(output._step) is terminal  # the running step shown below the lines
+    output.write_step(STARTED)
+    assert not output._step
+    printed = console.file.getvalue()  # type: ignore[attr-defined]
+    assert printed.endswith("started Spark local[2] in 9.5s\n"), printed
+
+
+def test_the_command_ending_ends_the_step(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(console, "_force_terminal", True)
+    monkeypatch.setattr(console, "file", io.StringIO())
+    output.write_step(STARTING)
+    assert output._step
+    output.reset()  # what the CLI does when the command ends, e.g. as Spark failed to start
+    assert not output._step
