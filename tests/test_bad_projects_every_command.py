@@ -59,6 +59,8 @@ COMMANDS = [
     ["ls"],
     ["run"],
     ["run", "--dry-run"],
+    ["run", "--watch"],
+    ["retry"],
     ["build"],
     ["seed"],
     ["test"],
@@ -73,7 +75,9 @@ COMMANDS = [
 ]
 
 #: the commands that run a model's SQL: a syntax error ends each as it ends compile
-SQL_COMMANDS = [["compile"], ["run"], ["run", "--dry-run"], ["build"]]
+SQL_COMMANDS = [["compile"], ["run"], ["run", "--dry-run"], ["build"], ["retry"]]
+#: what ``retry`` repeats: the last run's failed model
+LAST_RUN = '{"results": [{"name": "m", "status": "error"}], "args": {}}'
 
 
 @pytest.fixture(autouse=True)
@@ -106,7 +110,7 @@ def test_broken_project_exits_2_in_every_command(
     command: list[str],
 ) -> None:
     files, expected = BROKEN[case]
-    root = make_project(tmp_path, files)
+    root = make_project(tmp_path, {**files, "target/run_results.json": LAST_RUN})
     code, output = run_main(monkeypatch, capsys, "--project-dir", str(root), *command)
     _assert_exit_2(code, output, expected)
 
@@ -118,7 +122,14 @@ def test_sql_syntax_error_exits_2_in_every_command_that_runs_models(
     tmp_path: Path,
     command: list[str],
 ) -> None:
-    root = make_project(tmp_path, {"models/ok.sql": GOOD, "models/m.sql": "SELECT (1 AS n FROM\n"})
+    root = make_project(
+        tmp_path,
+        {
+            "models/ok.sql": GOOD,
+            "models/m.sql": "SELECT (1 AS n FROM\n",
+            "target/run_results.json": LAST_RUN,
+        },
+    )
     code, output = run_main(monkeypatch, capsys, "--project-dir", str(root), *command)
     _assert_exit_2(code, output, ("m.sql:1:", "SQL does not parse"))
 
