@@ -444,6 +444,7 @@ def test_seed_with_a_bom_and_types_passes_the_checks(tmp_path: Path) -> None:
     manifest = manifest_of(root)
     [seed] = find_seeds(manifest.project, manifest.output)
     assert seed.column_types == {"id": "decimal(10,2)"}
+    assert seed.types == {"id": "decimal(10,2)", "name": "string"}  # declared, else inferred
 
 
 # ---------------------------------------------------------------- 9b. files that are not UTF-8
