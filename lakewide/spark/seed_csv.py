@@ -179,17 +179,26 @@ def _quoted(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
 
 
-def _misfits(frame: Any, column_types: dict[str, str]) -> dict[str, tuple[int, str]]:
-    """Per typed column: (rows that do not fit, the first such value in file order)."""
+def _misfits(
+    frame: Any, column_types: dict[str, str], exact: tuple[str, ...] = ()
+) -> dict[str, tuple[int, str]]:
+    """Per typed column: (rows that do not fit, the first such value in file order). A value
+    does not fit when its cast is NULL; for the ``exact`` columns (numbers cast to another
+    number type) also when casting back does not give the value (a fraction, an overflow)."""
     from pyspark.sql import functions as F
 
     row = "__lakewide_row"
     framed = frame.withColumn(row, F.monotonically_increasing_id())
+    source = dict(frame.dtypes)
     aggregates = []
     for column, type_name in column_types.items():
         value = F.col(_quoted(column))
-        bad = value.isNotNull() & value.cast(type_name).isNull()
-        aggregates += [F.count(F.when(bad, 1)), F.min_by(value, F.when(bad, F.col(row)))]
+        cast = value.cast(type_name)
+        bad = value.isNotNull() & cast.isNull()
+        if column in exact:
+            bad = bad | (value.isNotNull() & (cast.cast(source[column]) != value))
+        first = F.min_by(value.cast("string"), F.when(bad, F.col(row)))
+        aggregates += [F.count(F.when(bad, 1)), first]
     found = framed.agg(*aggregates).collect()[0]
     return {
         column: (found[2 * i], found[2 * i + 1])
@@ -198,22 +207,29 @@ def _misfits(frame: Any, column_types: dict[str, str]) -> dict[str, tuple[int, s
     }
 
 
+SEED_FIX = "fix the value, or declare the column's type in the seed's column_types (seeds/*.yml)"
+
+
 def _misfit_error(
-    path: Path, column_types: dict[str, str], misfits: dict[str, tuple[int, str]]
+    path: Path,
+    column_types: dict[str, str],
+    misfits: dict[str, tuple[int, str]],
+    fix: str = SEED_FIX,
+    text: bool = True,
 ) -> ConfigError:
-    """One line per column whose values do not fit its type."""
+    """One line per column whose values do not fit its type (with the value's line when the
+    file is ``text``)."""
     from lakewide.seeds import line_of_value
 
     shown = _shown(path)
     lines = []
     for column, (count, value) in misfits.items():
-        line = line_of_value(path, column, value)
+        line = line_of_value(path, column, value) if text else None
         where = f"{shown}:{line}" if line else shown
         more = f" ({count} rows do not fit)" if count > 1 else ""
         lines.append(
             f"{where}: [{column}] value '{value}' is not a valid "
-            f"{column_types[column]}{more}; fix the value, or declare the column's "
-            "type in the seed's column_types (seeds/*.yml)"
+            f"{column_types[column]}{more}; {fix}"
         )
     return ConfigError("\n".join(lines))
 
