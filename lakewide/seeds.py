@@ -212,6 +212,13 @@ def _csv_records(path: Path, project: Project) -> list[list[str]]:
         raise ConfigError(
             "the first line must be a header of column names", path=_shown(path, project), line=1
         )
+    twice = sorted({h for h in records[0] if records[0].count(h) > 1})
+    if twice:
+        raise ConfigError(
+            f"column '{twice[0]}' appears twice in the header; give each column its own name",
+            path=_shown(path, project),
+            line=1,
+        )
     return records
 
 

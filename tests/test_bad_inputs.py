@@ -392,6 +392,10 @@ ORDERS_CSV = "id,name\n1,Ada\n2,Grace\n"
             "seeds/orders.csv:3: byte 0xe2 is not UTF-8; save the file as UTF-8",
         ),
         ({"seeds/orders.csv": ""}, "seeds/orders.csv:1: the first line must be a header"),
+        (
+            {"seeds/orders.csv": "id,name,id\n1,Ada,2\n"},
+            "seeds/orders.csv:1: column 'id' appears twice in the header",
+        ),
     ],
     ids=[
         "list",
@@ -406,6 +410,7 @@ ORDERS_CSV = "id,name\n1,Ada\n2,Grace\n"
         "yml-not-utf8",
         "csv-not-utf8",
         "empty-csv",
+        "duplicate-column",
     ],
 )
 @pytest.mark.parametrize("command", ["seed", "build"])
