@@ -11,6 +11,7 @@ from typing import Any
 
 from lakewide.errors import ConfigError, ModelRunError
 from lakewide.nodes import Relation
+from lakewide.seed_schema import evolution
 from lakewide.spark.errors import short
 from lakewide.spark.table_metadata import MetadataReads
 
@@ -36,10 +37,11 @@ class SeedLoading(MetadataReads):
           incremental models see no new snapshot;
         * ``appended``: the file only grew (the lines the table holds are the first lines of
           the file, same types): the new lines are one append (incremental reads follow it);
-        * ``overwritten``: other changes, same columns and types: one overwrite of all rows
-          (no delete files: Iceberg's changelog reads follow it);
-        * ``created`` / ``replaced``: a new table, or columns or types changed: the table is
-          created (again), which cuts its history.
+        * ``overwritten``: other changes: one overwrite of all rows (no delete files:
+          Iceberg's changelog reads follow it), after adding new columns and widening types
+          (int to bigint, ...) as Iceberg allows (lakewide.seed_schema);
+        * ``created`` / ``replaced``: a new table, or a column dropped or a type changed
+          otherwise (int to string): the table is created (again), which cuts its history.
 
         A value that does not fit its type is a ConfigError raised before the table is
         touched.
@@ -60,16 +62,19 @@ class SeedLoading(MetadataReads):
         if summary.get(SEED_DIGEST) == digest:
             return "unchanged", None
         frame = self._seed_frame(path, types)
-        same = exists and self.spark.table(str(relation)).dtypes == frame.dtypes
+        old = dict(self.spark.table(str(relation)).dtypes) if exists else {}
+        alters = evolution(relation, old, dict(frame.dtypes)) if exists else None
         held = int(summary.get(SEED_LINES) or 0)
         if (
-            same
+            alters == []
             and 0 < held <= len(lines)
             and summary.get(SEED_LINES_DIGEST) == (_lines_digest(lines[:held], types))
         ):
             action, frame = "appended", self._typed(lines[:1] + lines[held:], types)
-        elif same:
+        elif alters is not None:
             action = "overwritten"
+            for statement in alters:  # columns added, types widened: the history is kept
+                self.sql(statement)
         else:
             action = "replaced" if exists else "created"
             self.ensure_namespace(relation)
@@ -80,6 +85,8 @@ class SeedLoading(MetadataReads):
                 writer.append()
             elif action == "overwritten":
                 writer.overwrite(F.lit(True))
+            elif action == "created":  # the history starts with an append of the rows
+                writer.using("iceberg").create()
             else:
                 writer.using("iceberg").createOrReplace()
 

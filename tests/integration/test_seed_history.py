@@ -67,6 +67,16 @@ def test_changed_seeds_keep_downstream_incremental_and_exact(
         m.run.run(full_refresh=True)
         assert m.run.rows("m") == expected
 
+    # a column added to b (its old rows keep theirs), in the same history: no --full-refresh
+    (root / "seeds" / "b.csv").write_text("k,buys,note\n1,5,x\n2,1,\n")
+    code, out = cli(root, "seed")
+    assert code == 0 and "2 rows overwritten" in out and "note string" in out, out
+    assert [r.operation for r in _snapshots(m, "b")] == ["append", "overwrite"]
+    result = m.run.run()["m"]
+    assert result.plan == "incremental", result.message
+    expected = totals([{"a": a, "b": [(1, 5), (2, 1)]}])
+    assert m.run.rows("m") == expected
+
     before = _snapshots(m, "a")
     code, out = cli(root, "seed")
     assert code == 0 and out.count("unchanged") == 2
