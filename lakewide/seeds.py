@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from lakewide.manifest import Manifest
     from lakewide.spark.seed_csv import SeedLoading
 
-ENTRY_KEYS = ("name", "column_types", "description")
+ENTRY_KEYS = ("name", "column_types", "description", "config")
 TYPE_EXAMPLES = "int, bigint, double, decimal(10,2), string, boolean, date, timestamp"
 
 
@@ -179,6 +179,22 @@ def _entry(entry: Any, shown: str, key: str) -> tuple[str, dict[str, str]]:
             unknown_key(str(unknown[0]), ENTRY_KEYS), path=shown, key=f"{key}.{unknown[0]}"
         )
     column_types = entry.get("column_types") or {}
+    config = entry.get("config")
+    if config is not None:  # dbt's spelling: config: {column_types: {...}}
+        if not isinstance(config, dict) or [k for k in config if k != "column_types"]:
+            raise ConfigError(
+                "the only config key of a seed lakewide reads is column_types, e.g. "
+                "config: {column_types: {id: bigint}}",
+                path=shown,
+                key=f"{key}.config",
+            )
+        if column_types:
+            raise ConfigError(
+                "column_types is given twice (here and in config): give it once",
+                path=shown,
+                key=f"{key}.config.column_types",
+            )
+        column_types, key = config.get("column_types") or {}, f"{key}.config"
     if not isinstance(column_types, dict):
         raise ConfigError(
             "expected a mapping of column -> type, e.g. {id: bigint}",
