@@ -25,6 +25,7 @@ from lakewide.commands.docs import docs
 from lakewide.commands.freshness import freshness
 from lakewide.commands.init import init
 from lakewide.commands.lineage import lineage
+from lakewide.commands.load import load
 from lakewide.commands.ls import ls
 from lakewide.commands.maintain import maintain
 from lakewide.commands.retry import retry
@@ -89,6 +90,7 @@ for _command in (
     init,
     debug,
     seed,
+    load,
     compile_,
     run,
     build,

@@ -1,5 +1,6 @@
-"""CSV seeds: which files, which table, which column type overrides (checked before any load),
-and loading them all into their tables."""
+"""CSV seeds: which files, which table, each column's type (declared in ``column_types``, else
+inferred by lakewide.text_types, the inference unit-test CSV rows share), checked before any
+load, and loading them all into their tables."""
 
 from __future__ import annotations
 
@@ -21,12 +22,13 @@ from lakewide.nodes import Relation
 from lakewide.profiles import Output
 from lakewide.project import Project
 from lakewide.text_files import read_utf8
+from lakewide.text_types import infer_text_type
 
 if TYPE_CHECKING:
     from lakewide.manifest import Manifest
     from lakewide.spark.seed_csv import SeedLoading
 
-ENTRY_KEYS = ("name", "column_types", "description")
+ENTRY_KEYS = ("name", "column_types", "description", "config")
 TYPE_EXAMPLES = "int, bigint, double, decimal(10,2), string, boolean, date, timestamp"
 
 
@@ -36,7 +38,13 @@ class Seed:
 
     path: Path
     relation: Relation
-    column_types: dict[str, str] = field(default_factory=dict)
+    column_types: dict[str, str] = field(default_factory=dict)  # declared
+    inferred: dict[str, str] = field(default_factory=dict)  # every column, header order
+
+    @property
+    def types(self) -> dict[str, str]:
+        """Every column's type, in header order: declared in ``column_types``, else inferred."""
+        return {c: self.column_types.get(c, t) for c, t in self.inferred.items()}
 
 
 def find_seeds(project: Project, output: Output) -> list[Seed]:
@@ -57,7 +65,8 @@ def find_seeds(project: Project, output: Output) -> list[Seed]:
             for index, (name, column_types) in enumerate(_types_file(yml, project)):
                 types[name] = column_types
                 where[name] = (yml, f"seeds[{index}].column_types")
-    headers = {p.stem: _csv_header(p, project) for p in csvs}
+    records = {p.stem: _csv_records(p, project) for p in csvs}
+    headers = {name: rows[0] for name, rows in records.items()}
     for name, column_types in types.items():
         yml, key = where[name]
         if name not in headers:
@@ -76,8 +85,23 @@ def find_seeds(project: Project, output: Output) -> list[Seed]:
             )
     namespace = project.seed_schema or output.namespace
     return [
-        Seed(p, Relation(output.catalog, namespace, p.stem), types.get(p.stem, {})) for p in csvs
+        Seed(
+            p,
+            Relation(output.catalog, namespace, p.stem),
+            types.get(p.stem, {}),
+            _inferred(records[p.stem]),
+        )
+        for p in csvs
     ]
+
+
+def _inferred(records: list[list[str]]) -> dict[str, str]:
+    """Each header column's type from its values (lakewide.text_types; all empty: string)."""
+    header, rows = records[0], records[1:]
+    return {
+        name: infer_text_type(r[i] if i < len(r) else None for r in rows) or "string"
+        for i, name in enumerate(header)
+    }
 
 
 @dataclass
@@ -88,18 +112,30 @@ class SeedResult:
     relation: str
     rows: int | None  # None: the table already held this file
     seconds: float
+    types: dict[str, str] = field(default_factory=dict)  # every column's type
+    declared: tuple[str, ...] = ()  # the columns typed by column_types
+    action: str = "unchanged"  # created | appended | overwritten | replaced | unchanged
 
 
 def load_seeds(
     manifest: Manifest, adapter: SeedLoading, on_result: Callable[[SeedResult], None] | None = None
 ) -> list[SeedResult]:
-    """Replace every seed table with its CSV's rows (a table already holding its file is left
-    as it is)."""
+    """Write every changed seed's CSV into its table as commits of the table's history
+    (lakewide.spark.seed_csv: appended, overwritten, or created); a table already holding its
+    file is left as it is."""
     results = []
     for seed in find_seeds(manifest.project, manifest.output):
         started = time.perf_counter()
-        rows = adapter.load_csv(seed.path, seed.relation, seed.column_types)
-        result = SeedResult(seed.path.stem, str(seed.relation), rows, time.perf_counter() - started)
+        action, rows = adapter.load_csv(seed.path, seed.relation, seed.types)
+        result = SeedResult(
+            seed.path.stem,
+            str(seed.relation),
+            rows,
+            time.perf_counter() - started,
+            seed.types,
+            tuple(seed.column_types),
+            action,
+        )
         results.append(result)
         if on_result:
             on_result(result)
@@ -143,6 +179,22 @@ def _entry(entry: Any, shown: str, key: str) -> tuple[str, dict[str, str]]:
             unknown_key(str(unknown[0]), ENTRY_KEYS), path=shown, key=f"{key}.{unknown[0]}"
         )
     column_types = entry.get("column_types") or {}
+    config = entry.get("config")
+    if config is not None:  # dbt's spelling: config: {column_types: {...}}
+        if not isinstance(config, dict) or [k for k in config if k != "column_types"]:
+            raise ConfigError(
+                "the only config key of a seed lakewide reads is column_types, e.g. "
+                "config: {column_types: {id: bigint}}",
+                path=shown,
+                key=f"{key}.config",
+            )
+        if column_types:
+            raise ConfigError(
+                "column_types is given twice (here and in config): give it once",
+                path=shown,
+                key=f"{key}.config.column_types",
+            )
+        column_types, key = config.get("column_types") or {}, f"{key}.config"
     if not isinstance(column_types, dict):
         raise ConfigError(
             "expected a mapping of column -> type, e.g. {id: bigint}",
@@ -167,15 +219,23 @@ def _check_type(type_name: Any, shown: str, key: str) -> None:
         ) from None
 
 
-def _csv_header(path: Path, project: Project) -> list[str]:
-    """The CSV's column names; the whole file must be UTF-8 (the line of a bad byte is named)."""
+def _csv_records(path: Path, project: Project) -> list[list[str]]:
+    """The CSV's records, the header of column names first (blank lines skipped, as Spark's
+    reader skips them); the whole file must be UTF-8 (the line of a bad byte is named)."""
     text = read_utf8(path, _shown(path, project), encoding="utf-8-sig")
-    header = next(csv.reader(io.StringIO(text)), None)
-    if not header or not any(h.strip() for h in header):
+    records = [r for r in csv.reader(io.StringIO(text)) if r]
+    if not records or not any(h.strip() for h in records[0]):
         raise ConfigError(
             "the first line must be a header of column names", path=_shown(path, project), line=1
         )
-    return header
+    twice = sorted({h for h in records[0] if records[0].count(h) > 1})
+    if twice:
+        raise ConfigError(
+            f"column '{twice[0]}' appears twice in the header; give each column its own name",
+            path=_shown(path, project),
+            line=1,
+        )
+    return records
 
 
 def line_of_value(path: Path, column: str, value: str) -> int | None:

@@ -392,6 +392,20 @@ ORDERS_CSV = "id,name\n1,Ada\n2,Grace\n"
             "seeds/orders.csv:3: byte 0xe2 is not UTF-8; save the file as UTF-8",
         ),
         ({"seeds/orders.csv": ""}, "seeds/orders.csv:1: the first line must be a header"),
+        (
+            {
+                "seeds/types.yml": "seeds:\n  - name: orders\n    config: {column_types: {id: integr}}\n"
+            },
+            "[seeds[0].config.column_types.id] 'integr' is not a Spark SQL type",
+        ),
+        (
+            {"seeds/types.yml": "seeds:\n  - name: orders\n    config: {delimiter: ';'}\n"},
+            "[seeds[0].config] the only config key of a seed lakewide reads is column_types",
+        ),
+        (
+            {"seeds/orders.csv": "id,name,id\n1,Ada,2\n"},
+            "seeds/orders.csv:1: column 'id' appears twice in the header",
+        ),
     ],
     ids=[
         "list",
@@ -406,6 +420,9 @@ ORDERS_CSV = "id,name\n1,Ada\n2,Grace\n"
         "yml-not-utf8",
         "csv-not-utf8",
         "empty-csv",
+        "config-bad-type",
+        "config-unknown-key",
+        "duplicate-column",
     ],
 )
 @pytest.mark.parametrize("command", ["seed", "build"])
@@ -444,6 +461,12 @@ def test_seed_with_a_bom_and_types_passes_the_checks(tmp_path: Path) -> None:
     manifest = manifest_of(root)
     [seed] = find_seeds(manifest.project, manifest.output)
     assert seed.column_types == {"id": "decimal(10,2)"}
+    assert seed.types == {"id": "decimal(10,2)", "name": "string"}  # declared, else inferred
+    (root / "seeds/types.yml").write_text(  # dbt's spelling
+        "seeds:\n  - name: orders\n    config:\n      column_types: {id: bigint}\n"
+    )
+    [seed] = find_seeds(manifest.project, manifest.output)
+    assert seed.types == {"id": "bigint", "name": "string"}
 
 
 # ---------------------------------------------------------------- 9b. files that are not UTF-8

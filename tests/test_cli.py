@@ -356,3 +356,28 @@ def test_compile_subprocess_needs_neither_java_nor_pyspark(tmp_path: Path) -> No
     assert not marker.exists(), "compile imported pyspark"
     files = compiled_files(project)
     assert {k: v for k, v in files.items() if k in PK_MODELS} == PK_MODELS
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["show"], "give a MODEL or --inline"),
+        (["show", "order_detail", "--inline", "select 1"], "one of the two"),
+        (["show", "--inline", "select * from (("], "--inline does not parse"),
+        (["show", "--inline", "drop table lw.ods.clicks"], "--inline takes one query"),
+        (["show", "--inline", "select * from {{ ref('nope') }}"], "no model named 'nope'"),
+        (["load", "ods.clicks", "clicks.csv"], "is the table of seed seeds/clicks.csv"),
+        (["load", "ods.nope", "seeds/clicks.csv"], "accepted: source.table as declared"),
+    ],
+)
+def test_show_inline_and_load_refuse_bad_input_before_spark(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    example: Path,
+    args: list[str],
+    expected: str,
+) -> None:
+    """Checked before the warehouse is locked or Spark starts (no JVM here)."""
+    code, output = run_main(monkeypatch, capsys, "--project-dir", str(example), *args)
+    assert code == 2 and expected in output and "Traceback" not in output, output
+    assert not (example / "warehouse").exists()

@@ -302,7 +302,9 @@ def test_seed_value_that_does_not_fit_its_type(
     )
     monkeypatch.chdir(root)
     code, output = run_main(monkeypatch, capsys, "seed")
-    assert_clean_failure(code, output, *expected, "fix the value or the type declared")
+    assert_clean_failure(
+        code, output, *expected, "declare the column's type in the seed's column_types"
+    )
     assert "aaa_good" not in output  # checked before any seed is loaded
     assert not (warehouse / "faults_seed").exists()
 
@@ -335,7 +337,8 @@ def test_seed_declared_types_keep_the_text(tmp_path: Path, warehouse: Path, spar
     csv.write_text("zip,n,day\n00123,7,2024-05-01\n,8,\n")
     adapter = SparkAdapter(Output(catalog="lw", warehouse=str(warehouse)), spark=spark)
     relation = Relation("lw", "faults_seed_ok", "zips")
-    assert adapter.load_csv(csv, relation, {"zip": "string", "day": "date"}) == 2
+    types = {"zip": "string", "n": "int", "day": "date"}
+    assert adapter.load_csv(csv, relation, types) == ("created", 2)
     rows = sorted(spark.table(str(relation)).collect(), key=lambda r: r.n)
     assert [(r.zip, r.n, str(r.day)) for r in rows] == [
         ("00123", 7, "2024-05-01"),

@@ -1,11 +1,14 @@
-"""``lakewide show``: a model's rows as a table."""
+"""``lakewide show``: a model's rows as a table, or an inline query's (``--inline``)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
 
 import click
+import sqlglot
 from sqlglot import exp
+from sqlglot.errors import ParseError
 
 from lakewide.commands.context import Options, model_named, pass_options, profile_options
 from lakewide.commands.session import with_adapter
@@ -13,39 +16,91 @@ from lakewide.commands.tables import print_table, rows_table
 from lakewide.config import SnapshotConfig
 from lakewide.errors import ModelRunError, UsageError
 from lakewide.manifest import Manifest
-from lakewide.nodes import ModelNode
+from lakewide.nodes import ModelNode, Relation
 
 if TYPE_CHECKING:
     from lakewide.spark.adapter import SparkAdapter
 
 
 @click.command()
-@click.argument("model")
+@click.argument("model", required=False)
+@click.option(
+    "--inline",
+    help="A SELECT to run instead of a model (ref() and source() allowed), as dbt show --inline.",
+)
 @click.option("--limit", "-n", default=20, show_default=True, type=click.IntRange(min=0))
 @profile_options
 @pass_options
-def show(options: Options, model: str, limit: int) -> None:
-    """Print a model's rows as a table (ordered by primary key)."""
+def show(options: Options, model: str | None, inline: str | None, limit: int) -> None:
+    """Print a model's rows as a table (ordered by primary key), or the rows of an --inline
+    query over any table."""
+    if (model is None) == (inline is None):
+        raise UsageError(
+            'give a MODEL or --inline "select ..." (one of the two): '
+            'lakewide show orders_wide, lakewide show --inline "select * from lw.ods.orders"'
+        )
+    queries: list[exp.Query] = []
 
     def check(manifest: Manifest) -> None:
-        model_named(manifest, model)
+        if inline is not None:
+            queries.append(inline_query(manifest, options, inline))
+        else:
+            model_named(manifest, str(model))
 
     def body(manifest: Manifest, adapter: SparkAdapter) -> int:
-        node = manifest.models[model]
+        if inline is not None:
+            query = queries[0]
+            if query.args.get("limit"):  # its own limit, then --limit over it
+                query = exp.select("*").from_(query.subquery("__lw_inline"))
+            limited = cast(exp.Expression, query.limit(limit))
+            try:
+                columns, rows = adapter.rows(limited)
+            except ModelRunError as err:
+                raise UsageError(f"--inline query failed: {err.message}") from None
+            _print(columns, rows)
+            return 0
+        node = manifest.models[str(model)]
         _ensure_showable(manifest, node, adapter)
         order = node.config.primary_key or []
         if isinstance(node.config, SnapshotConfig):  # each key's versions in time order
             order = [*node.config.unique_key, node.config.meta("dbt_valid_from")]
-        query = exp.select("*").from_(node.relation.table())
+        select = exp.select("*").from_(node.relation.table())
         if order:
-            query = query.order_by(*(exp.column(c) for c in order))
-        columns, rows = adapter.rows(query.limit(limit))
-        # lakewide's own columns (stored versions, row counts: README "Run boundaries") hidden
-        shown = [i for i, c in enumerate(columns) if not c.startswith("__lw_")]
-        print_table(rows_table([columns[i] for i in shown], [[r[i] for i in shown] for r in rows]))
+            select = select.order_by(*(exp.column(c) for c in order))
+        _print(*adapter.rows(select.limit(limit)))
         return 0
 
     with_adapter(options, body, check=check, writes=False)
+
+
+def _print(columns: list[str], rows: list[tuple[Any, ...]]) -> None:
+    """The rows as a plain table; lakewide's own columns (stored versions, row counts: README
+    "Run boundaries") hidden."""
+    shown = [i for i, c in enumerate(columns) if not c.startswith("__lw_")]
+    print_table(rows_table([columns[i] for i in shown], [[r[i] for i in shown] for r in rows]))
+
+
+def inline_query(manifest: Manifest, options: Options, text: str) -> exp.Query:
+    """``--inline``'s text rendered (``ref()``, ``source()``, ``var()``, the project's macros)
+    and parsed as one query; a UsageError when it is not one."""
+    from lakewide.render import Renderer
+
+    project = manifest.project
+    macros = sorted(p for f in project.macro_paths if f.is_dir() for p in f.rglob("*.sql"))
+    renderer = Renderer(macros, {**project.vars, **options.variables}, manifest.sources)
+    rendered = renderer.render(
+        Path("--inline"),
+        text,
+        resolve_ref=lambda name: model_named(manifest, name).relation,
+        this=Relation(manifest.output.catalog, manifest.output.namespace, "inline"),
+    )
+    try:
+        query = sqlglot.parse_one(rendered.sql, read="spark")
+    except ParseError as err:
+        raise UsageError(f"--inline does not parse: {str(err).splitlines()[0]}") from None
+    if not isinstance(query, exp.Query):
+        raise UsageError("--inline takes one query (select ...), which lakewide only reads")
+    return query
 
 
 def _ensure_showable(manifest: Manifest, node: ModelNode, adapter: SparkAdapter) -> None:

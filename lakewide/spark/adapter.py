@@ -16,16 +16,17 @@ from lakewide.errors import CommitConflict, ModelRunError
 from lakewide.nodes import Relation
 from lakewide.offsets import TableMeta
 from lakewide.spark.errors import is_conflict, short
-from lakewide.spark.seed_csv import SeedLoading
+from lakewide.spark.file_load import FileLoading
 from lakewide.spark.table_metadata import MetadataReads
 
 LINEAGE_SEQUENCE = "_last_updated_sequence_number"
 
 
-class SparkAdapter(SeedLoading, MetadataReads):
+class SparkAdapter(FileLoading, MetadataReads):
     """Runs lakewide's statements on one lazily started SparkSession (lakewide.spark.session):
     staged batches, pinned and incremental reads, commits carrying properties; table metadata
-    (lakewide.spark.table_metadata) and CSV seeds (lakewide.spark.seed_csv) come with it."""
+    (lakewide.spark.table_metadata), CSV seeds (lakewide.spark.seed_csv) and appended files
+    (lakewide.spark.file_load) come with it."""
 
     def isolated(self) -> SparkAdapter:
         """An adapter on a new session of this SparkContext, for a model run concurrently with

@@ -1,5 +1,6 @@
-"""CSV seeds into Iceberg tables: values checked against their declared types, then one
-atomic replace (skipped when the table already holds the file)."""
+"""CSV seeds into Iceberg tables: values checked against their types, then commits in the
+table's own history (an append when the file only grew, else an overwrite; none when the table
+already holds the file), so downstream incremental models stay incremental."""
 
 from __future__ import annotations
 
@@ -10,10 +11,13 @@ from typing import Any
 
 from lakewide.errors import ConfigError, ModelRunError
 from lakewide.nodes import Relation
+from lakewide.seed_schema import evolution
 from lakewide.spark.errors import short
 from lakewide.spark.table_metadata import MetadataReads
 
 SEED_DIGEST = "lakewide.seed-sha256"
+SEED_LINES = "lakewide.seed-lines"  # how many lines of the CSV the table holds
+SEED_LINES_DIGEST = "lakewide.seed-lines-sha256"  # of those lines and the column types
 
 
 class SeedLoading(MetadataReads):
@@ -23,35 +27,80 @@ class SeedLoading(MetadataReads):
         super().__init__(*args, **kwargs)
         self._seed_frames: dict[str, Any] = {}  # checked seed frames by digest
 
-    def load_csv(self, path: Path, relation: Relation, column_types: dict[str, str]) -> int | None:
-        """Replace ``relation`` with the CSV's rows (header, inferred types, overrides).
+    def load_csv(
+        self, path: Path, relation: Relation, types: dict[str, str]
+    ) -> tuple[str, int | None]:
+        """Write the CSV's rows (every column typed by ``types``, header order) into
+        ``relation`` as commits of its history: (what was done, rows written).
 
-        Returns None (and writes nothing) when the table already holds this exact file, so
-        downstream incremental models see no new snapshot. A value that does not fit its
-        declared type is a ConfigError raised before the table is touched.
+        * ``unchanged``: the table already holds this exact file: no commit, so downstream
+          incremental models see no new snapshot;
+        * ``appended``: the file only grew (the lines the table holds are the first lines of
+          the file, same types): the new lines are one append (incremental reads follow it);
+        * ``overwritten``: other changes: one overwrite of all rows (no delete files:
+          Iceberg's changelog reads follow it), after adding new columns and widening types
+          (int to bigint, ...) as Iceberg allows (lakewide.seed_schema);
+        * ``created`` / ``replaced``: a new table, or a column dropped or a type changed
+          otherwise (int to string): the table is created (again), which cuts its history.
+
+        A value that does not fit its type is a ConfigError raised before the table is
+        touched.
         """
+        from pyspark.sql import functions as F
+
         from lakewide.spark.commit import commit_with_properties
 
-        marker = {SEED_DIGEST: _seed_digest(path, column_types)}
-        if self._seed_unchanged(relation, marker[SEED_DIGEST]):
-            return None
-        frame = self._seed_frame(path, column_types)
-        self.ensure_namespace(relation)
+        digest = _seed_digest(path, types)
+        lines = _lines(path)
+        marker = {
+            SEED_DIGEST: digest,
+            SEED_LINES: str(len(lines)),
+            SEED_LINES_DIGEST: _lines_digest(lines, types),
+        }
+        exists = self.table_exists(relation)
+        summary = self.snapshot_summary(relation) if exists else {}
+        if summary.get(SEED_DIGEST) == digest:
+            return "unchanged", None
+        frame = self._seed_frame(path, types)
+        old = dict(self.spark.table(str(relation)).dtypes) if exists else {}
+        alters = evolution(relation, old, dict(frame.dtypes)) if exists else None
+        held = int(summary.get(SEED_LINES) or 0)
+        if (
+            alters == []
+            and 0 < held <= len(lines)
+            and summary.get(SEED_LINES_DIGEST) == (_lines_digest(lines[:held], types))
+        ):
+            action, frame = "appended", self._typed(lines[:1] + lines[held:], types)
+        elif alters is not None:
+            action = "overwritten"
+            for statement in alters:  # columns added, types widened: the history is kept
+                self.sql(statement)
+        else:
+            action = "replaced" if exists else "created"
+            self.ensure_namespace(relation)
+
+        def write() -> None:
+            writer = frame.writeTo(str(relation))
+            if action == "appended":
+                writer.append()
+            elif action == "overwritten":
+                writer.overwrite(F.lit(True))
+            elif action == "created":  # the history starts with an append of the rows
+                writer.using("iceberg").create()
+            else:
+                writer.using("iceberg").createOrReplace()
+
         try:
-            commit_with_properties(
-                self.spark,
-                marker,
-                lambda: frame.writeTo(str(relation)).using("iceberg").createOrReplace(),
-            )
+            commit_with_properties(self.spark, marker, write)
         except Exception as err:  # noqa: BLE001
             raise ModelRunError(short(err), path=path) from err
-        return int(self.spark.table(str(relation)).count())
+        return action, int(frame.count())
 
-    def check_seed(self, path: Path, relation: Relation, column_types: dict[str, str]) -> None:
-        """Raise ConfigError when a value of a changed seed does not fit its declared type
-        (one Spark query; ``load_csv`` then reuses the checked frame)."""
-        if not self._seed_unchanged(relation, _seed_digest(path, column_types)):
-            self._seed_frame(path, column_types)
+    def check_seed(self, path: Path, relation: Relation, types: dict[str, str]) -> None:
+        """Raise ConfigError when a value of a changed seed does not fit its type (one Spark
+        query; ``load_csv`` then reuses the checked frame)."""
+        if not self._seed_unchanged(relation, _seed_digest(path, types)):
+            self._seed_frame(path, types)
 
     def _seed_unchanged(self, relation: Relation, digest: str) -> bool:
         return (
@@ -59,66 +108,77 @@ class SeedLoading(MetadataReads):
             and self.snapshot_summary(relation).get(SEED_DIGEST) == digest
         )
 
-    def _seed_frame(self, path: Path, column_types: dict[str, str]) -> Any:
-        """The CSV as a DataFrame: inferred types, declared columns read as text and cast.
+    def _seed_frame(self, path: Path, types: dict[str, str]) -> Any:
+        """The CSV as a DataFrame: every column read as text, then cast to its type.
 
-        Every declared column is checked in one query: a non-empty value whose cast is NULL
+        Every typed column is checked in one query: a non-empty value whose cast is NULL
         does not fit (a ConfigError naming file, line, column, value and type).
         """
-        from pyspark.sql import functions as F
-        from pyspark.sql.types import StringType, StructField, StructType
-
-        key = _seed_digest(path, column_types)
+        key = _seed_digest(path, types)
         if key in self._seed_frames:
             return self._seed_frames[key]
-        misfits: dict[str, tuple[int, str]] = {}
+        cast = {c: t for c, t in types.items() if t.lower() != "string"}
         try:
-            frame = self._read_csv(path, None)
-            if column_types:
-                text = StructType(
-                    [
-                        StructField(f.name, StringType()) if f.name in column_types else f
-                        for f in frame.schema.fields
-                    ]
-                )
-                frame = self._read_csv(path, text)
-                misfits = _misfits(frame, column_types)
-                frame = frame.select(
-                    *(
-                        F.col(_quoted(f.name)).cast(column_types[f.name]).alias(f.name)
-                        if f.name in column_types
-                        else F.col(_quoted(f.name))
-                        for f in frame.schema.fields
-                    )
-                )
+            text = self._text_frame(_lines(path), types)
+            misfits = _misfits(text, cast) if cast else {}
+            frame = _cast(text, types)
         except Exception as err:  # noqa: BLE001
             raise ModelRunError(short(err), path=path) from err
         if misfits:
-            raise _misfit_error(path, column_types, misfits)
+            raise _misfit_error(path, cast, misfits)
         self._seed_frames[key] = frame
         return frame
 
-    def _read_csv(self, path: Path, schema: Any) -> Any:
-        """The CSV parsed by Spark's CSV reader (header; ``schema``, else inferred types) from
+    def _typed(self, lines: list[str], types: dict[str, str]) -> Any:
+        """``lines`` (the header first) as a DataFrame of ``types``."""
+        return _cast(self._text_frame(lines, types), types)
+
+    def _text_frame(self, lines: list[str], types: dict[str, str]) -> Any:
+        from pyspark.sql.types import StringType, StructField, StructType
+
+        schema = StructType([StructField(name, StringType()) for name in types])
+        return self._read_csv(lines, schema)
+
+    def _read_csv(self, lines: list[str], schema: Any) -> Any:
+        """The CSV's ``lines`` (header first) parsed by Spark's CSV reader with ``schema``:
         lines read here, on the driver: the executors never open the project's files, which
         the workers of a cluster do not see. The lines become a local relation in the plan
         (no Python on the executors) split as Spark's file reader splits them."""
         from pyspark.sql import DataFrame
 
-        text = path.read_text(encoding="utf-8-sig")
-        lines = _LINE_BREAK.split(text.removesuffix("\n").removesuffix("\r"))
         encoders = self.spark.sparkContext._jvm.org.apache.spark.sql.Encoders
         dataset = self.spark._jsparkSession.createDataset(lines, encoders.STRING())
-        reader = self.spark.read.option("header", True)
-        reader = reader.schema(schema) if schema is not None else reader.option("inferSchema", True)
+        reader = self.spark.read.option("header", True).schema(schema)
         return DataFrame(reader._jreader.csv(dataset), self.spark)
 
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
-def _seed_digest(path: Path, column_types: dict[str, str]) -> str:
-    data = path.read_bytes() + repr(sorted(column_types.items())).encode()
+def _lines(path: Path) -> list[str]:
+    """The CSV's lines, split as Spark's file reader splits them."""
+    text = path.read_text(encoding="utf-8-sig")
+    return _LINE_BREAK.split(text.removesuffix("\n").removesuffix("\r"))
+
+
+def _lines_digest(lines: list[str], types: dict[str, str]) -> str:
+    data = "\n".join(lines) + "\n" + repr(list(types.items()))
+    return hashlib.sha256(data.encode()).hexdigest()
+
+
+def _cast(frame: Any, types: dict[str, str]) -> Any:
+    from pyspark.sql import functions as F
+
+    return frame.select(
+        *(
+            F.col(_quoted(c)) if t.lower() == "string" else F.col(_quoted(c)).cast(t).alias(c)
+            for c, t in types.items()
+        )
+    )
+
+
+def _seed_digest(path: Path, types: dict[str, str]) -> str:
+    data = path.read_bytes() + repr(list(types.items())).encode()
     return hashlib.sha256(data).hexdigest()
 
 
@@ -126,17 +186,26 @@ def _quoted(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
 
 
-def _misfits(frame: Any, column_types: dict[str, str]) -> dict[str, tuple[int, str]]:
-    """Per declared column: (rows that do not fit, the first such value in file order)."""
+def _misfits(
+    frame: Any, column_types: dict[str, str], exact: tuple[str, ...] = ()
+) -> dict[str, tuple[int, str]]:
+    """Per typed column: (rows that do not fit, the first such value in file order). A value
+    does not fit when its cast is NULL; for the ``exact`` columns (numbers cast to another
+    number type) also when casting back does not give the value (a fraction, an overflow)."""
     from pyspark.sql import functions as F
 
     row = "__lakewide_row"
     framed = frame.withColumn(row, F.monotonically_increasing_id())
+    source = dict(frame.dtypes)
     aggregates = []
     for column, type_name in column_types.items():
         value = F.col(_quoted(column))
-        bad = value.isNotNull() & value.cast(type_name).isNull()
-        aggregates += [F.count(F.when(bad, 1)), F.min_by(value, F.when(bad, F.col(row)))]
+        cast = value.cast(type_name)
+        bad = value.isNotNull() & cast.isNull()
+        if column in exact:
+            bad = bad | (value.isNotNull() & (cast.cast(source[column]) != value))
+        first = F.min_by(value.cast("string"), F.when(bad, F.col(row)))
+        aggregates += [F.count(F.when(bad, 1)), first]
     found = framed.agg(*aggregates).collect()[0]
     return {
         column: (found[2 * i], found[2 * i + 1])
@@ -145,22 +214,29 @@ def _misfits(frame: Any, column_types: dict[str, str]) -> dict[str, tuple[int, s
     }
 
 
+SEED_FIX = "fix the value, or declare the column's type in the seed's column_types (seeds/*.yml)"
+
+
 def _misfit_error(
-    path: Path, column_types: dict[str, str], misfits: dict[str, tuple[int, str]]
+    path: Path,
+    column_types: dict[str, str],
+    misfits: dict[str, tuple[int, str]],
+    fix: str = SEED_FIX,
+    text: bool = True,
 ) -> ConfigError:
-    """One line per column whose values do not fit its declared type."""
+    """One line per column whose values do not fit its type (with the value's line when the
+    file is ``text``)."""
     from lakewide.seeds import line_of_value
 
     shown = _shown(path)
     lines = []
     for column, (count, value) in misfits.items():
-        line = line_of_value(path, column, value)
+        line = line_of_value(path, column, value) if text else None
         where = f"{shown}:{line}" if line else shown
         more = f" ({count} rows do not fit)" if count > 1 else ""
         lines.append(
             f"{where}: [{column}] value '{value}' is not a valid "
-            f"{column_types[column]}{more}; fix the value or the type declared for "
-            "this column in the seed types file"
+            f"{column_types[column]}{more}; {fix}"
         )
     return ConfigError("\n".join(lines))
 

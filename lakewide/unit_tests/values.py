@@ -15,13 +15,14 @@ from typing import Any
 
 from sqlglot import exp
 
+from lakewide.text_types import infer_text_type
+
 T = exp.DataType.Type
 INTEGERS = {T.TINYINT: 8, T.SMALLINT: 16, T.INT: 32, T.BIGINT: 64}
 FLOATS = (T.FLOAT, T.DOUBLE)
 TIMESTAMPS = (T.TIMESTAMP, T.TIMESTAMPTZ, T.TIMESTAMPNTZ, T.TIMESTAMPLTZ)
 TEXTS = (T.TEXT, T.VARCHAR, T.CHAR)
 _INT_TEXT = re.compile(r"^[+-]?\d+$")
-_FLOAT_TEXT = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
 _DATE_TEXT = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _TS_TEXT = re.compile(r"^\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?$")
 
@@ -203,13 +204,15 @@ def infer_type(values: list[Any], text: bool) -> str | None:
 
     YAML values: bool -> boolean, int -> int (bigint when one does not fit 32 bits), float ->
     double, date -> date, datetime -> timestamp, str -> string. CSV text (``text``): the
-    narrowest of int, bigint, double, boolean, date, timestamp that fits every cell, else string.
-    A column mixing kinds (a number and a string) is None-free but inconsistent: ValueMismatch.
+    inference seeds use (lakewide.text_types: a type only when every value is in its canonical
+    form, else string). A YAML column mixing kinds (a number and a string): ValueMismatch.
     """
+    if text:
+        return infer_text_type(None if v is None else str(v) for v in values)
     found = [v for v in values if v is not None]
     if not found:
         return None
-    kinds = {_kind(v, text) for v in found}
+    kinds = {_kind(v) for v in found}
     if kinds <= {"int", "bigint"}:
         return "bigint" if "bigint" in kinds else "int"
     if kinds <= {"int", "bigint", "double"}:
@@ -218,25 +221,10 @@ def infer_type(values: list[Any], text: bool) -> str | None:
         return "timestamp" if "timestamp" in kinds else "date"
     if len(kinds) == 1:
         return kinds.pop()
-    if text:
-        return "string"
     raise ValueMismatch(", ".join(sorted(kinds)))
 
 
-def _kind(value: Any, text: bool) -> str:
-    if text:
-        value = str(value).strip()
-        if _INT_TEXT.match(value):
-            return "int" if -(2**31) <= int(value) < 2**31 else "bigint"
-        if _FLOAT_TEXT.match(value):
-            return "double"
-        if value.lower() in ("true", "false"):
-            return "boolean"
-        if _DATE_TEXT.match(value):
-            return "date"
-        if _TS_TEXT.match(value):
-            return "timestamp"
-        return "string"
+def _kind(value: Any) -> str:
     if isinstance(value, bool):
         return "boolean"
     if isinstance(value, int):

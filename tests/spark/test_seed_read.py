@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from lakewide.nodes import Relation
 from lakewide.profiles import Output
 from lakewide.spark.adapter import SparkAdapter
 from tests.integration.conftest import null_first
@@ -34,10 +35,11 @@ def test_seed_rows_are_spark_csv_rows_read_once_on_the_driver(
 ) -> None:
     path = tmp_path / "s.csv"
     path.write_bytes(text.encode())
-    # what Spark's CSV reader makes of the file when it opens it itself (on the executors)
-    expected = _table(spark.read.csv(str(path), header=True, inferSchema=True))
+    # what Spark's CSV reader makes of the file's text when it opens it itself (executors)
+    expected = _table(spark.read.csv(str(path), header=True))
     adapter = SparkAdapter(Output(catalog="lw", warehouse=str(warehouse)), spark=spark)
-    frame = adapter._seed_frame(path, {})
+    header = text.splitlines()[0].split(",")
+    frame = adapter._seed_frame(path, dict.fromkeys(header, "string"))
     path.unlink()  # the frame holds the lines: nothing reads the file again
     assert _table(frame) == expected
 
@@ -46,6 +48,50 @@ def test_seed_with_declared_types_and_a_bom(tmp_path: Path, warehouse: Path, spa
     path = tmp_path / "s.csv"
     path.write_bytes("\ufeffzip,n\n00123,7\n,8\n".encode())
     adapter = SparkAdapter(Output(catalog="lw", warehouse=str(warehouse)), spark=spark)
-    frame = adapter._seed_frame(path, {"zip": "string"})
+    frame = adapter._seed_frame(path, {"zip": "string", "n": "int"})
     path.unlink()
     assert _table(frame) == ([("zip", "string"), ("n", "int")], [(None, 8), ("00123", 7)])
+
+
+def test_seed_keeps_what_spark_would_mistype(tmp_path: Path, warehouse: Path, spark: Any) -> None:
+    """``T1`` ids, ``1e5`` codes, ``00123`` zips, ``yes`` answers and non-ISO dates load as the
+    text written; canonical values get their types (lakewide.text_types)."""
+    from lakewide.seeds import find_seeds
+    from tests.project_factory import make_project, manifest_of
+
+    text = (
+        "ticket_id,code,zip,flag,answer,day,us_day,at\n"
+        "T1,1e5,00123,true,yes,2024-05-01,05/01/2024,2024-05-01 10:00\n"
+        "T2,2e5,02134,FALSE,true,2024-02-29,12/31/2024,2024-05-01T10:00:00.5\n"
+    )
+    root = make_project(tmp_path, {"seeds/odd.csv": text})
+    manifest = manifest_of(root)
+    [seed] = find_seeds(manifest.project, manifest.output)
+    adapter = SparkAdapter(Output(catalog="lw", warehouse=str(warehouse)), spark=spark)
+    relation = Relation("lw", "seed_types", "odd")
+    assert adapter.load_csv(seed.path, relation, seed.types) == ("created", 2)
+    frame = spark.table(str(relation))
+    assert dict(frame.dtypes) == {
+        "ticket_id": "string",
+        "code": "string",
+        "zip": "string",
+        "flag": "boolean",
+        "answer": "string",
+        "day": "date",
+        "us_day": "string",
+        "at": "timestamp",
+    }
+    rows = sorted((tuple(str(v) for v in r) for r in frame.collect()), key=lambda r: r[0])
+    assert rows == [
+        ("T1", "1e5", "00123", "True", "yes", "2024-05-01", "05/01/2024", "2024-05-01 10:00:00"),
+        (
+            "T2",
+            "2e5",
+            "02134",
+            "False",
+            "true",
+            "2024-02-29",
+            "12/31/2024",
+            "2024-05-01 10:00:00.500000",
+        ),
+    ]
