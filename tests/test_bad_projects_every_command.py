@@ -66,6 +66,8 @@ COMMANDS = [
     ["test"],
     ["unit-test"],
     ["show", "m"],
+    ["show", "--inline", "select 1"],
+    ["load", "raw.t", "rows.csv"],
     ["lineage", "m"],
     ["diff", "m", "--target", "dev"],
     ["docs", "generate"],
