@@ -21,6 +21,7 @@ from lakewide import plan as p
 from lakewide.compiler import CompiledModel
 from lakewide.compiler.rewrite import relation_key, replace_tables
 from lakewide.compiler.run_plan import temporary_view
+from lakewide.errors import ModelRunError
 from lakewide.spark.adapter import SparkAdapter
 from lakewide.unit_tests.tables import InputTable
 from lakewide.unit_tests.values import rows_query
@@ -30,6 +31,11 @@ INPUT_VIEW = "__lw_unit_input_{}"
 
 def _query(node: object) -> exp.Expression | None:
     return cast(exp.Expression, node) if isinstance(node, exp.Query) else None
+
+
+def _named_tables(query: exp.Expression) -> list[str]:
+    """Tables named with their namespace (not temporary views nor CTEs): the warehouse's."""
+    return [t.sql("spark") for t in query.find_all(exp.Table) if t.args.get("db")]
 
 
 def _first_query(compiled: CompiledModel) -> exp.Expression | None:
@@ -44,8 +50,9 @@ def _first_query(compiled: CompiledModel) -> exp.Expression | None:
         if isinstance(step, p.Query):  # the count of rejected NULL keys: no rows to compare
             continue
         if isinstance(step, p.Commit) and not step.changelog:
-            query = step.statement.args.get("expression")
-            return _query(query)
+            query = _query(step.statement.args.get("expression"))
+            # it reads pinned views only; a table named outright needs the scratch catalog
+            return None if query is None or _named_tables(query) else query
         return None
     return None
 
@@ -79,7 +86,14 @@ def inline_query(
             views[relation_key(table.relation)] = INPUT_VIEW.format(n)
             register(INPUT_VIEW.format(n), rows)
         if compiled.plans is None:  # a view: its SELECT reads the inputs by name
-            yield replace_tables(query, views)
+            query = replace_tables(query, views)
+            named = _named_tables(query)
+            if named:
+                raise ModelRunError(
+                    f"model {compiled.node.name} reads {named[0]}, which is none of its "
+                    "ref()/source() inputs: a unit test reads only the rows it gives"
+                )
+            yield query
             return
         params: p.Params = {}
         for read in compiled.plans.pins:
