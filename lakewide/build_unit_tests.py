@@ -1,7 +1,8 @@
 """Model unit tests in ``lakewide build`` and ``lakewide test``: a model's unit tests run right
-before the model (as ``dbt build`` 1.8 does), on the session the model runs on but in a
-throwaway catalog; a failing one skips the model and its downstream models. Results take the
-shape of data tests' (``test_type: unit``, ``resource_type: unit_test``)."""
+before the model (as ``dbt build`` 1.8 does), on the session the model runs on (inline
+data, or a throwaway catalog: ``lakewide.unit_tests.runner``); a failing one skips the model
+and its downstream models. Results take the shape of data tests' (``test_type: unit``,
+``resource_type: unit_test``)."""
 
 from __future__ import annotations
 
@@ -70,8 +71,8 @@ class UnitTestsBeforeModels:
         self.results: dict[str, list[TestResult]] = {}
 
     def before_model(self, name: str, _runner: SparkAdapter) -> str | None:
-        """Run the model's unit tests (a scratch catalog each); the reason to skip the model
-        when one fails or cannot run."""
+        """Run the model's unit tests (inline, or a scratch catalog each); the reason to skip
+        the model when one fails or cannot run."""
         tests = self.before.get(name, [])
         if not tests:
             return None

@@ -11,6 +11,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+import yaml
 from click.testing import CliRunner
 from pyiceberg.partitioning import UNPARTITIONED_PARTITION_SPEC
 from pyiceberg.schema import Schema
@@ -241,3 +242,46 @@ def test_select_star_from_a_ref_is_traced_through_the_model_columns(tmp_path: Pa
     assert [(r["unique_id"], r["column"]) for r in columns["y"]["lineage"]["direct"]] == [
         ("model.demo.a", "y")
     ]
+
+
+def _yaml_entry(example: Path, model: str) -> dict:
+    """The model's ``models:`` entry as the YAML file says it (the oracle)."""
+    data = yaml.safe_load((example / "models" / "wide" / "wide.yml").read_text())
+    return next(m for m in data["models"] if m["name"] == model)
+
+
+def test_yaml_descriptions_and_data_tests_reach_manifest_json(example: Path) -> None:
+    result = CliRunner().invoke(cli, ["--project-dir", str(example), "docs", "generate"])
+    assert result.exit_code == 0, result.output
+    manifest = json.loads((example / "target" / "docs" / "manifest.json").read_text())
+    node = manifest["nodes"]["model.lakewide.user_rec_wide"]
+    entry = _yaml_entry(example, "user_rec_wide")
+    assert node["description"] == entry["description"]
+    for column in entry["columns"]:
+        assert node["columns"][column["name"]]["description"] == column["description"]
+    declared = {
+        (next(iter(t)) if isinstance(t, dict) else t, c["name"])
+        for c in entry["columns"]
+        for t in c.get("data_tests", [])
+    }
+    shown = {(t["test"], t["column"]) for t in node["tests"]}
+    assert declared <= shown
+    assert ("unique", "user_id, item_id") in shown  # the key test every primary-key model gets
+    assert all(t["compiled_code"] and t["severity"] == "error" for t in node["tests"])
+    # a model-level test and a column test without description: order_detail
+    detail = manifest["nodes"]["model.lakewide.order_detail"]
+    assert ("expression_is_true", None) in {(t["test"], t["column"]) for t in detail["tests"]}
+    assert detail["columns"]["product_type"]["description"] is None
+
+
+def test_a_yaml_column_the_query_does_not_give_is_still_shown(example: Path) -> None:
+    yml = example / "models" / "wide" / "wide.yml"
+    yml.write_text(
+        yml.read_text().replace(
+            "      - name: click_cnt\n",
+            "      - name: ghost\n        description: not in the query\n      - name: click_cnt\n",
+        )
+    )
+    docs = build_documents(manifest_of(example), None).manifest
+    ghost = docs["nodes"]["model.lakewide.user_rec_wide"]["columns"]["ghost"]
+    assert ghost["description"] == "not in the query" and ghost["lineage"] is None

@@ -11,6 +11,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+import yaml
 from click.testing import CliRunner
 from sqlglot import exp
 
@@ -194,3 +195,30 @@ def test_a_picked_column_lights_its_sources_in_the_dag(site: Path) -> None:
     assert lit == {"source.lakewide.ods.order_info", "model.lakewide.order_detail"}
     picked = [t for t in dom.find("tr") if "picked" in t["attrs"].get("class", "").split()]
     assert [t["attrs"]["data-column"] for t in picked] == ["order_status"]
+
+
+def test_the_page_shows_the_yaml_description_column_descriptions_and_tests(site: Path) -> None:
+    dom = _dom(site / "target" / "docs" / "index.html", "#model/user_rec_wide")
+    entry = next(
+        m
+        for m in yaml.safe_load((site / "models" / "wide" / "wide.yml").read_text())["models"]
+        if m["name"] == "user_rec_wide"
+    )
+    shown = [" ".join("".join(p["text"]).split()) for p in dom.find("p", **{"class": "desc"})]
+    assert shown == [entry["description"]]
+    for column in entry["columns"]:
+        row = dom.find("tr", **{"data-column": column["name"]})[0]
+        cells = [e for e in dom.find("td") if row in e["path"]]
+        assert "".join(cells[-1]["text"]) == column["description"]
+    tests = {
+        tuple("".join(c["text"]) for c in dom.find("td") if row in c["path"])
+        for row in dom.find("tr")
+        if _Dom.inside(row, "table") and len([c for c in dom.find("td") if row in c["path"]]) == 3
+    }
+    declared = {
+        (column["name"], "error")
+        for column in entry["columns"]
+        for _ in column.get("data_tests", [])
+    }
+    assert declared <= {(column, severity) for _, column, severity in tests}
+    assert "No data tests." not in "".join("".join(p["text"]) for p in dom.find("p"))

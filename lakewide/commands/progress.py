@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from lakewide.executor import ModelResult
 
 COLOURS = {"success": "green", "error": "red", "skipped": "yellow"}
+RUN, UNIT = "RUN", "UNIT"  # a model running, a unit test of it running before it
 
 
 def _rows(result: ModelResult) -> str:
@@ -33,33 +34,46 @@ def _keys_read(result: ModelResult) -> str:
 
 
 class RunProgress:
-    """Listens to a run's events; shows the models running and their current statement."""
+    """Listens to a run's events; shows the models running and their current statement (a
+    model's unit tests, run before it by ``build``, as ``UNIT <test>`` lines of their own)."""
 
     def __init__(self, total: int) -> None:
         self.total = total
         self.finished = 0
-        self.running: dict[str, tuple[float, str]] = {}  # model -> (started, statement)
+        # model -> (started, statement, what runs: "RUN" or "UNIT <test>")
+        self.running: dict[str, tuple[float, str, str]] = {}
         self._lock = threading.Lock()
 
     def __call__(self, event: events.Event) -> None:
         if event.node is None:
             return
         with self._lock:
+            now = time.perf_counter()
             if event.name == "NodeStart":
-                self.running[event.node] = (time.perf_counter(), "")
+                self.running[event.node] = (now, "", RUN)
+            elif event.name == "UnitTestStart" and event.node in self.running:
+                self.running[event.node] = (now, "", f"{UNIT} {event.data.get('unit_test')}")
+            elif event.name == "UnitTestEnd" and event.node in self.running:
+                self.running[event.node] = (now, "", RUN)  # the model's own time from here
             elif event.name in ("SQLQuery", "TableRead") and event.node in self.running:
-                started, _ = self.running[event.node]
-                self.running[event.node] = (started, event.msg)
+                started, _, label = self.running[event.node]
+                self.running[event.node] = (started, event.msg, label)
 
     def render(self) -> Table:
         """The live view: one line per running model with its current statement."""
         table = Table.grid(padding=(0, 2))
         with self._lock:
             now = time.perf_counter()
-            for name, (started, statement) in sorted(self.running.items()):
+            for name, (started, statement, label) in sorted(self.running.items()):
                 short = statement if len(statement) <= 90 else statement[:87] + "..."
+                what, _, test = label.partition(" ")
+                shown = name if not test else f"{name} {test}"
+                colour = "cyan" if what == RUN else "magenta"
                 table.add_row(
-                    "[cyan]RUN[/cyan]", name, f"{now - started:5.1f}s", f"[dim]{escape(short)}[/]"
+                    f"[{colour}]{what}[/{colour}]",
+                    escape(shown),
+                    f"{now - started:5.1f}s",
+                    f"[dim]{escape(short)}[/]",
                 )
         table.add_row("", f"[dim]{self.finished} of {self.total} done[/dim]", "", "")
         return table

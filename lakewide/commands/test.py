@@ -1,6 +1,6 @@
 """``lakewide test``: the unit tests and the data tests of the selected models, on one
-SparkSession (as ``dbt test`` since 1.8): the unit tests first (a throwaway catalog each), then
-the data tests (on the warehouse).
+SparkSession (as ``dbt test`` since 1.8): the unit tests first (inline data, or a throwaway
+catalog each), then the data tests (on the warehouse).
 
 Selectors (``--select``/``--exclude``): model selectors (``name``, ``+name``, ``tag:x``,
 ``path:...``) choose the tests of those models; a test's own name chooses it;

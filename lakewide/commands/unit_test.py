@@ -1,5 +1,5 @@
-"""``lakewide unit-test``: the models' unit tests (``unit_tests:`` in models/*.yml) on a
-throwaway catalog of the embedded Spark."""
+"""``lakewide unit-test``: the models' unit tests (``unit_tests:`` in models/*.yml) on the
+embedded Spark (inline data; the incremental plan on a throwaway catalog)."""
 
 from __future__ import annotations
 
@@ -59,7 +59,7 @@ def report(result: UnitTestResult, width: int = 40) -> None:
 @profile_options
 @pass_options
 def unit_test(options: Options, select: tuple[str, ...], exclude: tuple[str, ...]) -> None:
-    """Run the models' unit tests on a throwaway catalog (the warehouse is not touched)."""
+    """Run the models' unit tests on inline data (the warehouse is not touched)."""
 
     def body(manifest: Manifest, adapter: SparkAdapter) -> int:
         from lakewide.unit_tests.runner import run_unit_tests

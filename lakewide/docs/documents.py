@@ -19,12 +19,7 @@ from lakewide.docs.column_types import (
     stored_types,
 )
 from lakewide.docs.key_columns import merge_roles, owners_of
-from lakewide.docs.properties import (
-    ModelProperties,
-    PropertiesOf,
-    from_config,
-    source_properties,
-)
+from lakewide.docs.properties import Described, model_properties, source_properties
 from lakewide.errors import LakewideError
 from lakewide.graph import topological_order
 from lakewide.manifest import Manifest
@@ -107,12 +102,9 @@ def _compiled(manifest: Manifest, node: ModelNode) -> tuple[dict[str, str], str 
 
 
 class _Builder:
-    def __init__(
-        self, manifest: Manifest, reader: MetadataReader | None, properties: PropertiesOf
-    ) -> None:
+    def __init__(self, manifest: Manifest, reader: MetadataReader | None) -> None:
         self.manifest = manifest
         self.reader = reader
-        self.properties = properties
         self.schema: dict[str, Any] = {}
         self.ids = {
             relation_key(s.relation): source_id(manifest, s.source_name, s.table_name)
@@ -166,7 +158,9 @@ class _Builder:
         types = model_types(node, self.reader, self.schema, model)
         columns = list(lineage) or list(owners) or list(types.columns)
         add_to_schema(self.schema, node.relation, types, columns)
-        props = self.properties(node.name)
+        props = model_properties(self.manifest, node.name)
+        # a column the YAML describes but the query does not give is shown too (as dbt does)
+        shown = columns + [c for c in props.columns if c not in columns]
         config = node.config
         entry = {
             "unique_id": unique_id,
@@ -193,7 +187,7 @@ class _Builder:
                     **self._column(name, lineage.get(name), owners.get(name), types, props),
                     "merge": roles.get(name),
                 }
-                for name in columns
+                for name in shown
             },
         }
         return entry, _table_entry(unique_id, node.relation, types, columns)
@@ -204,7 +198,7 @@ class _Builder:
         lineage: ColumnLineage | None,
         owners: list[Any] | None,
         types: TableTypes,
-        props: ModelProperties,
+        props: Described,
     ) -> dict[str, Any]:
         found, origin = types.type_of(name)
         return {
@@ -236,11 +230,9 @@ def _feeds(nodes: dict[str, Any], tables: dict[str, Any]) -> None:
                 entry.setdefault("feeds", []).append({"unique_id": uid, "column": column["name"]})
 
 
-def build_documents(
-    manifest: Manifest, reader: MetadataReader | None, properties: PropertiesOf | None = None
-) -> Documents:
+def build_documents(manifest: Manifest, reader: MetadataReader | None) -> Documents:
     """manifest.json and catalog.json of the project (no JVM: metadata through ``reader``)."""
-    builder = _Builder(manifest, reader, properties or from_config(manifest))
+    builder = _Builder(manifest, reader)
     sources, source_catalog = builder.sources()
     nodes: dict[str, Any] = {}
     model_catalog: dict[str, Any] = {}

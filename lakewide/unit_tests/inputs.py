@@ -18,8 +18,8 @@ Declared = dict[str, dict[str, str]]  # input label -> column -> Spark type
 
 
 def declared_types(manifest: Manifest) -> Declared:
-    """``data_type`` of the columns declared for sources (``source('a', 'b')``) and models
-    (``ref('m')``) in the project's model YAML files."""
+    """``data_type`` of the columns declared for sources (``source('a', 'b')``, read from the
+    project's model YAML files) and models (``ref('m')``, the manifest's model properties)."""
     found: Declared = {}
     for folder in manifest.project.model_paths:
         if not folder.is_dir():
@@ -30,9 +30,10 @@ def declared_types(manifest: Manifest) -> Declared:
                 for table in _list(source.get("tables")):
                     label = f"source('{source.get('name')}', '{table.get('name')}')"
                     found.setdefault(label, {}).update(_typed(table.get("columns")))
-            for model in _list(data.get("models")):
-                label = f"ref('{model.get('name')}')"
-                found.setdefault(label, {}).update(_typed(model.get("columns")))
+    for name, props in manifest.properties.items():
+        typed = {c.name: c.data_type for c in props.columns.values() if c.data_type}
+        if typed:
+            found[f"ref('{name}')"] = typed
     return found
 
 

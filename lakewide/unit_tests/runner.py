@@ -1,7 +1,9 @@
-"""Run model unit tests on the embedded Spark: each test gets a throwaway Iceberg catalog in a
-temporary folder, its inputs become tables there holding the given rows, and the model's real
-compiled plans run against them (bootstrap, or bootstrap over no rows, the stored rows of
-``this``, then the incremental MERGE). The project's warehouse is never touched."""
+"""Run model unit tests on the embedded Spark. A ``bootstrap`` test runs on inline data
+(``lakewide.unit_tests.inline``: the model's query over temporary views of the given rows,
+nothing written). An ``incremental`` test gets a throwaway Iceberg catalog in a temporary
+folder, its inputs become tables there holding the given rows, and the model's real compiled
+plans run against them (bootstrap over no rows, the stored rows of ``this``, then the
+incremental MERGE). The project's warehouse is never touched."""
 
 from __future__ import annotations
 
@@ -13,12 +15,15 @@ from typing import Any
 
 from sqlglot import exp
 
+from lakewide import events
+from lakewide.compiler import CompiledModel
 from lakewide.errors import ConfigError, LakewideError
 from lakewide.manifest import Manifest, load_manifest
 from lakewide.nodes import ModelNode
 from lakewide.spark.adapter import SparkAdapter
 from lakewide.spark.scratch_catalog import scratch_catalog
 from lakewide.unit_tests.columns import check_columns, check_expected
+from lakewide.unit_tests.inline import inline_query, runs_inline
 from lakewide.unit_tests.inputs import Declared, declared_types
 from lakewide.unit_tests.spec import UnitTest
 from lakewide.unit_tests.tables import input_tables
@@ -69,28 +74,63 @@ def run_unit_tests(
     A ConfigError (a value that does not fit its column, an expected column the model does not
     have) is raised; a model that fails to run gives an ``error`` result.
     """
+    from lakewide.upstream import compile_in
+
     declared = declared_types(manifest)
     results = []
     for test in tests:
         started = time.perf_counter()
-        with scratch_catalog(adapter.spark) as (catalog, folder):
-            output = manifest.output.model_copy(
-                update={"catalog": catalog, "catalog_type": "hadoop", "warehouse": str(folder)}
-            )
-            scratch = load_manifest(manifest.project, output, variables=variables)
-            scratch_adapter = SparkAdapter(output, spark=adapter.spark)
-            try:
-                result = _run_one(scratch, scratch_adapter, test, declared)
-            except ConfigError:
-                raise
-            except LakewideError as err:
-                result = UnitTestResult(test.name, test.model, "error", str(err))
+        events.emit("UnitTestStart", f"unit test {test.name}", "debug", unit_test=test.name)
+        try:
+            compiled = compile_in(manifest, manifest.models[test.model])
+            if runs_inline(compiled, test.plan):
+                result = _run_inline(manifest, adapter, compiled, test, declared)
+            else:
+                result = _run_in_scratch(manifest, adapter, test, declared, variables)
+        except ConfigError:
+            raise
+        except LakewideError as err:
+            result = UnitTestResult(test.name, test.model, "error", str(err))
+        finally:
+            events.emit("UnitTestEnd", f"unit test {test.name} done", "debug", unit_test=test.name)
         result.plan = test.plan
         result.seconds = time.perf_counter() - started
         results.append(result)
         if on_result:
             on_result(result)
     return results
+
+
+def _run_inline(
+    manifest: Manifest,
+    adapter: SparkAdapter,
+    compiled: CompiledModel,
+    test: UnitTest,
+    declared: Declared,
+) -> UnitTestResult:
+    """The model's query over temporary views of the given rows: nothing is written."""
+    node = manifest.models[test.model]
+    with inline_query(adapter, compiled, input_tables(manifest, node, test, declared)) as query:
+        frame = adapter.sql(query)  # one analysis: the columns' types and the rows
+        types = {f.name: f.dataType.simpleString() for f in frame.schema.fields}
+        collected = [tuple(row) for row in frame.collect()]
+    return _compare(types, collected, node, test)
+
+
+def _run_in_scratch(
+    manifest: Manifest,
+    adapter: SparkAdapter,
+    test: UnitTest,
+    declared: Declared,
+    variables: dict[str, Any] | None,
+) -> UnitTestResult:
+    """The model's real plans on a throwaway Iceberg catalog (the incremental plan)."""
+    with scratch_catalog(adapter.spark) as (catalog, folder):
+        output = manifest.output.model_copy(
+            update={"catalog": catalog, "catalog_type": "hadoop", "warehouse": str(folder)}
+        )
+        scratch = load_manifest(manifest.project, output, variables=variables)
+        return _run_one(scratch, SparkAdapter(output, spark=adapter.spark), test, declared)
 
 
 # ---------------------------------------------------------------- one test
@@ -120,12 +160,16 @@ def _run_one(
             for table in inputs:
                 table.append(adapter)
             KeyTableRun(adapter, manifest, compiled, "unit-test").incremental()
-    return _compare(adapter, node, test)
+    query = exp.select("*").from_(node.relation.table())
+    _, collected = adapter.rows(query)
+    return _compare(target_columns(adapter, node.relation), collected, node, test)
 
 
 # ---------------------------------------------------------------- comparing
-def _compare(adapter: SparkAdapter, node: ModelNode, test: UnitTest) -> UnitTestResult:
-    types = target_columns(adapter, node.relation)
+def _compare(
+    types: dict[str, str], collected: list[tuple[Any, ...]], node: ModelNode, test: UnitTest
+) -> UnitTestResult:
+    """The produced rows (every column, in ``types``' order) against the expected ones."""
     visible = [c for c in types if not c.startswith(HIDDEN)]
     check_expected(test, visible)  # models whose SQL does not name its columns (SELECT *)
     named: list[str] = []
@@ -137,13 +181,25 @@ def _compare(adapter: SparkAdapter, node: ModelNode, test: UnitTest) -> UnitTest
         tuple(_expected(row.get(c), dtypes[c], c, n, test) for c in columns)
         for n, row in enumerate(test.expect)
     ]
-    query = exp.select(*(exp.column(c) for c in columns)).from_(node.relation.table())
-    _, collected = adapter.rows(query)
-    actual = [tuple(convert(v, dtypes[c]) for v, c in zip(row, columns)) for row in collected]
+    at = {c: i for i, c in enumerate(types)}
+    actual = [tuple(convert(row[at[c]], dtypes[c]) for c in columns) for row in collected]
     missing, extra = _difference(expected, actual)
     if not missing and not extra:
         return UnitTestResult(test.name, test.model, "pass")
-    return UnitTestResult(test.name, test.model, "fail", diff(columns, missing, extra, actual))
+    message = diff(columns, missing, extra, actual)
+    return UnitTestResult(test.name, test.model, "fail", message + _unnamed(test, columns))
+
+
+def _unnamed(test: UnitTest, columns: list[str]) -> str:
+    """Where expect rows name different columns: the rule, and which rows leave which out."""
+    left_out = [(n, [c for c in columns if c not in row]) for n, row in enumerate(test.expect)]
+    shown = [f"rows[{n}] ({', '.join(cols)})" for n, cols in left_out if cols]
+    if not shown:
+        return ""
+    return (
+        "\n  (as in dbt, every column named in any expect row is compared in every row; a row "
+        f"that does not name one expects NULL there: {'; '.join(shown)})"
+    )
 
 
 def _expected(value: Any, dtype: exp.DataType, column: str, n: int, test: UnitTest) -> Any:

@@ -80,6 +80,19 @@ unit_tests:
     expect:
       rows:
         - {k: 1, a: old, b: null}
+  - name: expect_rows_name_different_columns
+    model: m
+    given:
+      - input: source('src', 's1')
+        format: csv
+        rows: |
+          k,a,b,g1
+          1,x,y,1
+          2,z,w,1
+    expect:
+      rows:
+        - {k: 1, a: x, b: y}
+        - {k: 2, a: z}  # b not named here: NULL expected (dbt's rule), w produced
 """
 
 

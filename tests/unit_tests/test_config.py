@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.project_factory import make_project, run_main
+from lakewide.unit_tests.inputs import declared_types
+from tests.project_factory import make_project, manifest_of, run_main
 from tests.unit_tests.projects import GROUPS_MODEL, SOURCES
 
 TABLE_MODEL = (
@@ -178,3 +179,19 @@ def test_select_matching_no_unit_test_is_an_error(
     )
     assert code == 2, output
     assert "no model" in output or "matches no" in output, output
+
+
+def test_a_models_declared_column_types_type_its_ref_input(tmp_path: Path) -> None:
+    """``data_type`` under a model's ``columns:`` (the model properties) types the columns of a
+    unit test's ``ref()`` input of that model."""
+    root = make_project(
+        tmp_path,
+        {
+            "models/sources.yml": SOURCES,
+            "models/m.sql": GROUPS_MODEL,
+            "models/counts.sql": TABLE_MODEL,
+            "models/m.yml": "models:\n  - name: m\n    columns:\n"
+            "      - {name: k, data_type: int}\n      - {name: a, description: no type}\n",
+        },
+    )
+    assert declared_types(manifest_of(root))["ref('m')"] == {"k": "int"}

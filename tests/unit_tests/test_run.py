@@ -6,7 +6,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from rich.console import Console
 
+from lakewide import events
+from lakewide.commands.progress import RunProgress
 from lakewide.spark.adapter import SparkAdapter
 from lakewide.unit_tests import load_unit_tests
 from lakewide.unit_tests.runner import run_unit_tests
@@ -134,3 +137,64 @@ def test_the_examples_group_tests_fail_without_sequence_groups(tmp_path: Path, s
     results = run_unit_tests(manifest, SparkAdapter(manifest.output, spark=spark), tests)
     assert [(r.plan, r.status) for r in results] == [("bootstrap", "fail"), ("incremental", "fail")]
     assert all("| web " in r.message for r in results)  # the older record won
+
+
+def test_bootstrap_tests_run_inline_and_show_as_unit_tests(tmp_path: Path, spark: Any) -> None:
+    """A bootstrap test reads its given rows inline (no table created or written, as dbt's
+    unit tests run); an incremental one needs Iceberg tables. Both show as ``UNIT <test>``
+    in the live progress of the model they run before."""
+    root = make_project(tmp_path, group_project())
+    manifest = manifest_of(root)
+    tests = {t.name: t for t in load_unit_tests(manifest)}
+    chosen = [tests["late_record_keeps_the_newer_group"], tests["table_over_a_view"]]
+    chosen.append(tests["incremental_plan_into_an_empty_table"])
+    progress = RunProgress(1)
+    statements: list[tuple[str, str, str]] = []  # (label shown, test, statement)
+
+    def seen(event: events.Event) -> None:
+        if event.name == "SQLQuery" and event.node == "m":
+            label = progress.running["m"][2]
+            statements.append((label, label.partition(" ")[2], event.msg.upper()))
+
+    with events.listening(progress), events.listening(seen), events.running("m"):
+        events.emit("NodeStart", "START m")
+        results = run_unit_tests(manifest, SparkAdapter(manifest.output, spark=spark), chosen)
+        events.emit("SQLQuery", "the model's own statement")
+    assert [r.status for r in results] == ["pass"] * 3, [r.message for r in results]
+    writes = ("CREATE TABLE", "CREATE OR REPLACE TABLE", "INSERT", "MERGE")
+    by_test: dict[str, list[str]] = {}
+    for label, test, statement in statements:
+        by_test.setdefault(test, []).append(statement)
+        assert label.startswith("UNIT ") or statement == "THE MODEL'S OWN STATEMENT"
+    for name in ("late_record_keeps_the_newer_group", "table_over_a_view"):
+        assert by_test[name], name
+        assert not [s for s in by_test[name] if s.lstrip().startswith(writes)], by_test[name]
+    assert any(
+        s.lstrip().startswith("CREATE TABLE")
+        for s in by_test["incremental_plan_into_an_empty_table"]
+    )
+    assert statements[-1][0] == "RUN"  # after the unit tests, the model's own line again
+    rendered = Console(width=200, record=True)
+    progress.running["m"] = (progress.running["m"][0], "", "UNIT late_record_keeps_the_newer_group")
+    rendered.print(progress.render())
+    assert "UNIT  m late_record_keeps_the_newer_group" in rendered.export_text()
+
+
+def test_an_expect_column_named_in_one_row_is_compared_in_every_row(
+    tmp_path: Path, spark: Any
+) -> None:
+    root = make_project(tmp_path, group_project())
+    manifest = manifest_of(root)
+    [test] = [
+        t for t in load_unit_tests(manifest) if t.name == "expect_rows_name_different_columns"
+    ]
+    [result] = run_unit_tests(manifest, SparkAdapter(manifest.output, spark=spark), [test])
+    assert result.status == "fail"
+    lines = result.message.splitlines()
+    assert [line.split() for line in lines[1:4]] == [
+        ["k", "|", "a", "|", "b"],
+        ["-", "2", "|", "z", "|", "NULL"],
+        ["+", "2", "|", "z", "|", "w"],
+    ]
+    assert "every column named in any expect row is compared in every row" in lines[-1]
+    assert "rows[1] (b)" in lines[-1]
