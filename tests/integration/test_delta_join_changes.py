@@ -9,6 +9,8 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
 
 from tests.integration.conftest import ModelRun
 from tests.oracle.dimension_joins import Customer, Order, plain_join
@@ -116,3 +118,112 @@ def test_the_issues_reproduction_equals_the_plain_join_and_the_rebuild(
     else:  # order 3's customer is missing: NULL, as a rebuild gives
         assert (3, 2, 7, None, None, 4) in rows
     assert s.run(full_refresh=True) == rows
+
+
+# ------------------------------------------------ property: both sides change, every engine
+
+FactOp = tuple[str, int, int, int, int]  # kind, order_id, customer_id, store_id, amount
+DimOp = tuple[str, int, Any]  # kind, customer_id, points (tier derived from it)
+
+FACT_OPS = st.lists(
+    st.tuples(
+        st.sampled_from(["add", "update", "repoint", "delete"]),
+        st.integers(0, 5),
+        st.integers(0, 5),  # customer 5 is never there at first: a late dimension row
+        st.integers(1, 3),
+        st.integers(0, 9),
+    ),
+    max_size=4,
+)
+DIM_OPS = st.lists(
+    st.tuples(
+        st.sampled_from(["update", "insert", "delete"]),
+        st.integers(0, 5),
+        st.one_of(st.none(), st.integers(1, 50)),
+    ),
+    max_size=3,
+)
+
+
+class Changes(Inputs):
+    """Applies generated changes as separate Iceberg commits (appends, copy-on-write updates
+    and deletes), keeping the oracle's view of both tables."""
+
+    ts = 0
+
+    def _tick(self) -> int:
+        self.ts += 1
+        return self.ts
+
+    def fact(self, op: FactOp) -> None:
+        kind, order, customer, store, amount = op
+        if kind == "add" or self.engine == "first_row":  # first_row keeps first rows: appends
+            if order not in self.orders:
+                self.add_orders([(order, customer, store, amount, self._tick())])
+            return
+        if order not in self.orders:
+            return
+        where = f"WHERE order_id = {order}"
+        if kind == "delete":
+            self.sql(f"DELETE FROM {{src}}.orders {where}")
+            del self.orders[order]
+            return
+        _, old_customer, old_store, _, _ = self.orders[order]
+        ts = self._tick()
+        if kind == "update":
+            customer, store = old_customer, old_store
+        self.sql(
+            f"UPDATE {{src}}.orders SET customer_id = {customer}, store_id = {store}, "
+            f"amount = {amount}, ts = {ts} {where}"
+        )
+        self.orders[order] = (order, customer, store, amount, ts)
+
+    def dimension(self, op: DimOp) -> None:
+        kind, customer, points = op
+        tier = None if points is None else f"t{points % 3}"
+        present = customer in self.customers
+        if kind == "insert" and not present:
+            self.add_customers([(customer, tier, points)])
+        elif kind == "delete" and present:
+            self.sql(f"DELETE FROM {{src}}.customers WHERE customer_id = {customer}")
+            del self.customers[customer]
+        elif kind == "update" and present:
+            values = "NULL" if points is None else str(points)
+            text = "NULL" if tier is None else f"'{tier}'"
+            self.sql(
+                f"UPDATE {{src}}.customers SET tier = {text}, points = {values} "
+                f"WHERE customer_id = {customer}"
+            )
+            self.customers[customer] = (tier, points)
+
+
+@pytest.mark.parametrize("engine", list(ENGINES))
+@settings(
+    max_examples=2,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    first=FACT_OPS,
+    runs=st.lists(st.tuples(FACT_OPS, DIM_OPS), min_size=1, max_size=3),
+)
+@example(  # the issue's shape: a customer changes, its order goes, another moves to no customer
+    first=[("add", 3, 1, 1, 4)],
+    runs=[([("delete", 0, 0, 0, 0), ("repoint", 2, 5, 3, 7)], [("update", 0, 5)])],
+)
+def test_delta_joins_equal_the_plain_join_when_both_sides_change(
+    model_run: Callable[..., ModelRun], engine: str, first: list[FactOp], runs: list[Any]
+) -> None:
+    s = Changes(model_run(ENGINES[engine][0] + JOIN, SCHEMAS), engine)
+    s.add_customers([(c, f"t{c}", 10 * c) for c in range(4)])
+    s.add_orders([(n, n % 4, 1 + n % 3, n, s._tick()) for n in range(3)])
+    for op in first:
+        s.fact(op)
+    assert s.run() == s.expected()
+    for facts, dimension in runs:
+        for dim_op in dimension:
+            s.dimension(dim_op)
+        for fact_op in facts:
+            s.fact(fact_op)
+        assert s.run() == s.expected(), (facts, dimension)
+    assert s.run(full_refresh=True) == s.expected()
