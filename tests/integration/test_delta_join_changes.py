@@ -5,6 +5,7 @@ join over both inputs' current state folded by the engine oracle
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Callable
 from typing import Any
 
@@ -12,6 +13,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from lakewide.executor import run_models
 from tests.integration.conftest import ModelRun
 from tests.oracle.dimension_joins import Customer, Order, plain_join
 from tests.oracle.engines import Spec
@@ -118,6 +120,24 @@ def test_the_issues_reproduction_equals_the_plain_join_and_the_rebuild(
     else:  # order 3's customer is missing: NULL, as a rebuild gives
         assert (3, 2, 7, None, None, 4) in rows
     assert s.run(full_refresh=True) == rows
+
+
+def test_a_join_key_of_types_spark_cannot_compare_names_the_model_file_and_the_join(
+    model_run: Callable[..., ModelRun],
+) -> None:
+    schemas = {
+        **SCHEMAS,
+        "orders": SCHEMAS["orders"].replace("customer_id INT", "customer_id DATE"),
+    }
+    m = model_run(ENGINES["partial_update"][0] + JOIN, schemas)
+    m.write("customers", [(1, "gold", 10)])
+    m.write("orders", [(1, datetime.date(2024, 1, 1), 1, 5, 1)])
+    manifest = m.run.manifest()
+    [result] = run_models(manifest, ["m"], m.run.adapter(manifest))
+    assert result.status == "error"
+    assert result.message.startswith(f"{manifest.models['m'].path}: [join c] the join LEFT JOIN ")
+    assert "compares o.customer_id (DATE) with c.customer_id (INT)" in result.message
+    assert "line 1 pos" not in result.message
 
 
 # ------------------------------------------------ property: both sides change, every engine
