@@ -56,14 +56,12 @@ def join_type_error(node: ModelNode, tree: exp.Expr, err: LakewideError) -> Mode
         for equality in on.find_all(exp.EQ):
             if _unqualified(equality) != found["condition"]:
                 continue
-            left, right = equality.this, equality.expression
-            return ModelRunError(
-                f"the join {_written(join)} compares {left.sql('spark')} "
-                f"({found['left']}) with {right.sql('spark')} ({found['right']}), which "
-                f"Spark cannot compare; cast one side in the ON, e.g. "
-                f"CAST({left.sql('spark')} AS {found['right']}) = {right.sql('spark')}",
-                path=node.path,
-                model=node.name,
-                key=f"join {join.this.alias_or_name}",
+            left, right = (side.sql("spark") for side in (equality.this, equality.expression))
+            told = (
+                f"the join {_written(join)} compares {left} ({found['left']}) with {right} "
+                f"({found['right']}), which Spark cannot compare; cast one side in the ON, "
+                f"e.g. CAST({left} AS {found['right']}) = {right}"
             )
+            key = f"join {join.this.alias_or_name}"
+            return ModelRunError(told, path=node.path, model=node.name, key=key)
     return None
