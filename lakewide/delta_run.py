@@ -84,8 +84,12 @@ def run_delta_joins(run: KeyTableRun, consumed: dict[str, int | None]) -> None:
             "none",
         )
         which = derived_keys(mode, facts)
-        if which in ("facts", "both") or (which == "full" and facts == "full"):
-            reason += f"; the fact rows changed ({facts}) derived again"
+        if facts in FACT_CHANGES:
+            reason += (
+                f"; fact updates or deletes ({facts}): their keys before and after derived again"
+            )
+        elif facts == "full":
+            reason += "; the fact table read in full: every key derived again"
         source_range = SourceRange(
             join.branch, join.table, start, end, mode, reason=f"delta join '{join.name}': {reason}"
         )

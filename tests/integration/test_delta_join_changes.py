@@ -115,6 +115,10 @@ def test_the_issues_reproduction_equals_the_plain_join_and_the_rebuild(
     s.orders[3] = (3, 9, 2, 7, 4)
     rows = s.run()
     assert rows == s.expected()
+    [delta] = [r for r in s.m.last.ranges if r["relation"].endswith("customers")]
+    # derived again: stores 1 and 2 (where orders 1 and 3 were), or order 3 (order 1 is gone)
+    assert delta["mode"] == "changelog" and delta["keys"] == (2 if engine == "aggregation" else 1)
+    assert "fact updates or deletes (changelog): their keys before and after" in delta["reason"]
     if engine == "aggregation":  # store 1: only order 2 is left (customer 2: 20 points)
         assert (1, 3, 20) in rows
     else:  # order 3's customer is missing: NULL, as a rebuild gives
