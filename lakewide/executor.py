@@ -8,8 +8,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from lakewide.compiler import CompiledModel
-from lakewide.compiler.join_errors import join_type_error
+from lakewide.compiler import CompiledModel, join_type_error
 from lakewide.definition import definition_changed
 from lakewide.errors import CommitConflict, LakewideError, ModelRunError
 from lakewide.events import emit, running
