@@ -48,21 +48,55 @@ def choose_dimension_read(
     return "changelog", "dimension changelog: the fact rows of changed keys derived again"
 
 
+#: fact read modes that change or remove rows already merged (``lakewide.read_plan``)
+FACT_CHANGES = ("changelog", "lineage")
+
+
+def derived_keys(dimension: str, facts: str) -> str | None:
+    """Which fact rows a delta join derives again, from how this run read the dimension and
+    the driving table (``DeltaJoinPlan.derived``; None: none).
+
+    Dimension changes re-derive the keys joined to them; fact updates and deletes re-derive
+    the keys of both images (a retraction merged with the current dimension, a key a row
+    left, a NULL partial_update would not write); a read of either side in ``full`` every key.
+    Appended fact rows need nothing: they were joined with the pinned dimension.
+    """
+    if "full" in (dimension, facts):
+        return "full"
+    by_dimension, by_facts = dimension != "none", facts in FACT_CHANGES
+    if by_dimension and by_facts:
+        return "both"
+    return "dimension" if by_dimension else "facts" if by_facts else None
+
+
 def run_delta_joins(run: KeyTableRun, consumed: dict[str, int | None]) -> None:
-    """Re-derive, per delta join whose dimension moved, the fact rows of its changed keys
-    (one commit each, carrying the advanced dimension offset)."""
+    """Re-derive, per delta join whose dimension moved or whose driving table changed rows,
+    the fact rows of the affected keys (one commit each, carrying the dimension offset)."""
     from lakewide.incremental import SourceRange
 
     for join in run.plans.delta_joins:
         key = offset_key(join.branch, join.table)
         start, end = consumed.get(key), run.pinned.get(join.table)
         mode, reason = choose_dimension_read(run.metas.get(join.table), start, end, key in consumed)
+        driver = next(b.driver for b in run.plans.branches if b.index == join.branch)
+        facts = next(
+            (r.mode for r in run.outcome.ranges if (r.branch, r.relation) == (join.branch, driver)),
+            "none",
+        )
+        which = derived_keys(mode, facts)
+        if facts in FACT_CHANGES:
+            reason += (
+                f"; fact updates or deletes ({facts}): their keys before and after derived again"
+            )
+        elif facts == "full":
+            reason += "; the fact table read in full: every key derived again"
         source_range = SourceRange(
             join.branch, join.table, start, end, mode, reason=f"delta join '{join.name}': {reason}"
         )
         run.outcome.ranges.append(source_range)
         run.progress[key] = end
-        if mode == "none":
+        if which is None:
             continue
-        params = run.run_steps([*join.reads[mode], *join.rederive], **{join.start: start})
+        steps = [*join.reads.get(mode, []), *join.derived[which], *join.rederive]
+        params = run.run_steps(steps, **{join.start: start})
         source_range.keys = int(params.get("rederived") or 0)

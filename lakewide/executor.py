@@ -8,9 +8,9 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from lakewide.compiler import CompiledModel
+from lakewide.compiler import CompiledModel, join_type_error
 from lakewide.definition import definition_changed
-from lakewide.errors import CommitConflict, LakewideError
+from lakewide.errors import CommitConflict, LakewideError, ModelRunError
 from lakewide.events import emit, running
 from lakewide.incremental import KeyTableRun
 from lakewide.lease import Leases, NoLeases
@@ -71,6 +71,11 @@ def _run_replanning(
                         f"plans of this run (last: {err.message}); the commits made are kept "
                         "with their offsets. Run again to continue"
                     ) from err
+            except ModelRunError as err:  # a join key Spark cannot compare: name the join
+                named = join_type_error(compiled.node, compiled.bootstrap, err)
+                if named is None:
+                    raise
+                raise named from err
     raise AssertionError("unreachable")
 
 

@@ -188,9 +188,12 @@ class DeltaJoinPlan:
     """A ``delta`` join of one source branch (``lakewide.compiler.build_delta_join``).
 
     ``reads``: per read mode of the dimension (``incremental``, ``changelog``, ``full``), the
-    steps registering its changed join keys; ``rederive``: the affected fact keys folded again
-    and their dimension-fed columns replaced (one commit). ``start``/``end`` name the
-    parameters of the dimension's consumed and pinned snapshots.
+    steps registering its changed join keys; ``derived``: the steps registering the fact rows
+    to derive again, by what is re-derived (``dimension``: the keys joined to changed
+    dimension keys, ``facts``: the keys of the run's changed fact rows, ``both``, ``full``);
+    ``rederive``: those rows folded again and their dimension-fed columns replaced (one
+    commit). ``start``/``end`` name the parameters of the dimension's consumed and pinned
+    snapshots.
     """
 
     branch: int
@@ -199,6 +202,7 @@ class DeltaJoinPlan:
     start: str
     end: str
     reads: dict[str, list[Step]]
+    derived: dict[str, list[Step]]
     rederive: list[Step]
 
 

@@ -4,6 +4,7 @@ Run-time modules import only these names (``tests/compiler/test_run_plan.py`` ch
 """
 
 from lakewide.compiler.compiled import CompiledModel, SourceMerge, compile_model, to_sql
+from lakewide.compiler.join_errors import join_type_error
 from lakewide.compiler.run_plan import PlanContext
 from lakewide.compiler.wide_model import DIALECT, WideModel, analyze
 
@@ -15,5 +16,6 @@ __all__ = [
     "WideModel",
     "analyze",
     "compile_model",
+    "join_type_error",
     "to_sql",
 ]

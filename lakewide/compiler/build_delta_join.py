@@ -1,16 +1,23 @@
 """Rule: the statements of a ``delta`` join (incremental view maintenance of a join).
 
-When the dimension changed since the branch's stored dimension offset, a run
+A run re-derives, after merging the new fact rows, the model keys whose dimension-fed columns
+may no longer be what a rebuild gives:
 
-1. collects the changed join-key values (``changed_keys``: old and new images of the
-   dimension's changes; ``fact_keys``: every join value of the fact side, when the changes
-   cannot be read and everything is derived again);
-2. finds the model keys of the fact rows joined to them, reads *every* fact row of those keys
-   at the driving table's pinned snapshot and folds the branch over them with the engine's
-   rule (``rederive_batch``): exactly what a rebuild computes for the dimension-fed columns,
-   which this branch alone owns (``delta_join``), NULL where the dimension row went;
-3. replaces those columns (and their stored versions) of the matched keys
-   (``rederive_merge``); nothing else of the row changes.
+1. the keys of fact rows joined to changed dimension keys (``changed_keys``: old and new
+   images of the dimension's changes; ``dimension_affected``), when the dimension changed;
+2. the keys of the run's changed fact rows, before and after the change (``facts_affected``:
+   both images of the fact table's changelog), when the fact table had updates or deletes:
+   a retraction merged with the *current* dimension takes away a value other than the one
+   its row added, the key a moved or deleted row left is re-derived by no remaining row, and
+   partial_update never lets a NULL (a missing dimension row) overwrite a value;
+3. every key (``rederived_facts`` without a filter), when either side's changes cannot be
+   read.
+
+It reads *every* fact row of those keys at the driving table's pinned snapshot and folds the
+branch over them with the engine's rule (``rederive_batch``): exactly what a rebuild computes
+for the dimension-fed columns, which this branch alone owns (``delta_join``), NULL where the
+dimension row went; then replaces those columns (and their stored versions and counts) of
+the matched keys (``rederive_merge``); nothing else of the row changes.
 
 Recomputing the whole fold of the affected keys, never re-applying rows, keeps every engine's
 result exact, sums included.
@@ -26,6 +33,7 @@ from lakewide.compiler.build_merge import build_batch, keys_match, merge_source
 from lakewide.compiler.delta_join import DeltaJoin
 from lakewide.compiler.fold_rows import S, T
 from lakewide.compiler.rewrite import driving_table, replace_tables
+from lakewide.compiler.versions import non_null_name
 from lakewide.compiler.wide_model import Branch, WideModel
 
 SMALL = "__lw_small"  # alias of the broadcast side of a semi join
@@ -82,18 +90,39 @@ def _semi_join(
     )
 
 
-def rederived_facts(model: WideModel, join: DeltaJoin, driver: str, keys: str | None) -> exp.Select:
-    """The rows of the driving table (read through view ``driver``) to derive again: those
-    whose model key has a row joined to a changed key of view ``keys`` (every row when None).
-    The filter is on the driving table alone, before any join of the branch."""
-    branch, alias = join.branch, join.driver_alias
-    if keys is None:
-        return exp.select(exp.Star()).from_(exp.table_(driver, alias=alias))
-    key_values = [branch.owned[k] for k in model.primary_key]
-    hit = _semi_join(driver, alias, list(join.fact), exp.table_(keys, alias=SMALL), list(join.keys))
-    affected = hit.select(
+def dimension_affected(model: WideModel, join: DeltaJoin, driver: str, keys: str) -> exp.Select:
+    """The model keys of the driving table's rows (view ``driver``) joined to a changed
+    dimension key of view ``keys``."""
+    key_values = [join.branch.owned[k] for k in model.primary_key]
+    hit = _semi_join(
+        driver, join.driver_alias, list(join.fact), exp.table_(keys, alias=SMALL), list(join.keys)
+    )
+    return hit.select(
         *(exp.alias_(v.copy(), k) for v, k in zip(key_values, model.primary_key)), append=False
     ).distinct()
+
+
+def facts_affected(model: WideModel, join: DeltaJoin, changed: str) -> exp.Select:
+    """The model keys of the run's changed fact rows (view ``changed``: the branch's read,
+    both images of a changelog): where a fact row was and where it is now."""
+    key_values = [join.branch.owned[k] for k in model.primary_key]
+    return (
+        exp.select(*(exp.alias_(v.copy(), k) for v, k in zip(key_values, model.primary_key)))
+        .from_(exp.table_(changed, alias=join.driver_alias))
+        .distinct()
+    )
+
+
+def rederived_facts(
+    model: WideModel, join: DeltaJoin, driver: str, affected: exp.Query | None
+) -> exp.Select:
+    """The rows of the driving table (read through view ``driver``) to derive again: every
+    row of a model key in ``affected`` (``dimension_affected``, ``facts_affected`` or their
+    union; every row when None). The filter is on the driving table alone, before any join."""
+    alias = join.driver_alias
+    if affected is None:
+        return exp.select(exp.Star()).from_(exp.table_(driver, alias=alias))
+    key_values = [join.branch.owned[k] for k in model.primary_key]
     return _semi_join(driver, alias, key_values, affected.subquery(SMALL), list(model.primary_key))
 
 
@@ -117,11 +146,14 @@ def rederive_batch(
 
 
 def rederive_merge(model: WideModel, join: DeltaJoin, batch: str) -> exp.Merge:
-    """Replace the dimension-fed columns (and their versions) of the re-derived keys."""
+    """Replace the dimension-fed columns of the re-derived keys, with their versions and
+    their counts of non-null inputs (a later retraction of a sum must find the rebuilt
+    count)."""
     sets = []
     for column in join.columns:
-        version = model.versions.of(column)
-        for name in (column, *([version] if version else [])):
+        hidden = [model.versions.of(column)]
+        hidden += [non_null_name(column)] if column in model.versions.non_null else []
+        for name in (column, *(h for h in hidden if h)):
             sets.append(
                 exp.EQ(this=exp.column(name, table=T), expression=exp.column(name, table=S))
             )

@@ -13,7 +13,8 @@ depends on the records of its own branch alone, so this rule refuses, naming the
   which the table cannot un-merge);
 * the dimension used outside the SELECT list and the join's ON (a filter on it would change
   which fact rows exist), unqualified columns (which side feeds them is unknown);
-* a dimension-fed column owned by another source too, or in the primary key or sequence.
+* a dimension-fed column owned by another source too, or in the primary key or sequence;
+* a temporal join (``FOR SYSTEM_TIME AS OF``), quoted as written.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 from lakewide.compiler.rewrite import driving_table, table_key
+from lakewide.compiler.temporal_join import WRITTEN
 from lakewide.compiler.wide_model import Branch, WideModel
 from lakewide.errors import CompileError
 
@@ -127,6 +129,16 @@ def _delta(
             f"{where}: a delta join must be a LEFT JOIN of the dimension ({name}): an inner "
             "join drops fact rows when their dimension row goes, which a merge cannot undo; "
             "write LEFT JOIN (the dimension's columns are then NULL, as a rebuild gives them)",
+            key,
+        )
+    written = join.meta.get(WRITTEN)
+    if written:
+        raise _error(
+            model,
+            f"{where}: a delta join does not take a temporal join ({written}): each fact row "
+            "joins the version valid at its own time, and a run does not re-derive them when "
+            "the snapshot's history changes; leave the join 'lookup' and rebuild with "
+            "--full-refresh to give older fact rows late versions",
             key,
         )
     fact, keys = _equalities(model, where, key, join, alias, driver_alias)

@@ -22,6 +22,8 @@ from lakewide.compiler.build_delta_join import (
     batch_view,
     changed_keys,
     changes_view,
+    dimension_affected,
+    facts_affected,
     facts_view,
     keys_view,
     rederive_batch,
@@ -271,8 +273,9 @@ class _Builder:
         ]
 
     def delta_join(self, join: DeltaJoin, number: int) -> p.DeltaJoinPlan:
-        """Read the dimension's changed keys, fold the fact rows joined to them again and
-        replace the columns the dimension feeds (``build_delta_join``)."""
+        """Read the dimension's changed keys, fold the fact rows of the keys joined to them
+        (and of the run's changed fact rows) again and replace the columns the dimension feeds
+        (``build_delta_join``)."""
         model = self.compiled.model
         assert model is not None
         pin = next((r.at for r in self.pins if r.table == join.table), None)
@@ -291,14 +294,23 @@ class _Builder:
         batch = batch_view(join, number)
         facts = facts_view(join, number)
         fact_rows = self.pinned[driver]
-        register = [
-            p.Run(temporary_view(keys, changed_keys(join, changes))),
-            p.Run(temporary_view(facts, rederived_facts(model, join, fact_rows, keys))),
-        ]
+        key_view = p.Run(temporary_view(keys, changed_keys(join, changes)))
         reads: dict[str, list[p.Step]] = {
-            "incremental": [p.Read(changes, join.table, "appends", at=pin, after=start), *register],
-            "changelog": [p.Read(changes, join.table, "changes", at=pin, after=start), *register],
-            "full": [p.Run(temporary_view(facts, rederived_facts(model, join, fact_rows, None)))],
+            "incremental": [p.Read(changes, join.table, "appends", at=pin, after=start), key_view],
+            "changelog": [p.Read(changes, join.table, "changes", at=pin, after=start), key_view],
+            "full": [],
+        }
+        by_dimension = dimension_affected(model, join, fact_rows, keys)
+        by_facts = facts_affected(model, join, new_view(b))
+        affected: dict[str, exp.Query | None] = {
+            "dimension": by_dimension,
+            "facts": by_facts,
+            "both": exp.union(by_dimension.copy(), by_facts.copy(), distinct=True),
+            "full": None,
+        }
+        derived: dict[str, list[p.Step]] = {
+            which: [p.Run(temporary_view(facts, rederived_facts(model, join, fact_rows, chosen)))]
+            for which, chosen in affected.items()
         }
         marker = {PRODUCES: "lookup"} if self.context.produces else {}
         rederive: list[p.Step] = [
@@ -317,7 +329,7 @@ class _Builder:
         ]
         if self.context.produces:
             rederive += self.changes(batch, when="snapshot")
-        return p.DeltaJoinPlan(b, join.name, join.table, start, pin, reads, rederive)
+        return p.DeltaJoinPlan(b, join.name, join.table, start, pin, reads, derived, rederive)
 
     def build(self) -> p.ModelPlans:
         compiled, model = self.compiled, self.compiled.model

@@ -88,6 +88,8 @@ def plan_files(plans: p.ModelPlans, to_sql: Callable[[exp.Expression], str]) -> 
         stem = f"plans/incremental_{join.branch + 1:02d}_delta_{number}_{join.name}"
         for mode, steps in join.reads.items():
             out[f"{stem}_read_{mode}.sql"] = plan_text(steps, to_sql)
+        for which, steps in join.derived.items():
+            out[f"{stem}_derive_{which}.sql"] = plan_text(steps, to_sql)
         out[f"{stem}_rederive.sql"] = plan_text(join.rederive, to_sql)
     if plans.combined is not None:
         out["plans/incremental_all_merge.sql"] = plan_text(plans.combined, to_sql)

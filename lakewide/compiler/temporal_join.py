@@ -24,6 +24,8 @@ from lakewide.errors import CompileError
 from lakewide.nodes import ModelNode
 
 E = TypeVar("E", bound=exp.Expr)
+#: key of a rewritten join's ``meta``: the temporal join as the model wrote it
+WRITTEN = "lakewide_temporal_join"
 
 
 def temporal_tables(tree: exp.Expr) -> list[exp.Table]:
@@ -85,6 +87,11 @@ def rewrite_temporal_joins(
         if deleted is not None:
             flag = exp.column(deleted, table=alias, quoted=True)
             within = exp.and_(within, exp.NEQ(this=flag, expression=exp.Literal.string("True")))
+        # what the user wrote, for errors about this join (the rewritten ON is ours)
+        join.meta[WRITTEN] = (
+            f"{join.side + ' ' if join.side else ''}JOIN {shown} FOR SYSTEM_TIME AS OF "
+            f"{at.sql('spark')} AS {alias} ON {on.sql('spark')}"
+        )
         join.set("on", exp.and_(exp.paren(on.copy()), within))
         table.set("version", None)
     return tree

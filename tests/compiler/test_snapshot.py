@@ -246,6 +246,19 @@ def test_temporal_join_in_a_key_table_branch(tmp_path: Path) -> None:
     )
 
 
+def test_delta_on_a_temporal_join_is_refused_quoting_what_the_model_wrote(
+    tmp_path: Path,
+) -> None:
+    config = "merge_engine='deduplicate', primary_key='order_id', joins={'c': 'delta'}"
+    with pytest.raises(CompileError) as err:
+        compiled(project(tmp_path, join_config=config), "orders_wide")
+    message = err.value.message
+    assert "does not take a temporal join" in message and "--full-refresh" in message
+    assert "FOR SYSTEM_TIME AS OF o.order_ts AS c ON o.customer_id = c.customer_id" in message
+    assert "dbt_valid" not in message  # the rewritten range condition is ours, not the model's
+    assert err.value.key == "joins.c" and "orders_wide.sql" in str(err.value)
+
+
 def test_temporal_join_needs_a_snapshot_model(tmp_path: Path) -> None:
     root = project(
         tmp_path,

@@ -44,3 +44,26 @@ def expected(
         current = runs[-1][1]
         records = [(fact, current.get(fact[1])) for fact, _ in records]
     return _fold(records, engine)
+
+
+# ------------------------------------------------ the plain join over both inputs' current state
+
+Order = tuple[int, int, int, Any, int]  # order_id, customer_id, store_id, amount, ts
+Customer = tuple[str | None, Any]  # tier, points
+
+
+def plain_join(
+    orders: dict[int, Order], customers: dict[int, Customer], spec: Any, columns: list[str]
+) -> list[tuple]:
+    """What a rebuild gives: ``orders LEFT JOIN customers`` over their current rows, each
+    joined row a record of ``spec`` (``tests/oracle/engines.Spec``) folded at once, as
+    ``columns`` tuples (``tier``/``pts``: the customer's values, NULL without one)."""
+    from tests.oracle.engines import as_rows, bootstrap
+
+    records = []
+    for order_id, customer, store, amount, ts in orders.values():
+        tier, points = customers.get(customer, (None, None))
+        row = {"order_id": order_id, "store_id": store, "amt": amount, "tier": tier}
+        row |= {"pts": points, "ts": ts}
+        records.append((0, {c: row[c] for c in columns}))
+    return as_rows(bootstrap(spec, records), columns)
