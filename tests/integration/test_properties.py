@@ -1340,6 +1340,23 @@ def _scenario_aggregation_sources() -> Case:
     return Case(spec, types, [first, second], 2)
 
 
+def _scenario_listagg_blank_inputs() -> Case:
+    """Blank listagg inputs (empty or whitespace only) are dropped, as Paimon's FieldListaggAgg
+    drops them: one blank record gives NULL, blanks between values leave no empty element."""
+    spec = Spec(
+        "aggregation",
+        ["k"],
+        ["k", "l", "d"],
+        owned=[{"l", "d"}],
+        aggregates={"l": "listagg", "d": Agg("listagg", delimiter="|", distinct=True)},
+    )
+    types = {"k": "INT", "l": "STRING", "d": "STRING"}
+    first = _rows(0, "k l d", (1, "", ""), (2, "v2", "v2"), (2, "", ""), (3, " ", " "))
+    first += _rows(0, "k l d", (4, "\t", "\t"), (4, "x, ,y", "x| |y"))
+    second = _rows(0, "k l d", (1, "", " "), (2, "v0", "v0"), (2, "", ""), (3, "a", "a"))
+    return Case(spec, types, [first, second], 1)
+
+
 def _scenario_deduplicate() -> Case:
     spec = Spec(
         "deduplicate",
@@ -1371,6 +1388,7 @@ SCENARIOS = {
     "sequence_group_retracts": _scenario_sequence_group_retracts,
     "aggregation": _scenario_aggregation,
     "aggregation_sources": _scenario_aggregation_sources,
+    "listagg_blank_inputs": _scenario_listagg_blank_inputs,
     "deduplicate": _scenario_deduplicate,
 }
 

@@ -50,6 +50,7 @@ Readings of the contract where it is ambiguous (closest to Apache Paimon; see th
 from __future__ import annotations
 
 import math
+import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -323,7 +324,8 @@ class _Fold:
             if self.value is None:
                 self.value = v
         elif f == "listagg":
-            self.tokens.append(v)
+            if not _blank(v):  # Paimon's FieldListaggAgg drops blank inputs
+                self.tokens.append(v)
         elif f == "bool_and":
             self.value = v if self.value is None else (self.value and v)
         elif f == "bool_or":
@@ -358,6 +360,8 @@ class _Fold:
     def merge(self, t: Any, wins: bool) -> Any:
         f = self.f
         if f == "listagg":
+            if t is not None and _blank(t):  # Paimon: a blank accumulator is no value
+                t = None
             if not self.tokens:
                 return t
             s = self.agg.delimiter.join(self.tokens)
@@ -463,10 +467,21 @@ def _distinct(items: list) -> list:
     return out
 
 
+def _blank(text: str) -> bool:
+    """Paimon's ``StringUtils.isBlank``: empty, or only characters Java's
+    ``Character.isWhitespace`` accepts (Unicode space separators except the no-break ones,
+    and the ASCII controls TAB, LF, VT, FF, CR and 0x1C-0x1F)."""
+    return all(
+        c in "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f"
+        or (unicodedata.category(c) in ("Zs", "Zl", "Zp") and c not in "\xa0\u2007\u202f")
+        for c in text
+    )
+
+
 def _distinct_tokens(text: str, delimiter: str) -> str:
     """listagg ``distinct``: the delimiter-split tokens, blank ones skipped (Paimon 2.0), first
     occurrences kept."""
-    return delimiter.join(_distinct([t for t in text.split(delimiter) if t.strip()]))
+    return delimiter.join(_distinct([t for t in text.split(delimiter) if not _blank(t)]))
 
 
 def _fold_column(spec: Spec, agg: Agg, column: str, recs: list[Rec]) -> _Fold | None:

@@ -700,3 +700,30 @@ def test_incremental_equals_bootstrap_where_the_generators_say_so(family: str) -
             assert p._mixed(o.bootstrap(case.spec, everything), per_run, case.per_run) == per_run
 
     check()
+
+
+def test_listagg_drops_blank_inputs_as_paimon() -> None:
+    """Paimon's FieldListaggAgg returns the accumulator for a blank input (StringUtils.isBlank:
+    empty or whitespace only) and replaces a blank accumulator, distinct or not."""
+    spec = Spec(
+        "aggregation",
+        ["k"],
+        ["k", "l", "d"],
+        aggregates={"l": "listagg", "d": Agg("listagg", distinct=True)},
+    )
+
+    def batch(k: int, *values: str | None) -> list[tuple[int, dict]]:
+        return [(0, {"k": k, "l": v, "d": v}) for v in values]
+
+    records = batch(1, "") + batch(2, "v2", "", "v0", "") + batch(3, " ", "\t", "a, ,b", "\u2003")
+    table = o.bootstrap(spec, records)
+    assert rows(table, spec.stored) == [
+        (1, None, None),
+        (2, "v2,v0", "v2,v0"),
+        # a non-blank value keeps its blank tokens unless distinct; NBSP is no whitespace
+        (3, "a, ,b", "a,b"),
+    ]
+    assert o.incremental(spec, [batch(2, ""), batch(2, " ", "v2"), batch(2, "")]) == {
+        (2,): {"k": 2, "l": "v2", "d": "v2"}
+    }
+    assert o.bootstrap(spec, batch(4, "\xa0")) == {(4,): {"k": 4, "l": "\xa0", "d": "\xa0"}}
