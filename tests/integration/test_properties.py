@@ -55,6 +55,11 @@ from hypothesis.control import currently_in_test_context
 
 from tests.oracle import engines as oracle
 from tests.oracle.engines import Agg, Spec
+from tests.oracle.test_oracle import (
+    PAIMON_REMOVAL_READS,
+    paimon_removal_batches,
+    paimon_removal_spec,
+)
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
@@ -1449,3 +1454,18 @@ def test_every_source_empty_at_bootstrap_then_appended(harness: Harness) -> None
     assert harness.table(case, namespace) == oracle.incremental(spec, case.batches)
     harness.run(root, "incremental")  # nothing new: nothing read twice
     assert harness.table(case, namespace) == oracle.incremental(spec, case.batches)
+
+
+@pytest.mark.parametrize("split", ["per_commit", "removal_and_insert_together"])
+def test_remove_record_on_sequence_group_as_paimon(harness: Harness, split: str) -> None:
+    """Paimon's testPartialUpdateRemoveRecordOnSequenceGroup: after the -D of seq2 removes the
+    row, the last +I alone is the row, in a bootstrap as in runs of one commit each or of
+    several commits (the removing delete and the insert in one run)."""
+    spec = paimon_removal_spec()
+    commits = paimon_removal_batches()
+    batches = commits if split == "per_commit" else [sum(commits[:3], []), sum(commits[3:], [])]
+    types = {c: "STRING" if c == "op" else "INT" for c in spec.columns}
+    expected = {(1,): dict(zip(spec.stored, PAIMON_REMOVAL_READS[-1] or ()))}
+    assert oracle.bootstrap(spec, [r for b in batches for r in b]) == expected
+    assert oracle.incremental(spec, batches) == expected
+    harness.check(Case(spec, types, batches, 1))
