@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
+from lakewide import plan as p
 from lakewide.compiler import versions
 from lakewide.compiler.aggregate_inputs import FoldInput, filtered, present
 from lakewide.compiler.fold_rows import (
@@ -54,15 +55,34 @@ def folds(rows: Rows) -> list[exp.Expr]:
         out += _value_folds(rows, live)
     out += _removal_helpers(rows, live)
     if model.versions.count:
-        counted: exp.Expr = exp.Count(this=exp.Star())
-        if rows.retracts:  # an upstream row deleted or updated away counts -1
-            counted = exp.Sum(
-                this=exp.If(
-                    this=rows.retract(), true=exp.Literal.number(-1), false=exp.Literal.number(1)
-                )
-            )
-        out.append(exp.alias_(counted, versions.ROW_COUNT))
+        out.append(exp.alias_(_row_count(rows), versions.ROW_COUNT))
     return out
+
+
+def _row_count(rows: Rows) -> exp.Expr:
+    """How many upstream rows the batch adds to the key: +1 per row, -1 per retract, 0 for
+    the rows of a source read again in full (a new column of it: they were counted)."""
+    sign: exp.Expr = exp.Literal.number(1)
+    if rows.retracts:  # an upstream row deleted or updated away counts -1
+        sign = exp.If(this=rows.retract(), true=exp.Literal.number(-1), false=exp.Literal.number(1))
+    if rows.into_empty:
+        return exp.Count(this=exp.Star()) if not rows.retracts else exp.Sum(this=sign)
+    if rows.branch is not None:
+        again: exp.Expr = p.param(p.rereading(rows.branch))
+    else:  # the combined batch: each row's own source
+        again = exp.Case(
+            ifs=[
+                exp.If(
+                    this=exp.EQ(
+                        this=exp.column(BRANCH_COLUMN), expression=exp.Literal.number(b.index)
+                    ),
+                    true=p.param(p.rereading(b.index)),
+                )
+                for b in rows.model.branches
+            ],
+            default=exp.false(),
+        )
+    return exp.Sum(this=exp.If(this=again, true=exp.Literal.number(0), false=sign))
 
 
 def after_name(name: str) -> str:

@@ -202,6 +202,49 @@ def test_a_new_column_of_a_source_is_filled_by_rereading_it(
     assert all_rows(m) == incremental
 
 
+FEEDS_NO_SUM = (
+    "{{{{ config(merge_engine='aggregation', primary_key='k'{kind}, "
+    "aggregates={{'a': 'sum', 'b': {max}{more}}}) }}}}\n"
+    "SELECT k, a, CAST(NULL AS BIGINT) AS b{a_more}{op} FROM {{{{ source('src', 'a') }}}}\n"
+    "UNION ALL SELECT k, CAST(NULL AS BIGINT), b{b_more}{op} FROM {{{{ source('src', 'b') }}}}\n"
+)
+
+
+@pytest.mark.parametrize("row_kinds", [False, True])
+def test_a_new_column_of_a_source_feeding_no_sum_is_added_as_a_rebuild_has_it(
+    model_run: Callable[..., ModelRun], row_kinds: bool
+) -> None:
+    """aggregation: a new column of a source that feeds no sum (max only) is filled by
+    re-reading that source alone, and the table equals a --full-refresh of the new model,
+    hidden row counts included (without a row_kind_column); the summing source is not read
+    again."""
+    fmax = "{'function': 'max', 'ignore_retract': True}" if row_kinds else "'max'"
+    shape = {
+        "max": fmax,
+        "kind": ", row_kind_column='op'" if row_kinds else "",
+        "op": ", op" if row_kinds else "",
+    }
+    m = model_run(
+        FEEDS_NO_SUM.format(more="", a_more="", b_more="", **shape),
+        {s: f"k INT, {s} BIGINT" + (", op STRING" if row_kinds else "") for s in ("a", "b")},
+    )
+
+    def rows(*values: tuple) -> list[tuple]:
+        return [v if row_kinds else v[:2] for v in values if row_kinds or v[2] == "+I"]
+
+    m.step({"a": rows((1, 10, "+I"), (2, 3, "+I")), "b": rows((1, 5, "+I"))})
+    m.step({"a": rows((1, 1, "+I")), "b": rows((1, 7, "+I"), (2, 1, "+I"), (1, 2, "-D"))})
+    more, twice = f", 'twice': {fmax}", f", {NULL} AS twice"
+    edit(m, FEEDS_NO_SUM.format(more=more, a_more=twice, b_more=", b * 2", **shape))
+    found = m.step({})
+    modes = {r["relation"].rsplit(".", 1)[1]: r["mode"] for r in m.last.ranges}
+    assert modes == {"a": "none", "b": "full"}
+    assert found == [(1, 11, 7, 14), (2, 3, 1, 2)]
+    incremental = all_rows(m)
+    m.step({}, full_refresh=True)
+    assert all_rows(m) == incremental
+
+
 def _sums_sql(extra: str = "") -> str:
     return wide(2, sums(2), False, extra)
 
@@ -319,5 +362,6 @@ def test_cli_dry_run_prints_the_plan_and_a_refusal_exits_2(
     done = lakewide(m.run.root, "run")
     assert done.returncode == 2, done.stdout + done.stderr
     assert "primary_key changed" in done.stdout and "--full-refresh -s m" in done.stdout
+    assert done.stdout.count("primary_key changed") == 1, done.stdout  # said once
     assert "Traceback" not in done.stdout + done.stderr
     assert snapshot_ids(m) == before
