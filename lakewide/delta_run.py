@@ -64,7 +64,7 @@ def run_delta_joins(run: KeyTableRun, consumed: dict[str, int | None]) -> None:
         run.progress[key] = end
         if mode == "none":
             continue
-        # a re-derived row counts as upstream rows, even in a run re-reading its source
+        # bound for the batch (an aggregation's row count); the MERGE leaves the counts alone
         values = {join.start: start, p.rereading(join.branch): False}
         params = run.run_steps([*join.reads[mode], *join.rederive], **values)
         source_range.keys = int(params.get("rederived") or 0)
