@@ -97,6 +97,9 @@ def run_delta_joins(run: KeyTableRun, consumed: dict[str, int | None]) -> None:
         run.progress[key] = end
         if which is None:
             continue
+        # a re-derived row counts as upstream rows, even in a run re-reading its source: the
+        # re-read parameter is bound false for the batch (an aggregation's row count)
         steps = [*join.reads.get(mode, []), *join.derived[which], *join.rederive]
-        params = run.run_steps(steps, **{join.start: start})
+        values = {join.start: start, p.rereading(join.branch): False}
+        params = run.run_steps(steps, **values)
         source_range.keys = int(params.get("rederived") or 0)

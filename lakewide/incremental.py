@@ -325,6 +325,8 @@ class KeyTableRun:
             key = offset_key(branch.index, driver)
             start, end = consumed.get(key), self.pinned[driver]
             self.params[p.start(branch.index)], self.params[p.end(branch.index)] = start, end
+            rereads = plan is not None and branch.index in plan.reread and end is not None
+            self.params[p.rereading(branch.index)] = rereads
             read = self._plan(branch, start, end, key in consumed, schema.stored is not None)
             if plan is not None and branch.index in plan.reread and end is not None:
                 read = ReadPlan(

@@ -239,6 +239,12 @@ def end(branch: int) -> str:
     return f"end_{branch + 1}"
 
 
+def rereading(branch: int) -> str:
+    """The parameter saying that the run reads the branch's whole history again (a new column
+    of it): its rows were counted already."""
+    return f"reread_{branch + 1}"
+
+
 def param(name: str) -> exp.Placeholder:
     """A named parameter in a tree (``:name``)."""
     return exp.Placeholder(this=name)

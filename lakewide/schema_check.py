@@ -27,7 +27,8 @@ def check_schemas(
     adapter: SparkAdapter,
     on_schema: Callable[[ModelSchema], None],
 ) -> list[ModelSchema]:
-    """The schema of each selected key table with a table; ``on_schema`` gets each changed one.
+    """The schema of each selected key table with a table; ``on_schema`` gets each one with
+    changes to apply (not a refused one).
 
     Raises SchemaChangeRefused naming every refused change, or DefinitionChangedError for a
     changed model whose table was built before contracts were stored. A model that does not
@@ -60,7 +61,7 @@ def check_schemas(
                 legacy.append(name)
             continue
         found.append(schema)
-        if schema.changed:
+        if schema.plan.notes and not schema.plan.refusals:  # refusals: the error says them
             on_schema(schema)
     if legacy:
         refuse_changed_models(manifest, legacy, lambda r: readable_meta(adapter, r))

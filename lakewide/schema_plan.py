@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
 
-from lakewide.compiler.build_changelog_read import reread_safe
 from lakewide.compiler.contract import CONTRACT, Contract, contract_of
 from lakewide.compiler.schema_changes import (
     DEFAULT_POLICY,
@@ -72,18 +71,21 @@ def policy_of(node: ModelNode) -> str:
     return getattr(node.config, "on_schema_change", None) or DEFAULT_POLICY
 
 
-def reread_refusal(model: WideModel) -> str | None:
-    """None when reading a source's rows again leaves the table unchanged; else why not."""
-    if not reread_safe(model):
+def reread_refusals(model: WideModel) -> dict[int, str]:
+    """Per source position, why reading that source's rows again would change the table: the
+    accumulating aggregates it feeds (they would count its rows twice). A source that feeds
+    none is missing: re-reading it leaves the table as it is (an aggregation's stored row
+    counts do not count its rows again: ``plan.rereading``)."""
+    out = {}
+    for branch in model.branches:
         folding = sorted(
             f"{model.aggregate(c).name}({c})"
             for c in model.aggregated
-            if not model.aggregate(c).idempotent
+            if c in branch.owned and not model.aggregate(c).idempotent
         )
-        return f"would count its rows twice ({', '.join(folding)})"
-    if model.versions.count:
-        return "would count its rows twice (the stored row counts of an aggregation)"
-    return None
+        if folding:
+            out[branch.index] = f"would count its rows twice ({', '.join(folding)})"
+    return out
 
 
 @dataclass
@@ -101,15 +103,14 @@ class ModelSchema:
         return self.plan is not None and self.plan.changed
 
     def lines(self) -> list[str]:
-        """The plan as printed: a header, then a line per change."""
+        """The plan as printed: a header, then a line per change (refusals are not: the
+        SchemaChangeRefused error says them, once)."""
         assert self.plan is not None
         head = (
             f"schema changes of {self.node.name} ({self.node.relation}, "
             f"on_schema_change='{self.plan.policy}'):"
         )
-        body = [f"  refused: {r}" for r in self.plan.refusals]
-        body += [f"  {n}" for n in self.plan.notes]
-        return [head, *body]
+        return [head, *(f"  {n}" for n in self.plan.notes)]
 
 
 class SchemaChangeRefused(ConfigError):
@@ -162,7 +163,7 @@ def model_schema(
     found = stored_contract(adapter, node) if stored else None
     plan = None
     if found is not None:
-        plan = classify(found, configured, policy_of(node), reread_refusal(model))
+        plan = classify(found, configured, policy_of(node), reread_refusals(model))
         present = table_column_names(adapter, node, meta)
         dropped = {c.lower() for c in plan.drop}  # a run stopped after its ALTER
         lost = [c for c in found.columns if c.lower() not in present | dropped]

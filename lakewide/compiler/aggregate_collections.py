@@ -3,6 +3,7 @@ and merge_map (a map); collect and merge_map retract by replaying a batch's reco
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import Any
 
@@ -23,9 +24,20 @@ def _delimiter(options: dict[str, Any]) -> exp.Expr:
     return exp.Literal.string(str(options.get("delimiter", ",")))
 
 
+# Paimon's FieldListaggAgg drops an input that StringUtils.isBlank calls blank (empty or only
+# Character.isWhitespace characters); Java's \p{javaWhitespace} is that character class
+_BLANK = "^\\p{javaWhitespace}*$"
+
+
+def blank(value: exp.Expr) -> exp.Expr:
+    """``value`` is empty or whitespace only, as Paimon's ``StringUtils.isBlank`` says."""
+    return exp.RegexpLike(this=value.copy(), expression=exp.Literal.string(_BLANK))
+
+
 def listagg_fold(inp: FoldInput) -> exp.Expr:
-    """listagg over a batch: its non-null values in record order, joined by the delimiter."""
-    values = ordered_values(inp, adds(inp))
+    """listagg over a batch: its non-null, non-blank values in record order, joined by the
+    delimiter (a batch of only blank values gives no value, as in Paimon)."""
+    values = ordered_values(inp, exp.and_(adds(inp), exp.not_(blank(inp.value))))
     if inp.options.get("distinct"):
         values = _distinct_tokens(values, _delimiter(inp.options))
     return none_if_empty(values, exp.func("ARRAY_JOIN", values.copy(), _delimiter(inp.options)))
@@ -41,15 +53,19 @@ def _distinct_tokens(values: exp.Expr, delimiter: exp.Expr) -> exp.Expr:
         values,
         exp.Lambda(this=exp.func("SPLIT", exp.column("x"), delimiter), expressions=[x]),
     )
-    blank = exp.EQ(this=exp.func("TRIM", exp.column("tok")), expression=exp.Literal.string(""))
     kept = exp.func(
-        "FILTER", exp.func("FLATTEN", split), exp.Lambda(this=exp.not_(blank), expressions=[token])
+        "FILTER",
+        exp.func("FLATTEN", split),
+        exp.Lambda(this=exp.not_(blank(exp.column("tok"))), expressions=[token]),
     )
     return exp.func("ARRAY_DISTINCT", kept)
 
 
 def listagg_combine(c: Combine) -> exp.Expr:
-    """The stored string and the batch's, joined in record order."""
+    """The stored string and the batch's, joined in record order; a blank stored string
+    (written before blank inputs were dropped) counts as no value, as Paimon's accumulator."""
+    stored = exp.If(this=blank(c.t), true=exp.null(), false=c.t.copy())
+    c = dataclasses.replace(c, t=stored)
     delim = _delimiter(c.options)
     later = exp.func("CONCAT", c.t.copy(), delim, c.s.copy())
     earlier = exp.func("CONCAT", c.s.copy(), delim.copy(), c.t.copy())

@@ -40,10 +40,12 @@ def reduce_per_key(rows: Rows, source: exp.Query, arrival: exp.Expr | None = Non
     # by position"). Folds that order nothing by position (sums, sequence groups) skip the sort.
     keys = [exp.column(k) for k in model.primary_key]
     numbered.set("distribute", exp.Distribute(expressions=[k.copy() for k in keys]))
-    aggregates, window = folds(rows), rows.window()
+    aggregates, windows = folds(rows), rows.windows()
     rows_in: exp.Select = numbered
     if any(
-        c.name == POSITION_COLUMN for e in (*aggregates, *window) for c in e.find_all(exp.Column)
+        c.name == POSITION_COLUMN
+        for e in (*aggregates, *(w for layer in windows for w in layer))
+        for c in e.find_all(exp.Column)
     ):
         numbered.set(
             "sort",
@@ -58,9 +60,9 @@ def reduce_per_key(rows: Rows, source: exp.Query, arrival: exp.Expr | None = Non
         rows_in = exp.select(exp.Star(), position, copy=False).from_(
             numbered.subquery("n", copy=False), copy=False
         )
-    if window:
-        rows_in = exp.select(exp.Star(), *window, copy=False).from_(
-            rows_in.subquery("w", copy=False), copy=False
+    for n, layer in enumerate(windows):
+        rows_in = exp.select(exp.Star(), *layer, copy=False).from_(
+            rows_in.subquery(f"w{n or ''}", copy=False), copy=False
         )
     key_not_null = exp.and_(
         *(exp.column(k).is_(exp.null()).not_() for k in model.primary_key), copy=False
@@ -116,7 +118,13 @@ def union_of_branches(model: WideModel) -> exp.Query:
 def bootstrap_query(model: WideModel) -> exp.Select:
     """All branches folded per key with the engine's rule."""
     union = union_of_branches(model)
-    rows = Rows(model, model.stored, with_branch=True, has_row_kind=model.row_kind is not None)
+    rows = Rows(
+        model,
+        model.stored,
+        with_branch=True,
+        has_row_kind=model.row_kind is not None,
+        into_empty=True,
+    )
     folded = reduce_per_key(rows, union)
     keep = keep_key(rows)
     if (

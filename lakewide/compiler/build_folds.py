@@ -5,9 +5,17 @@ from __future__ import annotations
 
 from sqlglot import exp
 
+from lakewide import plan as p
 from lakewide.compiler import versions
 from lakewide.compiler.aggregate_inputs import FoldInput, filtered, present
-from lakewide.compiler.fold_rows import Rows, and_all, any_not_null, count_where, helper
+from lakewide.compiler.fold_rows import (
+    LAST_DELETE,
+    Rows,
+    and_all,
+    any_not_null,
+    count_where,
+    helper,
+)
 from lakewide.compiler.ordering import BRANCH_COLUMN
 from lakewide.compiler.wide_model import Group
 
@@ -38,15 +46,71 @@ def folds(rows: Rows) -> list[exp.Expr]:
             out.append(exp.alias_(place(this=rows.version()), versions.ROW_VERSION))
         return out
     live = rows.live()
+    if rows.removing_groups() and not rows.into_empty:
+        # a MERGE needs both: the fold of every record (the batch's removing delete loses to
+        # the stored row) and that of the records after it (it wins: they make a new row)
+        out += _value_folds(rows, None)
+        out += [after(e) for e in _value_folds(rows, live)]
+    else:
+        out += _value_folds(rows, live)
+    out += _removal_helpers(rows, live)
+    if model.versions.count:
+        out.append(exp.alias_(_row_count(rows), versions.ROW_COUNT))
+    return out
+
+
+def _row_count(rows: Rows) -> exp.Expr:
+    """How many upstream rows the batch adds to the key: +1 per row, -1 per retract, 0 for
+    the rows of a source read again in full (a new column of it: they were counted)."""
+    sign: exp.Expr = exp.Literal.number(1)
+    if rows.retracts:  # an upstream row deleted or updated away counts -1
+        sign = exp.If(this=rows.retract(), true=exp.Literal.number(-1), false=exp.Literal.number(1))
+    if rows.into_empty:
+        return exp.Count(this=exp.Star()) if not rows.retracts else exp.Sum(this=sign)
+    if rows.branch is not None:
+        again: exp.Expr = p.param(p.rereading(rows.branch))
+    else:  # the combined batch: each row's own source
+        again = exp.Case(
+            ifs=[
+                exp.If(
+                    this=exp.EQ(
+                        this=exp.column(BRANCH_COLUMN), expression=exp.Literal.number(b.index)
+                    ),
+                    true=p.param(p.rereading(b.index)),
+                )
+                for b in rows.model.branches
+            ],
+            default=exp.false(),
+        )
+    return exp.Sum(this=exp.If(this=again, true=exp.Literal.number(0), false=sign))
+
+
+def after_name(name: str) -> str:
+    """The name of a folded column over the records after the batch's last removing delete."""
+    return helper("after_" + name.removeprefix(helper("")))
+
+
+def after(projection: exp.Expr) -> exp.Expr:
+    """``projection`` renamed with :func:`after_name`."""
+    assert isinstance(projection, exp.Alias)
+    return exp.alias_(projection.this, after_name(projection.alias), copy=False)
+
+
+def _value_folds(rows: Rows, live: exp.Expr | None) -> list[exp.Expr]:
+    """The folds of a partial_update or aggregation key's columns over its records (those
+    satisfying ``live``, when given) and their helper columns."""
+    model, engine = rows.model, rows.model.engine
+    order = rows.order()
+    out: list[exp.Expr] = []
     group_rows = exp.not_(rows.retract()) if rows.retracts and model.groups else None
     plain_keep = and_all(live, group_rows)
     for column in rows.values():
         group = model.group_of(column)
-        if column in model.sequence:
-            keep = group_rows.copy() if group_rows is not None else None
-            out.append(_last_of(column, order, keep))
+        if column in model.sequence:  # remove_record_on_delete judges its deletes by it
+            keep = and_all(live if rows.removing_groups() else None, group_rows)
+            out.append(_last_of(column, order, keep.copy() if keep else None))
         elif group is not None:
-            out += _group_column_fold(rows, group, column)
+            out += _group_column_fold(rows, group, column, live)
         elif engine == "aggregation":
             out += _aggregate_fold(rows, column, order, None)
         else:
@@ -61,7 +125,7 @@ def folds(rows: Rows) -> list[exp.Expr]:
                 )
     for group in model.groups:
         if any(c in rows.columns for c in group.all_columns):
-            present = any_not_null(group.sequence)
+            present = and_all(any_not_null(group.sequence), live.copy() if live else None)
             out.append(exp.alias_(count_where(present), helper(f"gn_{group.index}")))
             if rows.retracts:  # a -D removes the row (remove_record_on_sequence_group); -U not
                 out.append(
@@ -75,24 +139,34 @@ def folds(rows: Rows) -> list[exp.Expr]:
                         helper(f"gdel_{group.index}"),
                     )
                 )
-    if rows.removes_on_delete:
-        out.append(exp.alias_(count_where(rows.is_delete()), helper("dels")))
-        out.append(exp.alias_(count_where(and_all(live, exp.not_(rows.retract()))), helper("live")))
-    if model.versions.count:
-        counted: exp.Expr = exp.Count(this=exp.Star())
-        if rows.retracts:  # an upstream row deleted or updated away counts -1
-            counted = exp.Sum(
-                this=exp.If(
-                    this=rows.retract(), true=exp.Literal.number(-1), false=exp.Literal.number(1)
-                )
-            )
-        out.append(exp.alias_(counted, versions.ROW_COUNT))
     return out
 
 
-def _group_column_fold(rows: Rows, group: Group, column: str) -> list[exp.Expr]:
+def _removal_helpers(rows: Rows, live: exp.Expr | None) -> list[exp.Expr]:
+    """How many records follow the key's last removing delete (``live``) and, under
+    remove_record_on_sequence_group, that delete's group sequences (``cut_<group>_<i>``, NULL
+    without one): a MERGE removes the stored row when that delete wins over it."""
+    if live is None:
+        return []
+    if rows.removes_on_delete:
+        return [
+            exp.alias_(count_where(rows.is_delete()), helper("dels")),
+            exp.alias_(count_where(and_all(live, exp.not_(rows.retract()))), helper("live")),
+        ]
+    out = [exp.alias_(count_where(live), helper("live"))]
+    at_cut = exp.EQ(this=rows.order(), expression=exp.column(LAST_DELETE))
+    for group in rows.removing_groups():
+        for i, field in enumerate(group.sequence):
+            cut = filtered(exp.Max(this=exp.column(field)), at_cut.copy())
+            out.append(exp.alias_(cut, helper(f"cut_{group.index}_{i}")))
+    return out
+
+
+def _group_column_fold(
+    rows: Rows, group: Group, column: str, live: exp.Expr | None
+) -> list[exp.Expr]:
     order = rows.order(group.sequence)
-    present = any_not_null(group.sequence)
+    present = and_all(any_not_null(group.sequence), live.copy() if live else None)
     if rows.model.group_aggregated(column):
         return _aggregate_fold(rows, column, order, present)
     value: exp.Expr = exp.column(column)
@@ -160,7 +234,7 @@ def keep_key(rows: Rows) -> exp.Expr | None:
         return exp.GT(this=exp.column(helper("live")), expression=exp.Literal.number(0))
     removing = [g for g in model.groups if g.removes_record]
     if removing and rows.retracts:
-        return exp.not_(
+        kept: exp.Expr = exp.not_(
             exp.or_(
                 *(
                     exp.func("COALESCE", exp.column(helper(f"gdel_{g.index}")), exp.false())
@@ -168,4 +242,8 @@ def keep_key(rows: Rows) -> exp.Expr | None:
                 )
             )
         )
+        if rows.removing_groups():  # records follow the last removing delete
+            live = exp.GT(this=exp.column(helper("live")), expression=exp.Literal.number(0))
+            kept = exp.and_(kept, live)
+        return kept
     return None

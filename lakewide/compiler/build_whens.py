@@ -3,11 +3,14 @@ the batch's value, which rows a batch deletes, and which keys it inserts."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from sqlglot import exp
 
 from lakewide.compiler import versions
 from lakewide.compiler.aggregate_inputs import Combine
-from lakewide.compiler.fold_rows import Rows, S, T, case, helper, positive
+from lakewide.compiler.build_folds import after_name
+from lakewide.compiler.fold_rows import Rows, S, T, any_not_null, case, helper, positive
 from lakewide.compiler.ordering import incoming_older, incoming_wins
 from lakewide.compiler.wide_model import Group
 
@@ -83,14 +86,15 @@ def _present(rows: Rows) -> list[str]:
     return rows.columns + rows.model.versions.stored(rows.columns)
 
 
-def _replace_row(rows: Rows) -> exp.Update:
-    """Every stored column replaced: the source's from the batch, the others NULL."""
+def _replace_row(rows: Rows, name: Callable[[str], str] = str) -> exp.Update:
+    """Every stored column replaced: the source's from the batch (its column ``name(c)``),
+    the others NULL."""
     sets = []
     present = _present(rows)
     for column in rows.model.table_columns:
         if column in rows.model.primary_key:
             continue
-        value = exp.column(column, table=S) if column in present else exp.null()
+        value = exp.column(name(column), table=S) if column in present else exp.null()
         sets.append(exp.EQ(this=exp.column(column, table=T), expression=value))
     return exp.Update(expressions=sets)
 
@@ -111,9 +115,14 @@ def whens(rows: Rows) -> list[exp.When]:
     if model.versions.row:
         wins = versions.newer(versions.ROW_VERSION, S, T)
     present = _present(rows)
+    # remove_record_on_sequence_group: a new key is what follows the last removing delete
+    name: Callable[[str], str] = str
+    if rows.removing_groups():
+        keys = model.primary_key
+        name = lambda c: c if c in keys else after_name(c)  # noqa: E731
     insert = exp.Insert(
         this=exp.Tuple(expressions=[exp.column(c) for c in present]),
-        expression=exp.Tuple(expressions=[_inserted(rows, c) for c in present]),
+        expression=exp.Tuple(expressions=[_inserted(rows, c, name) for c in present]),
     )
     matched: list[tuple[exp.Expr | None, exp.Expr]] = []
     insert_if: exp.Expr | None = None
@@ -156,6 +165,16 @@ def whens(rows: Rows) -> list[exp.When]:
             and rows.retracts
         ]
         if removing:
+            deleted = exp.or_(*(_flag(f"after_gdel_{g.index}") for g in removing))
+            # the batch's last removing delete wins over the stored row: the row is removed,
+            # and the records after that delete make a new one (or none); else no delete of
+            # the batch removes it and all its records merge
+            cut = _cut_wins(rows)
+            live = positive(helper("live"))
+            matched.append(
+                (exp.and_(cut, exp.or_(exp.not_(live), deleted.copy())), exp.var("DELETE"))
+            )
+            matched.append((cut.copy(), _replace_row(rows, after_name)))
             matched.append(
                 (
                     exp.or_(
@@ -164,7 +183,7 @@ def whens(rows: Rows) -> list[exp.When]:
                     exp.var("DELETE"),
                 )
             )
-            insert_if = exp.not_(exp.or_(*(_flag(f"gdel_{g.index}") for g in removing)))
+            insert_if = exp.and_(exp.not_(deleted), live.copy())
         sets = updates(rows)
         if model.versions.count:
             total = exp.Add(
@@ -221,12 +240,27 @@ def _non_null_total(name: str) -> exp.Expr:
     return exp.Add(this=stored, expression=exp.column(name, table=S))
 
 
-def _inserted(rows: Rows, column: str) -> exp.Expr:
-    """The batch's value of ``column`` for a new key (NULL when no non-null input is left)."""
-    value = exp.column(column, table=S)
+def _inserted(rows: Rows, column: str, name: Callable[[str], str] = str) -> exp.Expr:
+    """The batch's value of ``column`` (its column ``name(column)``) for a new key (NULL when
+    no non-null input is left)."""
+    value = exp.column(name(column), table=S)
     if column not in rows.model.versions.non_null:
         return value
     return case(positive(versions.non_null_name(column)), value, exp.null())
+
+
+def _cut_wins(rows: Rows) -> exp.Expr:
+    """The batch's last removing delete (remove_record_on_sequence_group) wins over the
+    stored row: its group sequence is >= the stored one of its group."""
+    parts = []
+    for group in rows.removing_groups():
+        cut = [helper(f"cut_{group.index}_{i}") for i in range(len(group.sequence))]
+        parts.append(
+            exp.and_(
+                any_not_null(cut, table=S), incoming_wins(group.sequence, S, T, new_fields=cut)
+            )
+        )
+    return exp.or_(*parts)
 
 
 def _group_wins(group: Group) -> exp.Expr:

@@ -15,7 +15,13 @@ from sqlglot import exp
 from lakewide.compiler import versions
 from lakewide.compiler.aggregate_inputs import filtered
 from lakewide.compiler.ordering import BRANCH_COLUMN, POSITION_COLUMN, ordering
-from lakewide.compiler.wide_model import DELETE_KINDS, RETRACT_KINDS, UPDATE_BEFORE_KINDS, WideModel
+from lakewide.compiler.wide_model import (
+    DELETE_KINDS,
+    RETRACT_KINDS,
+    UPDATE_BEFORE_KINDS,
+    Group,
+    WideModel,
+)
 
 T, S = "t", "s"
 LAST_DELETE = "__lw_last_delete"
@@ -61,6 +67,7 @@ class Rows:
     with_branch: bool
     has_row_kind: bool
     branch: int | None = None  # one source's batch: its branch index (versions name it)
+    into_empty: bool = False  # the bootstrap: folded into an empty table (no MERGE)
 
     @property
     def retracts(self) -> bool:
@@ -118,19 +125,84 @@ class Rows:
             return exp.not_(kinds_in(self.model.row_kind, UPDATE_BEFORE_KINDS))
         return None
 
-    def window(self) -> list[exp.Expr]:
-        """Extra per-row columns computed with window functions before the fold."""
-        if not self.removes_on_delete:
+    def removing_groups(self) -> list[Group]:
+        """The ``remove_record_on_sequence_group`` groups whose retracts reach this fold."""
+        if not self.retracts:
             return []
+        return [
+            g
+            for g in self.model.groups
+            if g.sequence and g.removes_record and any(c in self.columns for c in g.all_columns)
+        ]
+
+    def windows(self) -> list[list[exp.Expr]]:
+        """Extra per-row columns computed with window functions before the fold, in layers
+        (a layer may use the columns of the layers before it)."""
+        keys = [exp.column(k) for k in self.model.primary_key]
+        if self.removes_on_delete:
+            last = exp.Window(
+                this=exp.Max(
+                    this=exp.If(this=self.is_delete(), true=self.order(), false=exp.null())
+                ),
+                partition_by=keys,
+            )
+            return [[exp.alias_(last, LAST_DELETE)]]
+        removing = self.removing_groups()
+        if not removing:
+            return []
+        # a -D of a removing group removes the row when its group sequence is >= that of
+        # every record before it (in record order); the fold keeps the rows after the last one
+        removes = exp.or_(*(self._removes(g) for g in removing))
         last = exp.Window(
-            this=exp.Max(this=exp.If(this=self.is_delete(), true=self.order(), false=exp.null())),
-            partition_by=[exp.column(k) for k in self.model.primary_key],
+            this=exp.Max(this=exp.If(this=removes, true=self.order(), false=exp.null())),
+            partition_by=keys,
         )
-        return [exp.alias_(last, LAST_DELETE)]
+        return [
+            [exp.alias_(self._before(g), helper(f"gmax_{g.index}")) for g in removing],
+            [exp.alias_(last, LAST_DELETE)],
+        ]
+
+    def _group_sequence(self, group: Group) -> exp.Expr:
+        """The group's sequence as one comparable value: NULL when the record is not in it."""
+        fields = exp.Struct(expressions=[exp.column(f) for f in group.sequence])
+        return exp.If(this=any_not_null(group.sequence), true=fields, false=exp.null())
+
+    def _before(self, group: Group) -> exp.Window:
+        """The greatest group sequence among the key's records before this one."""
+        frame = exp.WindowSpec(
+            kind="ROWS",
+            start="UNBOUNDED",
+            start_side="PRECEDING",
+            end=exp.Literal.number(1),
+            end_side="PRECEDING",
+        )
+        return exp.Window(
+            this=exp.Max(this=self._group_sequence(group)),
+            partition_by=[exp.column(k) for k in self.model.primary_key],
+            order=exp.Order(expressions=[exp.Ordered(this=self.order(), nulls_first=True)]),
+            spec=frame,
+        )
+
+    def _removes(self, group: Group) -> exp.Expr:
+        """Whether the record is a -D of ``group`` that removes the row (see ``windows``)."""
+        before = exp.column(helper(f"gmax_{group.index}"))
+        return exp.and_(
+            self.is_delete(),
+            any_not_null(group.sequence),
+            exp.or_(
+                before.is_(exp.null()),
+                exp.GTE(this=self._group_sequence(group), expression=before.copy()),
+            ),
+        )
+
+    def removes_rows(self) -> bool:
+        """Whether a delete in the rows drops the records before it from the fold."""
+        return self.removes_on_delete or bool(self.removing_groups())
 
     def live(self) -> exp.Expr | None:
-        """Rows after the key's last delete (remove_record_on_delete), else every row."""
-        if not self.removes_on_delete:
+        """Rows after the key's last removing delete (remove_record_on_delete, or a group's
+        under remove_record_on_sequence_group), else every row."""
+        if not self.removes_rows():
             return None
         return exp.or_(
             exp.column(LAST_DELETE).is_(exp.null()),

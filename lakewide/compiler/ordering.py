@@ -51,14 +51,18 @@ def _greater(new: exp.Expr, old: exp.Expr, *, or_equal: bool) -> exp.Expr:
     )
 
 
-def incoming_wins(fields: list[str], new: str, old: str) -> exp.Expr:
-    """True when the incoming sequence is >= the stored one, fields compared in order."""
+def incoming_wins(
+    fields: list[str], new: str, old: str, new_fields: list[str] | None = None
+) -> exp.Expr:
+    """True when the incoming sequence is >= the stored one, fields compared in order;
+    ``new_fields``: the incoming side's names of the fields (default: the same)."""
     if not fields:
         return exp.true()
-    *leading, last = fields
-    result = _greater(exp.column(last, table=new), exp.column(last, table=old), or_equal=True)
-    for name in reversed(leading):
-        n, o = exp.column(name, table=new), exp.column(name, table=old)
+    pairs = list(zip(new_fields or fields, fields))
+    *leading, (last_new, last) = pairs
+    result = _greater(exp.column(last_new, table=new), exp.column(last, table=old), or_equal=True)
+    for name_new, name in reversed(leading):
+        n, o = exp.column(name_new, table=new), exp.column(name, table=old)
         same = exp.NullSafeEQ(this=n.copy(), expression=o.copy())
         result = exp.or_(
             _greater(n, o, or_equal=False), exp.and_(same, result, copy=False), copy=False

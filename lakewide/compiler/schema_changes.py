@@ -21,6 +21,7 @@ Each difference is classified (``lakewide.compiler.contract`` holds what is comp
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from sqlglot import exp
@@ -83,10 +84,12 @@ def promotable(stored: str, configured: str) -> bool:
 
 
 class _Classifier:
-    def __init__(self, stored: Contract, configured: Contract, policy: str, reread_ok: str | None):
+    def __init__(
+        self, stored: Contract, configured: Contract, policy: str, reread: Mapping[int, str]
+    ):
         self.stored, self.configured = stored, configured
         self.plan = SchemaPlan(policy)
-        self.reread_ok = reread_ok  # None: harmless; else why re-reading is not
+        self.rereads = reread  # source position -> why re-reading it is not harmless
 
     def refuse(self, what: str) -> None:
         self.plan.refusals.append(what)
@@ -176,10 +179,10 @@ class _Classifier:
             if after is None and column not in self.configured.columns:
                 continue  # a removed column (``columns``)
             if before is None:  # the source now writes a column others wrote
-                if self.reread_ok is not None:
+                if new.position in self.rereads:
                     self.refuse(
                         f"source {name} now writes stored column {column}: filling it means "
-                        f"reading all of {name} again, which {self.reread_ok}"
+                        f"reading all of {name} again, which {self.rereads[new.position]}"
                     )
                 else:
                     self.reread(new.position, name, column)
@@ -190,10 +193,10 @@ class _Classifier:
             )
         added = [c for c in new.columns if c not in old.columns and c not in self.stored.columns]
         for column in added:
-            if self.reread_ok is not None:
+            if new.position in self.rereads:
                 self.refuse(
                     f"new column {column} in existing source {name}: filling it means reading "
-                    f"all of {name} again, which {self.reread_ok}"
+                    f"all of {name} again, which {self.rereads[new.position]}"
                 )
             else:
                 self.reread(new.position, name, column)
@@ -245,14 +248,14 @@ class _Classifier:
 
 
 def classify(
-    stored: Contract, configured: Contract, policy: str, reread_ok: str | None
+    stored: Contract, configured: Contract, policy: str, reread: Mapping[int, str]
 ) -> SchemaPlan:
     """The plan from ``stored`` to ``configured`` under ``policy`` (``on_schema_change``).
 
-    ``reread_ok``: None when reading a source's rows again is harmless for the model, else the
-    reason it is not (a new column in an existing source is then refused).
+    ``reread``: per source position, why reading that source's rows again is not harmless for
+    the model (a new column in it is then refused); a source missing from it is re-read.
     """
-    classifier = _Classifier(stored, configured, policy, reread_ok)
+    classifier = _Classifier(stored, configured, policy, reread)
     classifier.keys()
     classifier.sources()
     classifier.columns()

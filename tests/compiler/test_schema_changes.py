@@ -21,7 +21,7 @@ from lakewide.compiler.schema_changes import (
 from lakewide.compiler.wide_model import WideModel, analyze
 from lakewide.config import parse_model_config
 from lakewide.nodes import ModelNode, Relation
-from lakewide.schema_plan import contract_options, reread_refusal
+from lakewide.schema_plan import contract_options, reread_refusals
 
 PARTIAL = {"merge_engine": "partial_update", "primary_key": "k", "sequence_field": "ts"}
 SUMS = {"merge_engine": "aggregation", "primary_key": "k", "aggregates": {"a": "sum", "b": "sum"}}
@@ -65,7 +65,7 @@ def plan(
         contract(old, config, **(old_types or {})),
         contract(new, new_config or config, **(new_types or {})),
         policy,
-        reread_refusal(configured),
+        reread_refusals(configured),
     )
 
 
@@ -245,3 +245,52 @@ def test_contract_round_trips_through_json() -> None:
 def test_keys_that_leave_the_table_as_it_is_plan_nothing(extra: dict[str, Any]) -> None:
     two = f"{A} UNION ALL {B}"
     assert not plan(two, two, PARTIAL, {**PARTIAL, **extra}).changed
+
+
+def test_a_new_column_is_refused_naming_only_the_sums_its_source_feeds() -> None:
+    old = "SELECT k, a, CAST(NULL AS BIGINT) AS b FROM lw.src.x UNION ALL SELECT k, NULL, b FROM lw.src.y"
+    new = old.replace("b FROM lw.src.y", "b, 'x' AS d FROM lw.src.y").replace(
+        "AS b FROM lw.src.x", "AS b, NULL AS d FROM lw.src.x"
+    )
+    config = {**SUMS, "aggregates": {"a": "sum", "b": "sum", "d": "max"}}
+    found = plan(old, new, SUMS, config)
+    assert len(found.refusals) == 1, found.refusals
+    refused(found, "new column d in existing source lw.src.y", "twice (sum(b))")
+
+
+MAX = {"function": "max", "ignore_retract": True}
+MAXES = {
+    "merge_engine": "aggregation",
+    "primary_key": "k",
+    "row_kind_column": "op",
+    "aggregates": {"a": "sum", "m": MAX},
+}
+FEEDS = "SELECT k, a, CAST(NULL AS INT) AS m, op FROM lw.src.x UNION ALL SELECT k, NULL, m, op FROM lw.src.y"
+
+
+def test_a_new_column_of_a_source_feeding_no_sum_is_added_by_rereading_it() -> None:
+    """Re-reading a source can count twice only the sums it feeds: a source feeding none gets
+    its new column as partial_update does (issue: email_domain of the profile branch)."""
+    new = FEEDS.replace("m, op FROM lw.src.y", "m, op, 'x' AS email_domain FROM lw.src.y")
+    new = new.replace("op FROM lw.src.x", "op, NULL AS email_domain FROM lw.src.x")
+    config = {**MAXES, "aggregates": {**MAXES["aggregates"], "email_domain": MAX}}
+    found = plan(FEEDS, new, MAXES, config)
+    assert found.refusals == [] and found.reread == {1: ["email_domain"]}
+    assert "email_domain" in found.add
+    # the summing source is still refused, naming its sum
+    summing = FEEDS.replace("m, op FROM lw.src.x", "m, op, a AS e FROM lw.src.x")
+    summing = summing.replace("m, op FROM lw.src.y", "m, op, NULL FROM lw.src.y")
+    config = {**MAXES, "aggregates": {**MAXES["aggregates"], "e": MAX}}
+    refused(plan(FEEDS, summing, MAXES, config), "source lw.src.x", "twice (sum(a))")
+
+
+def test_a_source_feeding_no_sum_is_reread_under_stored_row_counts() -> None:
+    """Without a row_kind_column an aggregation stores each key's upstream row count; the
+    re-read source's rows are not counted again (its batch counts 0), so it is re-read too."""
+    old = "SELECT k, a, CAST(NULL AS INT) AS m FROM lw.src.x UNION ALL SELECT k, NULL, m FROM lw.src.y"
+    new = old.replace("m FROM lw.src.y", "m, 'x' AS d FROM lw.src.y").replace(
+        "AS m FROM lw.src.x", "AS m, NULL AS d FROM lw.src.x"
+    )
+    counts = {"merge_engine": "aggregation", "primary_key": "k", "aggregates": {"a": "sum"}}
+    found = plan(old, new, counts, {**counts, "aggregates": {"a": "sum", "d": "max"}})
+    assert found.refusals == [] and found.reread == {1: ["d"]}

@@ -55,6 +55,11 @@ from hypothesis.control import currently_in_test_context
 
 from tests.oracle import engines as oracle
 from tests.oracle.engines import Agg, Spec
+from tests.oracle.test_oracle import (
+    PAIMON_REMOVAL_READS,
+    paimon_removal_batches,
+    paimon_removal_spec,
+)
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
@@ -1340,6 +1345,23 @@ def _scenario_aggregation_sources() -> Case:
     return Case(spec, types, [first, second], 2)
 
 
+def _scenario_listagg_blank_inputs() -> Case:
+    """Blank listagg inputs (empty or whitespace only) are dropped, as Paimon's FieldListaggAgg
+    drops them: one blank record gives NULL, blanks between values leave no empty element."""
+    spec = Spec(
+        "aggregation",
+        ["k"],
+        ["k", "l", "d"],
+        owned=[{"l", "d"}],
+        aggregates={"l": "listagg", "d": Agg("listagg", delimiter="|", distinct=True)},
+    )
+    types = {"k": "INT", "l": "STRING", "d": "STRING"}
+    first = _rows(0, "k l d", (1, "", ""), (2, "v2", "v2"), (2, "", ""), (3, " ", " "))
+    first += _rows(0, "k l d", (4, "\t", "\t"), (4, "x, ,y", "x| |y"))
+    second = _rows(0, "k l d", (1, "", " "), (2, "v0", "v0"), (2, "", ""), (3, "a", "a"))
+    return Case(spec, types, [first, second], 1)
+
+
 def _scenario_deduplicate() -> Case:
     spec = Spec(
         "deduplicate",
@@ -1371,6 +1393,7 @@ SCENARIOS = {
     "sequence_group_retracts": _scenario_sequence_group_retracts,
     "aggregation": _scenario_aggregation,
     "aggregation_sources": _scenario_aggregation_sources,
+    "listagg_blank_inputs": _scenario_listagg_blank_inputs,
     "deduplicate": _scenario_deduplicate,
 }
 
@@ -1431,3 +1454,18 @@ def test_every_source_empty_at_bootstrap_then_appended(harness: Harness) -> None
     assert harness.table(case, namespace) == oracle.incremental(spec, case.batches)
     harness.run(root, "incremental")  # nothing new: nothing read twice
     assert harness.table(case, namespace) == oracle.incremental(spec, case.batches)
+
+
+@pytest.mark.parametrize("split", ["per_commit", "removal_and_insert_together"])
+def test_remove_record_on_sequence_group_as_paimon(harness: Harness, split: str) -> None:
+    """Paimon's testPartialUpdateRemoveRecordOnSequenceGroup: after the -D of seq2 removes the
+    row, the last +I alone is the row, in a bootstrap as in runs of one commit each or of
+    several commits (the removing delete and the insert in one run)."""
+    spec = paimon_removal_spec()
+    commits = paimon_removal_batches()
+    batches = commits if split == "per_commit" else [sum(commits[:3], []), sum(commits[3:], [])]
+    types = {c: "STRING" if c == "op" else "INT" for c in spec.columns}
+    expected = {(1,): dict(zip(spec.stored, PAIMON_REMOVAL_READS[-1] or ()))}
+    assert oracle.bootstrap(spec, [r for b in batches for r in b]) == expected
+    assert oracle.incremental(spec, batches) == expected
+    harness.check(Case(spec, types, batches, 1))

@@ -50,6 +50,7 @@ Readings of the contract where it is ambiguous (closest to Apache Paimon; see th
 from __future__ import annotations
 
 import math
+import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -323,7 +324,8 @@ class _Fold:
             if self.value is None:
                 self.value = v
         elif f == "listagg":
-            self.tokens.append(v)
+            if not _blank(v):  # Paimon's FieldListaggAgg drops blank inputs
+                self.tokens.append(v)
         elif f == "bool_and":
             self.value = v if self.value is None else (self.value and v)
         elif f == "bool_or":
@@ -358,6 +360,8 @@ class _Fold:
     def merge(self, t: Any, wins: bool) -> Any:
         f = self.f
         if f == "listagg":
+            if t is not None and _blank(t):  # Paimon: a blank accumulator is no value
+                t = None
             if not self.tokens:
                 return t
             s = self.agg.delimiter.join(self.tokens)
@@ -463,10 +467,21 @@ def _distinct(items: list) -> list:
     return out
 
 
+def _blank(text: str) -> bool:
+    """Paimon's ``StringUtils.isBlank``: empty, or only characters Java's
+    ``Character.isWhitespace`` accepts (Unicode space separators except the no-break ones,
+    and the ASCII controls TAB, LF, VT, FF, CR and 0x1C-0x1F)."""
+    return all(
+        c in "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f"
+        or (unicodedata.category(c) in ("Zs", "Zl", "Zp") and c not in "\xa0\u2007\u202f")
+        for c in text
+    )
+
+
 def _distinct_tokens(text: str, delimiter: str) -> str:
     """listagg ``distinct``: the delimiter-split tokens, blank ones skipped (Paimon 2.0), first
     occurrences kept."""
-    return delimiter.join(_distinct([t for t in text.split(delimiter) if t.strip()]))
+    return delimiter.join(_distinct([t for t in text.split(delimiter) if not _blank(t)]))
 
 
 def _fold_column(spec: Spec, agg: Agg, column: str, recs: list[Rec]) -> _Fold | None:
@@ -557,6 +572,33 @@ class _PartialUpdate:
         return row
 
 
+def _last_removal(spec: Spec, recs: list[Rec]) -> tuple[int | None, list | None]:
+    """remove_record_on_sequence_group: the index of the last -D (in place order) whose group
+    sequence is >= every group sequence of its removing group before it, and that record's
+    sequences of the removing groups as ``[(sequence fields, values)]``; (None, None) without
+    one."""
+    if not spec.row_kind_column or spec.ignore_delete:
+        return None, None
+    removing = [
+        seqs for name, seqs, _ in spec.group_list() if name in spec.remove_record_on_sequence_group
+    ]
+    greatest: dict[int, tuple] = {}
+    cut = None
+    for i, r in enumerate(recs):
+        for g, seqs in enumerate(removing):
+            values = tuple(r.values.get(s) for s in seqs)
+            if all(v is None for v in values):
+                continue
+            before = greatest.get(g)
+            if r.kind == "-D" and (before is None or seq_key(values) >= seq_key(before)):
+                cut = i
+            if before is None or seq_key(values) > seq_key(before):
+                greatest[g] = values
+    if cut is None:
+        return None, None
+    return cut, [(seqs, tuple(recs[cut].values.get(s) for s in seqs)) for seqs in removing]
+
+
 class _PartialUpdateGroups:
     """partial_update with sequence groups (and aggregates inside groups)."""
 
@@ -566,6 +608,16 @@ class _PartialUpdateGroups:
             recs = [r for r in recs if not r.retract]
         if not recs:
             return {"state": "empty"}
+        folded = _PartialUpdateGroups.fold_part(spec, recs)
+        cut, cut_seqs = _last_removal(spec, recs)
+        if cut is not None:  # the row is removed there: only the records after it count
+            folded["after"] = _PartialUpdateGroups.fold_part(spec, recs[cut + 1 :])
+        folded["cut"] = cut_seqs  # None: no removing delete
+        folded["live"] = len(recs) - (0 if cut is None else cut + 1)
+        return folded
+
+    @staticmethod
+    def fold_part(spec: Spec, recs: list[Rec]) -> dict:
         grouped = {c for _, seqs, cols in spec.group_list() for c in seqs + cols}
         adds = [r for r in recs if not r.retract]
         values: dict[str, Any] = {}
@@ -608,6 +660,17 @@ class _PartialUpdateGroups:
     def merge(spec: Spec, key: tuple, stored: dict | None, folded: dict) -> dict | None:
         if folded["state"] == "empty":
             return stored
+        cut = folded.get("cut")
+        if cut is not None:
+            wins = stored is None or any(
+                any(v is not None for v in seqs)
+                and seq_key(seqs) >= seq_key(tuple(stored[s] for s in name_seqs))
+                for name_seqs, seqs in cut
+            )
+            if wins:  # the row is removed; the records after the delete make a new one
+                if not folded["live"]:
+                    return None
+                stored, folded = None, folded["after"]
         row = dict(stored) if stored is not None else _empty_row(spec, key)
         new = stored is None
         wins = True

@@ -700,3 +700,89 @@ def test_incremental_equals_bootstrap_where_the_generators_say_so(family: str) -
             assert p._mixed(o.bootstrap(case.spec, everything), per_run, case.per_run) == per_run
 
     check()
+
+
+def test_listagg_drops_blank_inputs_as_paimon() -> None:
+    """Paimon's FieldListaggAgg returns the accumulator for a blank input (StringUtils.isBlank:
+    empty or whitespace only) and replaces a blank accumulator, distinct or not."""
+    spec = Spec(
+        "aggregation",
+        ["k"],
+        ["k", "l", "d"],
+        aggregates={"l": "listagg", "d": Agg("listagg", distinct=True)},
+    )
+
+    def batch(k: int, *values: str | None) -> list[tuple[int, dict]]:
+        return [(0, {"k": k, "l": v, "d": v}) for v in values]
+
+    records = batch(1, "") + batch(2, "v2", "", "v0", "") + batch(3, " ", "\t", "a, ,b", "\u2003")
+    table = o.bootstrap(spec, records)
+    assert rows(table, spec.stored) == [
+        (1, None, None),
+        (2, "v2,v0", "v2,v0"),
+        # a non-blank value keeps its blank tokens unless distinct; NBSP is no whitespace
+        (3, "a, ,b", "a,b"),
+    ]
+    assert o.incremental(spec, [batch(2, ""), batch(2, " ", "v2"), batch(2, "")]) == {
+        (2,): {"k": 2, "l": "v2", "d": "v2"}
+    }
+    assert o.bootstrap(spec, batch(4, "\xa0")) == {(4,): {"k": 4, "l": "\xa0", "d": "\xa0"}}
+
+
+# Apache Paimon's PrimaryKeySimpleTableTest#testPartialUpdateRemoveRecordOnSequenceGroup:
+# groups seq1: [b] and seq2: [c, d], a -D of seq2 removes the row; one commit per list, and
+# the table Paimon reads after each commit
+PAIMON_REMOVAL_COLUMNS = ["k", "b", "seq1", "c", "d", "seq2", "op"]
+PAIMON_REMOVAL_COMMITS = [
+    [(10, 1, 20, 20, 1, "+I"), (11, 2, 25, 25, 0, "+I"), (12, 1, 29, 29, 2, "+I")],
+    [(11, 2, 29, 29, 2, "-U")],
+    [(11, 2, 30, 30, 3, "+U")],
+    [(12, 3, 30, 30, 2, "-D")],
+    [(12, 2, 30, 31, 5, "-D")],
+    [(11, 2, 30, 31, 6, "+I")],
+]
+PAIMON_REMOVAL_READS = [
+    (1, 11, 2, 29, 29, 2),
+    (1, None, 2, None, None, 2),
+    (1, 11, 2, 30, 30, 3),
+    (1, None, 3, 30, 30, 3),
+    None,
+    (1, 11, 2, 30, 31, 6),
+]
+
+
+def paimon_removal_spec() -> Spec:
+    return Spec(
+        "partial_update",
+        ["k"],
+        PAIMON_REMOVAL_COLUMNS,
+        owned=[set(PAIMON_REMOVAL_COLUMNS[1:])],
+        groups={"seq1": ["b"], "seq2": ["c", "d"]},
+        row_kind_column="op",
+        remove_record_on_sequence_group=["seq2"],
+    )
+
+
+def paimon_removal_batches() -> list[list[tuple[int, dict]]]:
+    return [
+        [(0, rec(PAIMON_REMOVAL_COLUMNS, 1, *values)) for values in commit]
+        for commit in PAIMON_REMOVAL_COMMITS
+    ]
+
+
+def test_remove_record_on_sequence_group_as_paimon() -> None:
+    """Every prefix of the commits, run commit by commit, in any split and as one bootstrap,
+    gives the table Paimon reads: records before a removing delete leave no trace."""
+    spec = paimon_removal_spec()
+    batches = paimon_removal_batches()
+    for n, expected in enumerate(PAIMON_REMOVAL_READS, start=1):
+        want = [] if expected is None else [expected]
+        assert rows(o.incremental(spec, batches[:n]), spec.stored) == want
+        records = [r for b in batches[:n] for r in b]
+        assert rows(o.bootstrap(spec, records), spec.stored) == want
+        for cut in range(1, n):  # two runs: the removing delete and what follows together
+            split = [
+                records[: sum(map(len, batches[:cut]))],
+                records[sum(map(len, batches[:cut])) :],
+            ]
+            assert rows(o.incremental(spec, split), spec.stored) == want
