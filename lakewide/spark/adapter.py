@@ -16,16 +16,17 @@ from lakewide.errors import CommitConflict, ModelRunError
 from lakewide.nodes import Relation
 from lakewide.offsets import TableMeta
 from lakewide.spark.errors import is_conflict, short
+from lakewide.spark.ordered_read import OrderedReads
 from lakewide.spark.seed_csv import SeedLoading
-from lakewide.spark.table_metadata import MetadataReads
 
 LINEAGE_SEQUENCE = "_last_updated_sequence_number"
 
 
-class SparkAdapter(SeedLoading, MetadataReads):
+class SparkAdapter(SeedLoading, OrderedReads):
     """Runs lakewide's statements on one lazily started SparkSession (lakewide.spark.session):
     staged batches, pinned and incremental reads, commits carrying properties; table metadata
-    (lakewide.spark.table_metadata) and CSV seeds (lakewide.spark.seed_csv) come with it."""
+    (lakewide.spark.table_metadata), reads in commit order (lakewide.spark.ordered_read) and
+    CSV seeds (lakewide.spark.seed_csv) come with it."""
 
     def isolated(self) -> SparkAdapter:
         """An adapter on a new session of this SparkContext, for a model run concurrently with
@@ -87,12 +88,14 @@ class SparkAdapter(SeedLoading, MetadataReads):
         newer_than_sequence: int | None = None,
         meta: TableMeta | None = None,
         empty: bool = False,
+        ordered: bool = True,
     ) -> None:
         """Temporary view of ``relation`` at ``snapshot``, or of the rows appended after ``after``.
 
         ``snapshot`` None: the table as it is (it has no snapshot yet). ``meta``: the table's
-        snapshots when the caller has read them already (else read here). ``empty``: no rows,
-        the table's columns.
+        snapshots when the caller has read them already (else read here, format version 1
+        only). ``empty``: no rows, the table's columns. ``ordered``: the rows in commit order,
+        the fold's arrival (lakewide.arrival); else one plain read.
 
         ``newer_than_sequence`` keeps only rows whose row lineage
         (``_last_updated_sequence_number``, format v3) is newer: rows added or updated since.
@@ -102,32 +105,17 @@ class SparkAdapter(SeedLoading, MetadataReads):
         events.emit("TableRead", f"read {relation}{where}{since} as {view}", "debug")
         try:
             self._catch_up(relation)
-            if snapshot is None or empty:
-                frame = (
-                    self.spark.table(str(relation))
-                    if snapshot is None
-                    else self._read(relation, Read(snapshot))
-                )
-                if empty:
-                    frame = frame.limit(0)
-                frame.createOrReplaceTempView(view)
-                return
-            reads = (
-                [Read(snapshot, after)]
-                if newer_than_sequence is not None
-                else arrival_reads(
-                    TableMeta(
-                        snapshot, meta.snapshots if meta is not None else self._snapshots(relation)
-                    ),
-                    snapshot,
-                    after,
-                )
-            )
-            frame = None
-            for read in reads:  # oldest commit first: row numbers follow arrival
-                part = self._read(relation, read)
-                frame = part if frame is None else frame.unionByName(part)
-            if newer_than_sequence is not None:
+            if snapshot is None:
+                frame = self.spark.table(str(relation))
+            elif empty or newer_than_sequence is not None or not ordered:
+                frame = self._read(relation, Read(snapshot, None if empty else after))
+            else:
+                frame = self.ordered_read(relation, snapshot, after)
+                if frame is None:
+                    frame = self._by_snapshot(relation, snapshot, after, meta)
+            if empty:
+                frame = frame.limit(0)
+            elif newer_than_sequence is not None:
                 frame = (
                     frame.select("*", LINEAGE_SEQUENCE)
                     .where(frame[LINEAGE_SEQUENCE] > newer_than_sequence)
@@ -136,6 +124,18 @@ class SparkAdapter(SeedLoading, MetadataReads):
             frame.createOrReplaceTempView(view)
         except Exception as err:  # noqa: BLE001
             raise ModelRunError(short(err)) from err
+
+    def _by_snapshot(
+        self, relation: Relation, snapshot: int, after: int | None, meta: TableMeta | None
+    ) -> Any:
+        """Format version 1: one read per append snapshot, oldest first, where the history
+        allows it (lakewide.arrival.arrival_reads), else one plain read."""
+        snapshots = meta.snapshots if meta is not None else self._snapshots(relation)
+        frame = None
+        for read in arrival_reads(TableMeta(snapshot, snapshots), snapshot, after):
+            part = self._read(relation, read)  # oldest commit first: row numbers follow arrival
+            frame = part if frame is None else frame.unionByName(part)
+        return frame
 
     def _read(self, relation: Relation, read: Read) -> Any:
         reader = self.spark.read.format("iceberg")
