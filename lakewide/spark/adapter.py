@@ -107,8 +107,8 @@ class SparkAdapter(SeedLoading, OrderedReads):
             self._catch_up(relation)
             if snapshot is None:
                 frame = self.spark.table(str(relation))
-            elif empty or newer_than_sequence is not None or not ordered:
-                frame = self._read(relation, Read(snapshot, None if empty else after))
+            elif empty or not ordered:
+                frame = self._read(relation, Read(snapshot))
             else:
                 frame = self.ordered_read(relation, snapshot, after)
                 if frame is None:

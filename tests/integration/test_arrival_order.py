@@ -116,6 +116,35 @@ def test_bootstrap_after_the_older_snapshots_expired(model_run: Callable[..., Mo
     assert m.last.plan == "bootstrap"
 
 
+@pytest.mark.parametrize("version, mode", [(2, "full"), (3, "lineage")])
+def test_merge_on_read_source_written_by_a_merge(
+    model_run: Callable[..., ModelRun], version: int, mode: str
+) -> None:
+    """Two appends tie on each of orders 1-4, then a MERGE (merge-on-read: a delete file)
+    updates order 5: the run re-reads the source (v2) or its rows newer than the consumed
+    snapshot (v3 row lineage); both, and the --full-refresh, keep 'Second' and the merged row."""
+    m, source = project(model_run, "partial_update", version)
+    m.run.spark.sql(
+        f"CREATE TABLE {source.name} ({SCHEMA}) USING iceberg TBLPROPERTIES ("
+        f"'format-version'='{version}', 'write.merge.mode'='merge-on-read')"
+    )
+    commits = [[(k, 10, "Start") for k in range(1, 6)]]
+    commits += [[(k, 20, label)] for k in range(1, 5) for label in ("First", "Second")]
+    source.commit(commits[0])
+    m.step({})
+    for rows in commits[1:]:
+        source.commit(rows)
+    m.run.spark.sql(
+        f"MERGE INTO {source.name} t USING (SELECT 5 AS order_id) s ON t.order_id = s.order_id "
+        "WHEN MATCHED THEN UPDATE SET binlog_time = 30, address = 'Merged'"
+    )
+    want = [*((k, 20, "Second") for k in range(1, 5)), (5, 30, "Merged")]
+    assert want == expected("partial_update", [*commits, [(5, 30, "Merged")]])
+    assert m.step({}) == want
+    assert [r["mode"] for r in m.last.ranges] == [mode]
+    assert m.step({}, full_refresh=True) == want
+
+
 RECORD = st.tuples(
     st.sampled_from([1, 2, 3]), st.sampled_from([None, 1, 2]), st.sampled_from(["a", "b", None])
 )
