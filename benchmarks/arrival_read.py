@@ -23,14 +23,14 @@ from lakewide.profiles import load_output
 from lakewide.spark.adapter import SparkAdapter
 from lakewide.spark.runtime import create_session, spark_conf
 
+DEFAULTS = {"rows": 2_000_000, "commits": 100, "rounds": 3}
 PROFILES = "b:\n  target: t\n  outputs:\n    t:\n      catalog: lw\n      catalog_type: hadoop\n"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rows", type=int, default=2_000_000)
-    parser.add_argument("--commits", type=int, default=100)
-    parser.add_argument("--rounds", type=int, default=3)
+    for name, default in DEFAULTS.items():
+        parser.add_argument(f"--{name}", type=int, default=default)
     args = parser.parse_args()
     warehouse = Path(tempfile.mkdtemp(prefix="lw-arrival-"))
     profiles = warehouse / "profiles.yml"
