@@ -137,17 +137,6 @@ class SparkAdapter(SeedLoading, OrderedReads):
             frame = part if frame is None else frame.unionByName(part)
         return frame
 
-    def _read(self, relation: Relation, read: Read) -> Any:
-        reader = self.spark.read.format("iceberg")
-        if read.after is None:
-            reader = reader.option("snapshot-id", str(read.snapshot))
-        else:
-            reader = reader.option("start-snapshot-id", str(read.after)).option(
-                "end-snapshot-id", str(read.snapshot)
-            )
-        with self.active():
-            return reader.load(str(relation))
-
     def _catch_up(self, relation: Relation) -> None:
         """Let Spark see the snapshots lakewide read without it: Spark's catalog keeps a table
         as first loaded, so it would not know a snapshot another process committed since."""

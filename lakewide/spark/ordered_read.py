@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lakewide.arrival import FilePart, commit_order
+from lakewide.arrival import FilePart, Read, commit_order
 from lakewide.nodes import Relation
 from lakewide.spark.table_metadata import MetadataReads
 
@@ -43,6 +43,8 @@ class OrderedReads(MetadataReads):
             scan.planFiles()
         )
         tasks = list(planned)
+        if not tasks:  # no data file: no rows (Iceberg stages no empty task set)
+            return self._read(relation, Read(snapshot, after))
         parts = []
         for task in tasks:
             file = task.file()
@@ -58,3 +60,14 @@ class OrderedReads(MetadataReads):
         reader = self.spark.read.format("iceberg").option(TASK_SET, task_set)
         with self.active():
             return reader.option("lookback", "1").load(str(relation))
+
+    def _read(self, relation: Relation, read: Read) -> Any:
+        reader = self.spark.read.format("iceberg")
+        if read.after is None:
+            reader = reader.option("snapshot-id", str(read.snapshot))
+        else:
+            reader = reader.option("start-snapshot-id", str(read.after)).option(
+                "end-snapshot-id", str(read.snapshot)
+            )
+        with self.active():
+            return reader.load(str(relation))

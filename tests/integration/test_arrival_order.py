@@ -116,6 +116,19 @@ def test_bootstrap_after_the_older_snapshots_expired(model_run: Callable[..., Mo
     assert m.last.plan == "bootstrap"
 
 
+def test_a_source_whose_snapshot_has_no_data_file(model_run: Callable[..., ModelRun]) -> None:
+    """Created without rows (a snapshot, no data file): the bootstrap reads nothing; the next
+    run's two appends tie and the later one is kept."""
+    m, source = project(model_run, "deduplicate", 2)
+    source.commit([], first="replace")
+    assert m.step({}) == []
+    commits = [[], [(1, 5, "First")], [(1, 5, "Second")]]
+    for rows in commits[1:]:
+        source.commit(rows)
+    assert m.step({}) == expected("deduplicate", commits) == [(1, 5, "Second")]
+    assert m.step({}, full_refresh=True) == [(1, 5, "Second")]
+
+
 @pytest.mark.parametrize("version, mode", [(2, "full"), (3, "lineage")])
 def test_merge_on_read_source_written_by_a_merge(
     model_run: Callable[..., ModelRun], version: int, mode: str
