@@ -93,9 +93,10 @@ class SparkAdapter(SeedLoading, OrderedReads):
         """Temporary view of ``relation`` at ``snapshot``, or of the rows appended after ``after``.
 
         ``snapshot`` None: the table as it is (it has no snapshot yet). ``meta``: the table's
-        snapshots when the caller has read them already (else read here, format version 1
-        only). ``empty``: no rows, the table's columns. ``ordered``: the rows in commit order,
-        the fold's arrival (lakewide.arrival); else one plain read.
+        snapshots when the caller has read them already (else read here, where they are
+        needed: lakewide.spark.ordered_read says when). ``empty``: no rows, the table's
+        columns. ``ordered``: the rows in commit order, the fold's arrival (lakewide.arrival);
+        else one plain read.
 
         ``newer_than_sequence`` keeps only rows whose row lineage
         (``_last_updated_sequence_number``, format v3) is newer: rows added or updated since.
@@ -128,7 +129,8 @@ class SparkAdapter(SeedLoading, OrderedReads):
     def _by_snapshot(
         self, relation: Relation, snapshot: int, after: int | None, meta: TableMeta | None
     ) -> Any:
-        """Format version 1: one read per append snapshot, oldest first, where the history
+        """Where the files cannot be read in commit order (format version 1, a schema changed
+        since ``snapshot``): one read per append snapshot, oldest first, where the history
         allows it (lakewide.arrival.arrival_reads), else one plain read."""
         snapshots = meta.snapshots if meta is not None else self._snapshots(relation)
         frame = None

@@ -27,12 +27,17 @@ class OrderedReads(MetadataReads):
     def ordered_read(self, relation: Relation, snapshot: int, after: int | None) -> Any:
         """The rows of ``relation`` at ``snapshot`` (``after`` None) or appended after
         ``after`` up to ``snapshot``, as a DataFrame in commit order; None for a table of
-        format version 1 (no sequence numbers: the caller reads by snapshot instead)."""
+        format version 1 (no sequence numbers), or whose schema changed since ``snapshot``
+        (a staged scan reads the current schema, a snapshot read its own): the caller then
+        reads by snapshot."""
         table = self._iceberg_table(relation)
         if int(table.operations().current().formatVersion()) < 2:
             return None
         if table.snapshot(snapshot) is None:  # committed since Spark loaded the table
             table.refresh()
+        schema = table.snapshot(snapshot).schemaId()
+        if schema is None or int(schema) != int(table.schema().schemaId()):
+            return None
         scan = (
             table.newScan().useSnapshot(snapshot)
             if after is None

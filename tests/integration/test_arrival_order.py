@@ -129,6 +129,20 @@ def test_a_source_whose_snapshot_has_no_data_file(model_run: Callable[..., Model
     assert m.step({}, full_refresh=True) == [(1, 5, "Second")]
 
 
+def test_a_schema_changed_since_the_snapshot_reads_that_snapshot_s_columns(
+    model_run: Callable[..., ModelRun],
+) -> None:
+    """A column the model reads is dropped after the last data commit: the bootstrap reads
+    the pinned snapshot with its own columns, as a snapshot read does (Iceberg reads staged
+    tasks with the current schema; docs/arrival.md)."""
+    m, source = project(model_run, "deduplicate", 2)
+    commits = [[(1, 5, "Start"), (2, 6, "Other")], [(1, 7, "Next")]]
+    source.commit(commits[0], first="replace")
+    source.commit(commits[1])
+    m.run.spark.sql(f"ALTER TABLE {source.name} DROP COLUMN address")
+    assert m.step({}) == expected("deduplicate", commits)
+
+
 @pytest.mark.parametrize("version, mode", [(2, "full"), (3, "lineage")])
 def test_merge_on_read_source_written_by_a_merge(
     model_run: Callable[..., ModelRun], version: int, mode: str
