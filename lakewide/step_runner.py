@@ -76,7 +76,7 @@ class StepRunner:
                 step.view, relation, at, newer_than_sequence=params[step.newer_than]
             )
         elif step.kind == "version":  # one plain read: row order does not matter
-            self.adapter.register_read(step.view, relation, at, meta=TableMeta(None, {}))
+            self.adapter.register_read(step.view, relation, at, ordered=False)
         else:
             after: int | None = None
             if step.kind == "appends":

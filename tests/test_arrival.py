@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from lakewide.arrival import MAX_READS, Read, arrival_reads
+from lakewide.arrival import MAX_READS, FilePart, Read, arrival_reads, commit_order
 from lakewide.offsets import Snapshot, TableMeta
 
 
@@ -46,3 +46,14 @@ def test_too_many_appends_are_one_read() -> None:
     meta = history(*["append"] * (MAX_READS + 2))
     assert arrival_reads(meta, MAX_READS + 2, 1) == [Read(MAX_READS + 2, 1)]
     assert len(arrival_reads(meta, MAX_READS + 1, 1)) == MAX_READS
+
+
+def test_commit_order_is_sequence_number_then_path_then_offset() -> None:
+    parts = [
+        FilePart(4, "data/b.parquet", 0),
+        FilePart(2, "data/z.parquet", 0),
+        FilePart(4, "data/a.parquet", 100),
+        FilePart(4, "data/a.parquet", 0),
+        FilePart(3, "data/0.parquet", 0),
+    ]
+    assert commit_order(parts) == [1, 4, 3, 2, 0]

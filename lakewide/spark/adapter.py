@@ -17,16 +17,16 @@ from lakewide.nodes import Relation
 from lakewide.offsets import TableMeta
 from lakewide.spark.errors import is_conflict, short
 from lakewide.spark.file_load import FileLoading
-from lakewide.spark.table_metadata import MetadataReads
+from lakewide.spark.ordered_read import OrderedReads
 
 LINEAGE_SEQUENCE = "_last_updated_sequence_number"
 
 
-class SparkAdapter(FileLoading, MetadataReads):
+class SparkAdapter(FileLoading, OrderedReads):
     """Runs lakewide's statements on one lazily started SparkSession (lakewide.spark.session):
     staged batches, pinned and incremental reads, commits carrying properties; table metadata
-    (lakewide.spark.table_metadata), CSV seeds (lakewide.spark.seed_csv) and appended files
-    (lakewide.spark.file_load) come with it."""
+    (lakewide.spark.table_metadata), reads in commit order (lakewide.spark.ordered_read), CSV
+    seeds (lakewide.spark.seed_csv) and appended files (lakewide.spark.file_load) come with it."""
 
     def isolated(self) -> SparkAdapter:
         """An adapter on a new session of this SparkContext, for a model run concurrently with
@@ -88,12 +88,15 @@ class SparkAdapter(FileLoading, MetadataReads):
         newer_than_sequence: int | None = None,
         meta: TableMeta | None = None,
         empty: bool = False,
+        ordered: bool = True,
     ) -> None:
         """Temporary view of ``relation`` at ``snapshot``, or of the rows appended after ``after``.
 
         ``snapshot`` None: the table as it is (it has no snapshot yet). ``meta``: the table's
-        snapshots when the caller has read them already (else read here). ``empty``: no rows,
-        the table's columns.
+        snapshots when the caller has read them already (else read here, where they are
+        needed: lakewide.spark.ordered_read says when). ``empty``: no rows, the table's
+        columns. ``ordered``: the rows in commit order, the fold's arrival (lakewide.arrival);
+        else one plain read.
 
         ``newer_than_sequence`` keeps only rows whose row lineage
         (``_last_updated_sequence_number``, format v3) is newer: rows added or updated since.
@@ -103,32 +106,17 @@ class SparkAdapter(FileLoading, MetadataReads):
         events.emit("TableRead", f"read {relation}{where}{since} as {view}", "debug")
         try:
             self._catch_up(relation)
-            if snapshot is None or empty:
-                frame = (
-                    self.spark.table(str(relation))
-                    if snapshot is None
-                    else self._read(relation, Read(snapshot))
-                )
-                if empty:
-                    frame = frame.limit(0)
-                frame.createOrReplaceTempView(view)
-                return
-            reads = (
-                [Read(snapshot, after)]
-                if newer_than_sequence is not None
-                else arrival_reads(
-                    TableMeta(
-                        snapshot, meta.snapshots if meta is not None else self._snapshots(relation)
-                    ),
-                    snapshot,
-                    after,
-                )
-            )
-            frame = None
-            for read in reads:  # oldest commit first: row numbers follow arrival
-                part = self._read(relation, read)
-                frame = part if frame is None else frame.unionByName(part)
-            if newer_than_sequence is not None:
+            if snapshot is None:
+                frame = self.spark.table(str(relation))
+            elif empty or not ordered:
+                frame = self._read(relation, Read(snapshot))
+            else:
+                frame = self.ordered_read(relation, snapshot, after)
+                if frame is None:
+                    frame = self._by_snapshot(relation, snapshot, after, meta)
+            if empty:
+                frame = frame.limit(0)
+            elif newer_than_sequence is not None:
                 frame = (
                     frame.select("*", LINEAGE_SEQUENCE)
                     .where(frame[LINEAGE_SEQUENCE] > newer_than_sequence)
@@ -138,16 +126,18 @@ class SparkAdapter(FileLoading, MetadataReads):
         except Exception as err:  # noqa: BLE001
             raise ModelRunError(short(err)) from err
 
-    def _read(self, relation: Relation, read: Read) -> Any:
-        reader = self.spark.read.format("iceberg")
-        if read.after is None:
-            reader = reader.option("snapshot-id", str(read.snapshot))
-        else:
-            reader = reader.option("start-snapshot-id", str(read.after)).option(
-                "end-snapshot-id", str(read.snapshot)
-            )
-        with self.active():
-            return reader.load(str(relation))
+    def _by_snapshot(
+        self, relation: Relation, snapshot: int, after: int | None, meta: TableMeta | None
+    ) -> Any:
+        """Where the files cannot be read in commit order (format version 1, a schema changed
+        since ``snapshot``): one read per append snapshot, oldest first, where the history
+        allows it (lakewide.arrival.arrival_reads), else one plain read."""
+        snapshots = meta.snapshots if meta is not None else self._snapshots(relation)
+        frame = None
+        for read in arrival_reads(TableMeta(snapshot, snapshots), snapshot, after):
+            part = self._read(relation, read)  # oldest commit first: row numbers follow arrival
+            frame = part if frame is None else frame.unionByName(part)
+        return frame
 
     def _catch_up(self, relation: Relation) -> None:
         """Let Spark see the snapshots lakewide read without it: Spark's catalog keeps a table

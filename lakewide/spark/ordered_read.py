@@ -1,0 +1,78 @@
+"""Reads in commit order: a table's rows numbered as their commits arrived (lakewide.arrival).
+
+Iceberg plans the data files of the read (the whole table at a snapshot, or the files appended
+after one), lakewide orders them oldest commit first (their data sequence numbers) and hands
+them back to Iceberg's Spark source as a staged task set (``ScanTaskSetManager``, what
+Iceberg's own rewrite procedures use) read with ``lookback`` 1, so that the scan's partitions
+follow that order: one scan, each file read once, no shuffle. The files' delete files are
+applied as in any read.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lakewide.arrival import FilePart, Read, commit_order
+from lakewide.nodes import Relation
+from lakewide.spark.table_metadata import MetadataReads
+
+#: Iceberg's Spark read option naming a staged task set, and the planning lookback that keeps
+#: the staged order (bins are filled one after another)
+TASK_SET = "scan-task-set-id"
+
+
+class OrderedReads(MetadataReads):
+    """Reads of a table whose row order is commit order."""
+
+    def ordered_read(self, relation: Relation, snapshot: int, after: int | None) -> Any:
+        """The rows of ``relation`` at ``snapshot`` (``after`` None) or appended after
+        ``after`` up to ``snapshot``, as a DataFrame in commit order; None for a table of
+        format version 1 (no sequence numbers), or whose schema changed since ``snapshot``
+        (a staged scan reads the current schema, a snapshot read its own): the caller then
+        reads by snapshot."""
+        table = self._iceberg_table(relation)
+        if int(table.operations().current().formatVersion()) < 2:
+            return None
+        if table.snapshot(snapshot) is None:  # committed since Spark loaded the table
+            table.refresh()
+        schema = table.snapshot(snapshot).schemaId()
+        if schema is None or int(schema) != int(table.schema().schemaId()):
+            return None
+        scan = (
+            table.newScan().useSnapshot(snapshot)
+            if after is None
+            else table.newIncrementalAppendScan().fromSnapshotExclusive(after).toSnapshot(snapshot)
+        )
+        jvm = self.spark._jvm
+        planned = jvm.org.apache.iceberg.relocated.com.google.common.collect.Lists.newArrayList(
+            scan.planFiles()
+        )
+        tasks = list(planned)
+        if not tasks:  # no data file: no rows (Iceberg stages no empty task set)
+            return self._read(relation, Read(snapshot, after))
+        parts = []
+        for task in tasks:
+            file = task.file()
+            parts.append(
+                FilePart(int(file.dataSequenceNumber()), str(file.location()), task.start())
+            )
+        ordered = jvm.java.util.ArrayList()
+        for i in commit_order(parts):
+            ordered.add(tasks[i])
+        # one id per read: staging the same read again replaces an equal list
+        task_set = f"lakewide-arrival-{snapshot}-{after}"
+        jvm.org.apache.iceberg.spark.ScanTaskSetManager.get().stageTasks(table, task_set, ordered)
+        reader = self.spark.read.format("iceberg").option(TASK_SET, task_set)
+        with self.active():
+            return reader.option("lookback", "1").load(str(relation))
+
+    def _read(self, relation: Relation, read: Read) -> Any:
+        reader = self.spark.read.format("iceberg")
+        if read.after is None:
+            reader = reader.option("snapshot-id", str(read.snapshot))
+        else:
+            reader = reader.option("start-snapshot-id", str(read.after)).option(
+                "end-snapshot-id", str(read.snapshot)
+            )
+        with self.active():
+            return reader.load(str(relation))
