@@ -116,14 +116,14 @@ def test_load_appends_a_file_as_one_commit_and_show_inline_reads_it(
         root,
         "show",
         "--inline",
-        "select k, clicks from {{ source('src', 'a') }} order by k desc",
+        "select k, clicks from {{ source('src', 'a') }} order by k desc, clicks desc",
         "--limit",
         "2",
     )
     assert code == 0, out
     lines = [line.split() for line in out.splitlines()]
     header = lines.index(["k", "clicks"])  # a plain table: the header, then a line per row
-    assert lines[header + 1 :][:3] == [["4", "1"], ["1", "3"]], out  # k desc, 2 rows
+    assert lines[header + 1 : header + 3] == [["4", "1"], ["1", "3"]], out  # k, clicks desc
 
 
 BAD_LOADS = {
