@@ -24,10 +24,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks import generate  # noqa: E402
 from benchmarks.run import MOR, Clock, same_rows  # noqa: E402
-from lakewide.executor import run_models  # noqa: E402
-from lakewide.manifest import Manifest, load_manifest  # noqa: E402
-from lakewide.profiles import load_output  # noqa: E402
-from lakewide.project import load_project  # noqa: E402
+from lakewide.project.manifest import Manifest, load_manifest  # noqa: E402
+from lakewide.project.profiles import load_output  # noqa: E402
+from lakewide.project.settings import load_project  # noqa: E402
+from lakewide.run.executor import run_models  # noqa: E402
 from lakewide.spark.adapter import SparkAdapter  # noqa: E402
 from lakewide.spark.runtime import create_session, spark_conf  # noqa: E402
 

@@ -17,11 +17,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from lakewide.arrival import Read
-from lakewide.nodes import Relation
-from lakewide.profiles import load_output
+from lakewide.project.nodes import Relation
+from lakewide.project.profiles import load_output
 from lakewide.spark.adapter import SparkAdapter
 from lakewide.spark.runtime import create_session, spark_conf
+from lakewide.state.arrival import Read
 
 DEFAULTS = {"rows": 2_000_000, "commits": 100, "rounds": 3}
 PROFILES = "b:\n  target: t\n  outputs:\n    t:\n      catalog: lw\n      catalog_type: hadoop\n"

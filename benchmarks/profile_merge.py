@@ -24,9 +24,9 @@ import generate  # noqa: E402
 import run as bench  # noqa: E402
 
 from lakewide.compiler import to_sql  # noqa: E402
-from lakewide.manifest import load_manifest  # noqa: E402
-from lakewide.profiles import load_output  # noqa: E402
-from lakewide.project import load_project  # noqa: E402
+from lakewide.project.manifest import load_manifest  # noqa: E402
+from lakewide.project.profiles import load_output  # noqa: E402
+from lakewide.project.settings import load_project  # noqa: E402
 from lakewide.spark.adapter import SparkAdapter  # noqa: E402
 from lakewide.spark.runtime import create_session, spark_conf  # noqa: E402
 

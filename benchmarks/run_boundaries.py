@@ -18,10 +18,10 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from lakewide.executor import run_models
-from lakewide.manifest import load_manifest
-from lakewide.profiles import load_output
-from lakewide.project import load_project
+from lakewide.project.manifest import load_manifest
+from lakewide.project.profiles import load_output
+from lakewide.project.settings import load_project
+from lakewide.run.executor import run_models
 from lakewide.spark.adapter import SparkAdapter
 from lakewide.spark.runtime import create_session, spark_conf
 

@@ -123,7 +123,7 @@ def main() -> None:
         raise
     finally:
         if code in (0, 1, None) and parsed:  # a usage or config error writes nothing
-            from lakewide.manifest_json import write_manifest_json
+            from lakewide.artifacts.manifest_json import write_manifest_json
 
             write_manifest_json(parsed[0], output.mode.invocation_id)
         parsed.clear()

@@ -23,9 +23,13 @@ from sqlglot import exp
 from sqlglot.errors import ParseError
 
 from lakewide.errors import CompileError
-from lakewide.nodes import Relation
+from lakewide.project.nodes import Relation
 
 Params = dict[str, Any]
+
+#: the snapshot property a plan's MERGE commit carries on a model that produces a changelog
+#: (its changes are still to be appended; lakewide.state.changelog_producer)
+PRODUCES = "lakewide.changelog"
 
 
 @dataclass(frozen=True)
@@ -164,7 +168,7 @@ Step = Read | Run | Query | Stage | Sequence | Refuse | Commit | CheckTypes
 class BranchPlan:
     """How one source branch takes part in an incremental run.
 
-    ``reads``: per read mode (``lakewide.read_plan``), the steps registering the branch's new
+    ``reads``: per read mode (``lakewide.run.read_modes``), the steps registering the branch's new
     rows as its view; ``merge``: its rows merged alone (the column-scoped MERGE of its own
     columns); ``changelog``: its changelog read merged as row kinds (``None`` with
     ``changelog_refusal`` when the engine cannot take it).

@@ -24,7 +24,7 @@ def warehouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def spark(warehouse: Path) -> Iterator[Any]:
     """A SparkSession built by lakewide's runtime, with catalog ``lw`` over a temp warehouse."""
-    from lakewide.jdbc import DATABASES
+    from lakewide.project.jdbc import DATABASES
     from lakewide.spark.runtime import create_session, spark_conf
 
     # JDBC drivers found on this machine: tests add JDBC catalogs at runtime (spark.conf.set)

@@ -14,8 +14,8 @@ from pyiceberg.table.sorting import UNSORTED_SORT_ORDER
 from pyiceberg.table.update import AddSnapshotUpdate, SetSnapshotRefUpdate, update_table_metadata
 from pyiceberg.types import LongType, NestedField
 
-from lakewide.metadata import table_dir
-from lakewide.nodes import Relation
+from lakewide.project.nodes import Relation
+from lakewide.state.metadata import table_dir
 
 
 def empty_table(location: Path, format_version: int = 2) -> TableMetadata:

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from lakewide.manifest import Manifest, load_manifest
-from lakewide.profiles import find_profiles_file, load_output
-from lakewide.project import load_project
+from lakewide.project.manifest import Manifest, load_manifest
+from lakewide.project.profiles import find_profiles_file, load_output
+from lakewide.project.settings import load_project
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE_PARTS = ("pyproject.toml", "profiles.yml", "models", "macros", "seeds", "data-tests")

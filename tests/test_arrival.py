@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from lakewide.arrival import MAX_READS, FilePart, Read, arrival_reads, commit_order
-from lakewide.offsets import Snapshot, TableMeta
+from lakewide.state.arrival import MAX_READS, FilePart, Read, arrival_reads, commit_order
+from lakewide.state.offsets import Snapshot, TableMeta
 
 
 def history(*operations: str) -> TableMeta:

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from lakewide.errors import ConfigError
-from lakewide.profiles import load_output
+from lakewide.project.profiles import load_output
 from tests.project_factory import make_project, run_main
 
 MODEL = """\
@@ -448,7 +448,7 @@ def test_bad_seed_files(
 
 
 def test_seed_with_a_bom_and_types_passes_the_checks(tmp_path: Path) -> None:
-    from lakewide.seeds import find_seeds
+    from lakewide.project.seeds import find_seeds
     from tests.project_factory import manifest_of
 
     root = make_project(

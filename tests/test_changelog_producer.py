@@ -1,9 +1,10 @@
-"""Tests for lakewide.changelog_producer: which commits' changes a changelog table owes."""
+"""Tests for lakewide.state.changelog_producer: which commits' changes a changelog table owes."""
 
 from __future__ import annotations
 
-from lakewide.changelog_producer import missing_changes, range_covered
-from lakewide.offsets import CHANGELOG_OF, MARK, OFFSETS, PRODUCES, Snapshot, TableMeta
+from lakewide.plan import PRODUCES
+from lakewide.state.changelog_producer import missing_changes, range_covered
+from lakewide.state.offsets import CHANGELOG_OF, MARK, OFFSETS, Snapshot, TableMeta
 
 OFFS = {OFFSETS: "{}"}
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from lakewide.compile_pool import SERIAL_BELOW
+from lakewide.artifacts.compiled_files import SERIAL_BELOW
 from tests.project_factory import make_project, run_main
 
 SOURCES = """

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from lakewide.config import ACCEPTED_KEYS, parse_model_config
 from lakewide.errors import ConfigError
+from lakewide.project.config.model_config import ACCEPTED_KEYS, parse_model_config
 
 PATH = "models/m.sql"
 
@@ -125,7 +125,12 @@ def test_table_properties_booleans_are_lowercase_strings() -> None:
 
 
 def test_the_merge_engine_chooses_the_config_class() -> None:
-    from lakewide.config import AggregationConfig, FirstRowConfig, PartialUpdateConfig, TableConfig
+    from lakewide.project.config.model_config import (
+        AggregationConfig,
+        FirstRowConfig,
+        PartialUpdateConfig,
+        TableConfig,
+    )
 
     assert isinstance(parse(), TableConfig)
     assert isinstance(parse(merge_engine="aggregation", primary_key="k"), AggregationConfig)

@@ -13,9 +13,10 @@ from sqlglot.executor import execute
 
 from lakewide.cli import cli
 from lakewide.commands.test import chosen_tests
-from lakewide.data_tests import default_test_name as default_name
-from lakewide.data_tests import threshold_holds
+from lakewide.compiler.data_test_queries import failing_rows
 from lakewide.errors import ConfigError
+from lakewide.project.data_tests import default_test_name as default_name
+from lakewide.project.data_tests import threshold_holds
 from tests.project_factory import REPO_ROOT, make_project, manifest_of
 
 SOURCES = """\
@@ -244,7 +245,7 @@ def test_singular_tests_render_refs_and_config(tmp_path: Path) -> None:
     singular = tests["big_customers"]
     assert singular.test == "singular" and singular.config.severity == "warn"
     assert singular.depends_on == ("per_customer",)
-    assert "analytics.per_customer" in singular.query.sql("spark")
+    assert "analytics.per_customer" in failing_rows(singular.spec).sql("spark")
     assert "other" not in tests
     (root / "pyproject.toml").write_text(
         (root / "pyproject.toml").read_text() + 'test-paths = ["checks"]\n'
@@ -393,5 +394,5 @@ def test_compiled_queries_find_the_failing_rows(tmp_path: Path, seed: int) -> No
     for test in manifest.data_tests.values():
         if test.model != "orders":
             continue
-        found = execute(test.query, schema=schema, tables=tables)
+        found = execute(failing_rows(test.spec), schema=schema, tables=tables)
         assert len(found.rows) == _oracle(test.name, orders, customers), (test.name, orders)

@@ -19,10 +19,10 @@ from pyiceberg.table.metadata import new_table_metadata
 from pyiceberg.table.sorting import UNSORTED_SORT_ORDER
 from pyiceberg.types import LongType, NestedField, StringType, TimestampType
 
+from lakewide.artifacts.docs.documents import build_documents
 from lakewide.cli import cli
-from lakewide.docs.documents import build_documents
-from lakewide.metadata import metadata_reader, table_dir
-from lakewide.nodes import Relation
+from lakewide.project.nodes import Relation
+from lakewide.state.metadata import metadata_reader, table_dir
 from tests import iceberg_files
 from tests.project_factory import copy_example_project, make_project, manifest_of
 from tests.test_cli import _no_outside_profiles  # noqa: F401 - autouse fixture

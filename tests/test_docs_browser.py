@@ -17,7 +17,7 @@ from sqlglot import exp
 
 from lakewide.cli import cli
 from lakewide.compiler import analyze
-from lakewide.compiler.rewrite import driving_table, relation_key
+from lakewide.compiler.rewrite import driving_table
 from tests.project_factory import copy_example_project, manifest_of
 
 CHROMIUM = next(
@@ -110,9 +110,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def _source_labels(example: Path) -> dict[str, str]:
     """relation key -> ``source.table`` as the page names a source."""
     manifest = manifest_of(example)
-    return {
-        relation_key(s.relation): f"{name}.{table}" for (name, table), s in manifest.sources.items()
-    }
+    return {s.relation.key: f"{name}.{table}" for (name, table), s in manifest.sources.items()}
 
 
 def test_the_dag_shows_every_model_and_source(site: Path) -> None:

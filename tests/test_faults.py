@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 
 from lakewide.errors import ConfigError
-from lakewide.lock import WarehouseLock
-from lakewide.profiles import Output
+from lakewide.project.profiles import Output
 from lakewide.spark.jars import check_catalog_supported
+from lakewide.state.lock import WarehouseLock
 from tests.project_factory import make_project
 from tests.test_bad_inputs import MODEL, assert_clean_failure, run_main, session_adapter  # noqa: F401
 
@@ -179,7 +179,7 @@ def test_read_only_file_system_is_reported(
 
 
 def test_writable_warehouse_passes_and_leaves_no_probe(tmp_path: Path) -> None:
-    from lakewide.profiles import check_warehouse_writable
+    from lakewide.project.profiles import check_warehouse_writable
 
     output = Output(catalog_type="hadoop", warehouse=str(tmp_path / "new" / "wh"))
     check_warehouse_writable(output)
@@ -320,7 +320,7 @@ def test_seed_value_that_does_not_fit_its_type(
 def test_line_of_value_counts_lines_of_quoted_records(
     tmp_path: Path, text: str, value: str, line: int | None
 ) -> None:
-    from lakewide.seeds import line_of_value
+    from lakewide.project.seeds import line_of_value
 
     path = tmp_path / "s.csv"
     path.write_text(text)
@@ -330,7 +330,7 @@ def test_line_of_value_counts_lines_of_quoted_records(
 @pytest.mark.spark
 def test_seed_declared_types_keep_the_text(tmp_path: Path, warehouse: Path, spark: Any) -> None:
     """Declared columns are cast from the CSV text: a declared string keeps leading zeros."""
-    from lakewide.nodes import Relation
+    from lakewide.project.nodes import Relation
     from lakewide.spark.adapter import SparkAdapter
 
     csv = tmp_path / "zips.csv"
@@ -495,14 +495,14 @@ def test_ctrl_c_before_spark_starts(
 ) -> None:
     """Ctrl-C while lakewide itself works under the lock (the no-op check; no JVM yet):
     'interrupted', exit 130, the lock released."""
-    import lakewide.freshness
+    import lakewide.state.nothing_new
 
     def interrupted(*_args: Any, **_kwargs: Any) -> None:
         assert (root / "warehouse" / ".lakewide.lock").exists()  # taken by now
         raise KeyboardInterrupt
 
     root = project_with(tmp_path)
-    monkeypatch.setattr(lakewide.freshness, "fresh_models", interrupted)
+    monkeypatch.setattr(lakewide.state.nothing_new, "fresh_models", interrupted)
     code, output = run_main(monkeypatch, capsys, "--project-dir", str(root), "run")
     assert code == 130, output
     assert output.strip() == "interrupted"

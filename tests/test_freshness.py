@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from lakewide.config import parse_model_config
-from lakewide.definition import definition_digest
-from lakewide.durations import describe, parse_duration
 from lakewide.errors import ConfigError
-from lakewide.lag import BEHIND, FRESH, NOT_BUILT, ModelLag, first_unconsumed
-from lakewide.offsets import Snapshot, TableMeta
-from lakewide.watch import is_due, plan_refresh
+from lakewide.project.config.model_config import parse_model_config
+from lakewide.project.durations import describe, parse_duration
+from lakewide.run.watch import is_due, plan_refresh
+from lakewide.state.definition import definition_digest
+from lakewide.state.lag import BEHIND, FRESH, NOT_BUILT, ModelLag, first_unconsumed
+from lakewide.state.offsets import Snapshot, TableMeta
 from tests.project_factory import make_project, manifest_of, run_main
 
 
@@ -47,7 +47,7 @@ def test_durations_as_users_write_them(text: object, seconds: float) -> None:
     [
         ("5", "expected a number and a unit"),
         (5, "a string, not int"),
-        ("5 weeks", "unknown unit 'weeks'"),
+        ("5 fortnights", "unknown unit 'fortnights'"),
         ("0 seconds", "more than zero"),
         ("-1 minute", "expected a number and a unit"),
         ("five minutes", "expected a number and a unit"),

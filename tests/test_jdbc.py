@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from lakewide.errors import ConfigError
-from lakewide.jdbc import DATABASES, driver_jars, libpq_uri, sqlalchemy_url, sqlite_file
-from lakewide.lock import lock_path
-from lakewide.metadata import metadata_reader
-from lakewide.profiles import load_output
+from lakewide.project.jdbc import DATABASES, driver_jars, libpq_uri, sqlalchemy_url, sqlite_file
+from lakewide.project.profiles import load_output
 from lakewide.spark.runtime import spark_conf
+from lakewide.state.lock import lock_path
+from lakewide.state.metadata import metadata_reader
 from tests.project_factory import make_project, run_main
 
 REPO = Path(__file__).resolve().parents[1]
@@ -197,7 +197,7 @@ def test_sqlite_file_resolves_against_the_project(tmp_path: Path, pg_env: None) 
     assert sqlalchemy_url(output) == f"sqlite:///{(root / 'cat.db').resolve()}"
     assert metadata_reader(output) is not None  # read without Spark
     # no catalog file yet: no table exists (Spark creates the file on first use)
-    from lakewide.nodes import Relation
+    from lakewide.project.nodes import Relation
 
     reader = metadata_reader(output)
     assert reader is not None and reader.table_meta(Relation("team", "a", "t")) is None

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from lakewide.errors import RuntimeSetupError
-from lakewide.jdbc_metadata import JdbcMetadataReader
-from lakewide.nodes import Relation
-from lakewide.profiles import load_output
+from lakewide.project.nodes import Relation
+from lakewide.project.profiles import load_output
+from lakewide.state.jdbc_metadata import JdbcMetadataReader
 from tests.postgres_server import PostgresServer, missing_prerequisite
 from tests.project_factory import make_project, run_main
 

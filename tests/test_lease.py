@@ -11,14 +11,14 @@ from pathlib import Path
 import pytest
 from pydantic import SecretStr
 
-from lakewide.lease import (
+from lakewide.project.profiles import Output
+from lakewide.state.lease import (
     LeaseBusyError,
     LeaseLostError,
     NoLeases,
     PostgresLeases,
     model_leases,
 )
-from lakewide.profiles import Output
 from tests.postgres_server import PostgresServer, missing_prerequisite
 
 REPO = Path(__file__).resolve().parents[1]
@@ -85,7 +85,7 @@ def test_a_killed_holder_releases_its_lease(server: PostgresServer, tmp_path: Pa
     script = tmp_path / "hold.py"
     script.write_text(
         "import sys, time\n"
-        "from lakewide.lease import PostgresLeases\n"
+        "from lakewide.state.lease import PostgresLeases\n"
         "with PostgresLeases(sys.argv[1]).hold('pg.analytics.m'):\n"
         "    print('held', flush=True)\n"
         "    time.sleep(600)\n"

@@ -15,12 +15,12 @@ from pathlib import Path
 import pytest
 
 from lakewide.compiler.compiled import to_sql
-from lakewide.config import parse_model_config
-from lakewide.config_maintenance import parse_duration
-from lakewide.definition import definition_digest
 from lakewide.errors import ConfigError
-from lakewide.maintenance import expire_before, floor_to, plan_table, protected_snapshots
-from lakewide.offsets import OFFSETS, Snapshot, TableColumn, TableMeta
+from lakewide.project.config.model_config import parse_model_config
+from lakewide.project.durations import parse_timedelta
+from lakewide.run.maintenance_steps import expire_before, floor_to, plan_table, protected_snapshots
+from lakewide.state.definition import definition_digest
+from lakewide.state.offsets import OFFSETS, Snapshot, TableColumn, TableMeta
 from tests.project_factory import make_project, manifest_of
 
 KEY = {"merge_engine": "deduplicate", "primary_key": ["k"]}
@@ -36,7 +36,7 @@ def _error(raw: dict[str, object]) -> str:
     ("extra", "expected"),
     [
         ({"maintenance": {"expire_afer": "7 days"}}, "[maintenance.expire_afer] unknown key"),
-        ({"maintenance": {"expire_after": "7 dayz"}}, "expected a duration like '7 days'"),
+        ({"maintenance": {"expire_after": "7 dayz"}}, "unknown unit 'dayz'"),
         ({"maintenance": {"retain_last": 0}}, "[maintenance.retain_last]"),
         ({"maintenance": {"orphan_after": "2 hours"}}, "shorter than 1 day"),
         ({"maintenance": "weekly"}, "[maintenance] maintenance expects a mapping"),
@@ -77,8 +77,8 @@ def test_accepted_settings_and_durations() -> None:
     )
     assert config.maintenance.expire_age == timedelta(days=14)
     assert config.maintenance.orphan_age is None
-    assert parse_duration("1 Week") == timedelta(days=7)
-    assert parse_duration("90 seconds") == timedelta(seconds=90)
+    assert parse_timedelta("1 Week") == timedelta(days=7)
+    assert parse_timedelta("90 seconds") == timedelta(seconds=90)
 
 
 def test_maintenance_keys_do_not_change_the_definition_digest(tmp_path: Path) -> None:

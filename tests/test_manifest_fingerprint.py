@@ -1,5 +1,5 @@
 """manifest.json's compiled checksums: a model is compiled again only when something its
-statements are made from changed (lakewide.manifest_json, ``compiled_fingerprint``)."""
+statements are made from changed (lakewide.artifacts.manifest_json, ``compiled_fingerprint``)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,10 @@ from typing import Any
 
 import pytest
 
-from lakewide import manifest_json, upstream
+from lakewide.artifacts import manifest_json
+from lakewide.artifacts.manifest_json import manifest_document, write_manifest_json
+from lakewide.compiler import upstream
 from lakewide.errors import CompileError
-from lakewide.manifest_json import manifest_document, write_manifest_json
 from tests.project_factory import copy_example_project, manifest_of
 
 

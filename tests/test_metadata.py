@@ -1,4 +1,4 @@
-"""Iceberg metadata read with pyiceberg, without a JVM (lakewide.metadata): what is read, which
+"""Iceberg metadata read with pyiceberg, without a JVM (lakewide.state.metadata): what is read, which
 file is current, that every read sees the newest commit, and clear errors for bad files."""
 
 from __future__ import annotations
@@ -7,17 +7,17 @@ from pathlib import Path
 
 import pytest
 
-from lakewide.metadata import (
+from lakewide.project.nodes import Relation
+from lakewide.project.profiles import Output
+from lakewide.spark.adapter import SparkAdapter
+from lakewide.state.metadata import (
     CorruptMetadataError,
     HadoopMetadataReader,
     metadata_reader,
     read_table_meta,
     table_dir,
 )
-from lakewide.nodes import Relation
-from lakewide.offsets import OFFSETS, Snapshot, TableColumn
-from lakewide.profiles import Output
-from lakewide.spark.adapter import SparkAdapter
+from lakewide.state.offsets import OFFSETS, Snapshot, TableColumn
 from tests import iceberg_files
 
 T = Relation("lw", "ns", "t")
@@ -140,7 +140,7 @@ def test_a_file_pyiceberg_refuses_is_one_clear_line(tmp_path: Path, edit, detail
     ],
 )
 def test_which_catalogs_are_read_without_spark(output: Output, reads: bool) -> None:
-    from lakewide.jdbc_metadata import JdbcMetadataReader
+    from lakewide.state.jdbc_metadata import JdbcMetadataReader
 
     reader = metadata_reader(output)
     assert (reader is not None) == reads

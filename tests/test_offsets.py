@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from lakewide.offsets import branch_offsets, offset_key, offset_relation, table_offsets
+from lakewide.state.offsets import branch_offsets, offset_key, offset_relation, table_offsets
 
 
 def test_offset_key_round_trips_the_relation() -> None:

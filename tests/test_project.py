@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from lakewide.errors import ConfigError
-from lakewide.nodes import Relation
-from lakewide.profiles import find_profiles_file, load_output
-from lakewide.project import load_project
+from lakewide.project.nodes import Relation
+from lakewide.project.profiles import find_profiles_file, load_output
+from lakewide.project.settings import load_project
 from tests.project_factory import make_project, manifest_of
 
 SOURCES = """\

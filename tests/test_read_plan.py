@@ -10,12 +10,12 @@ import pytest
 from lakewide.compiler import PlanContext, compile_model, to_sql
 from lakewide.compiler.build_changelog_read import KIND, changelog_merge, retract_policy
 from lakewide.compiler.wide_model import WideModel, analyze
-from lakewide.config import parse_model_config
 from lakewide.errors import ModelRunError
-from lakewide.nodes import ModelNode, Relation
-from lakewide.offsets import Snapshot, TableMeta
 from lakewide.plan import BranchPlan
-from lakewide.read_plan import ReadPlan, choose_read
+from lakewide.project.config.model_config import parse_model_config
+from lakewide.project.nodes import ModelNode, Relation
+from lakewide.run.read_modes import ReadPlan, choose_read
+from lakewide.state.offsets import Snapshot, TableMeta
 
 SQL = "SELECT k, n, v FROM lw.ods.src"
 

@@ -7,18 +7,16 @@ from pathlib import Path
 
 import pytest
 
-from lakewide.compiler.rewrite import relation_key
-from lakewide.consistency import Lineages, Pair, newest_pair, tags_of
 from lakewide.errors import ConfigError
-from lakewide.manifest import Manifest
-from lakewide.offsets import Snapshot, TableMeta, commit_properties, offset_key
-from lakewide.run_tags import (
-    Retention,
+from lakewide.project.durations import Retention, parse_retention
+from lakewide.project.manifest import Manifest
+from lakewide.state.consistency import Lineages, Pair, newest_pair, tags_of
+from lakewide.state.offsets import Snapshot, TableMeta, commit_properties, offset_key
+from lakewide.state.tags import (
     check_tag_name,
     consistent_set,
     create_tag,
     model_lineages,
-    parse_retention,
 )
 from tests.project_factory import make_project, manifest_of
 
@@ -38,7 +36,7 @@ def test_tag_names_refused(name: str) -> None:
 
 
 def test_a_statement_never_carries_a_refused_name() -> None:
-    from lakewide.nodes import Relation
+    from lakewide.project.nodes import Relation
 
     with pytest.raises(ConfigError):
         create_tag(Relation("lw", "ns", "t"), "x` RETAIN 1 DAYS --", 1, Retention(), False)
@@ -61,9 +59,19 @@ def test_retention_counted_from_the_run() -> None:
 
 def test_retention_forever_and_refused() -> None:
     assert parse_retention("forever").amount is None
-    for text in ("0 days", "3 weeks", "7", "days", "-1 days"):
-        with pytest.raises(ValueError, match="'N days', 'N hours'"):
+    for text in ("0 days", "7", "days", "-1 days", "3 fortnights"):
+        with pytest.raises(ValueError, match="expected a number and a unit|unknown unit|more than"):
             parse_retention(text)
+    with pytest.raises(ValueError, match="whole minutes"):
+        parse_retention("90 seconds")
+
+
+def test_retention_shares_the_duration_grammar() -> None:
+    """The grammar of freshness and maintenance ages: weeks, short units, dbt's mapping."""
+    assert parse_retention("2 weeks") == Retention(14, "DAYS")
+    assert parse_retention("90min") == Retention(90, "MINUTES")
+    assert parse_retention("1.5 hours") == Retention(90, "MINUTES")
+    assert parse_retention({"count": 12, "period": "hour"}) == Retention(12, "HOURS")
 
 
 def test_profile_retention_refused_with_its_key(tmp_path: Path) -> None:
@@ -71,13 +79,13 @@ def test_profile_retention_refused_with_its_key(tmp_path: Path) -> None:
         tmp_path,
         {
             "profiles.yml": "demo:\n  target: dev\n  outputs:\n    dev:\n      catalog: lw\n"
-            "      warehouse: wh\n      tag_retention: 2 weeks\n",
+            "      warehouse: wh\n      tag_retention: 2 fortnights\n",
             "models/m.sql": "SELECT 1 AS x",
         },
     )
     with pytest.raises(ConfigError, match="tag_retention") as err:
         manifest_of(root)
-    assert "'N days'" in str(err.value)
+    assert "unknown unit 'fortnights'" in str(err.value)
 
 
 class History:
@@ -164,17 +172,17 @@ MODELS = {
 
 def project(tmp_path: Path) -> tuple[Manifest, dict[str, str]]:
     manifest = manifest_of(make_project(tmp_path, MODELS))
-    return manifest, {n: relation_key(m.relation) for n, m in manifest.models.items()}
+    return manifest, {n: m.relation.key for n, m in manifest.models.items()}
 
 
 def test_run_set_leaves_out_failed_and_inconsistent_models(tmp_path: Path) -> None:
     manifest, key = project(tmp_path)
-    source = relation_key(manifest.sources[("ods", "s")].relation)
+    source = manifest.sources[("ods", "s")].relation.key
     h = History()
     h.commit(key["a"], 11, {source: 2})
     h.commit(key["b"], 21, {source: 1})  # built by an earlier run from older rows
     h.commit(key["c"], 31, {key["a"]: 11})
-    lineages = model_lineages(manifest, lambda r: h.metas.get(relation_key(r)))
+    lineages = model_lineages(manifest, lambda r: h.metas.get(r.key))
     found = consistent_set(
         manifest, [("a", "success"), ("b", "success"), ("c", "success")], lineages
     )

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from lakewide.compiler import to_sql
-from lakewide.nodes import Relation
-from lakewide.seed_schema import evolution
+from lakewide.project.nodes import Relation
+from lakewide.project.seed_schema import evolution
 
 T = Relation("lw", "ods", "orders")
 

@@ -8,15 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from lakewide.compiler.rewrite import relation_key
-from lakewide.definition import definition_digest
-from lakewide.freshness import fresh_models
-from lakewide.lock import LockBusyError, WarehouseLock, lock_path, warehouse_lock
-from lakewide.manifest import Manifest
-from lakewide.metadata import CorruptMetadataError, read_table_meta, table_dir, warehouse_path
-from lakewide.nodes import Relation
-from lakewide.offsets import commit_properties, offset_key
-from lakewide.profiles import Output
+from lakewide.project.manifest import Manifest
+from lakewide.project.nodes import Relation
+from lakewide.project.profiles import Output, warehouse_path
+from lakewide.state.definition import definition_digest
+from lakewide.state.lock import LockBusyError, WarehouseLock, lock_path, warehouse_lock
+from lakewide.state.metadata import CorruptMetadataError, read_table_meta, table_dir
+from lakewide.state.nothing_new import fresh_models
+from lakewide.state.offsets import commit_properties, offset_key
 from tests import iceberg_files
 from tests.project_factory import make_project, manifest_of
 
@@ -119,7 +118,7 @@ def build_state(manifest: Manifest, name: str, definition: str | None) -> None:
     sources = [manifest.sources[s].relation for s in node.sources]
     for relation in sources:
         write_metadata(warehouse, relation, {})
-    keys = [relation_key(r) for r in sources]
+    keys = [r.key for r in sources]
     if node.config.kind == "table":
         offsets = {offset_key(-1, k): 101 for k in keys}
     else:

@@ -22,11 +22,11 @@ from lakewide.commands.seed import check_seeds, load_and_report
 from lakewide.commands.session import with_adapter
 from lakewide.commands.test import RESOURCE_TYPES, chosen_unit_tests, kinds_to_run
 from lakewide.errors import ConfigError
-from lakewide.manifest import Manifest
+from lakewide.project.manifest import Manifest
 
 if TYPE_CHECKING:
+    from lakewide.run.unit_tests import UnitTest
     from lakewide.spark.adapter import SparkAdapter
-    from lakewide.unit_tests import UnitTest
 
 
 def _models_only(select: tuple[str, ...], exclude: tuple[str, ...]) -> tuple[str, ...]:
@@ -78,9 +78,9 @@ def build(
         return [t for t in chosen_unit_tests(manifest, (), (), kinds) if t.model in names]
 
     def body(manifest: Manifest, adapter: SparkAdapter) -> int:
-        from lakewide.build_tests import TestsAfterModels
-        from lakewide.build_unit_tests import UnitTestsBeforeModels
         from lakewide.commands.test import report_test
+        from lakewide.run.tests_after_models import TestsAfterModels
+        from lakewide.run.unit_tests_before_models import UnitTestsBeforeModels
 
         names = selected(manifest, select, models_exclude)
         refuse_taken(manifest, tagging, adapter)  # before the seeds are loaded

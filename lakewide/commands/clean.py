@@ -9,9 +9,8 @@ import click
 
 from lakewide.commands.context import Options, console, pass_options
 from lakewide.errors import ConfigError, LakewideError
-from lakewide.metadata import warehouse_path
-from lakewide.profiles import find_profiles_file, load_output
-from lakewide.project import Project, load_project
+from lakewide.project.profiles import find_profiles_file, load_output, warehouse_path
+from lakewide.project.settings import Project, load_project
 
 KEY = "tool.lakewide.clean-targets"
 

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import click
 
+from lakewide.artifacts.compiled_files import SERIAL_BELOW, compile_all, default_processes
+from lakewide.artifacts.manifest_json import remember_compiled
 from lakewide.commands.context import (
     Options,
     console,
@@ -16,10 +18,9 @@ from lakewide.commands.context import (
     selection,
 )
 from lakewide.commands.test import chosen_tests, chosen_unit_tests
-from lakewide.compile_pool import SERIAL_BELOW, compile_all, default_processes
 from lakewide.compiler import to_sql
-from lakewide.manifest import Manifest
-from lakewide.manifest_json import remember_compiled
+from lakewide.compiler.data_test_queries import failing_rows
+from lakewide.project.manifest import Manifest
 
 
 def _replace_folder(folder: Path, files: dict[str, str]) -> None:
@@ -81,7 +82,7 @@ def write_compiled_tests(
     tests = chosen_tests(manifest, select, exclude)
     if not tests:
         return
-    files = {f"{t.name}.sql": to_sql(t.query) for t in tests}
+    files = {f"{t.name}.sql": to_sql(failing_rows(t.spec)) for t in tests}
     if select or exclude:
         folder.mkdir(parents=True, exist_ok=True)
         for file_name, text in files.items():

@@ -14,11 +14,11 @@ import yaml
 from rich.console import Console
 
 from lakewide.errors import ConfigError
-from lakewide.graph import select
-from lakewide.manifest import Manifest, load_manifest
-from lakewide.nodes import ModelNode
-from lakewide.profiles import find_profiles_file, load_output
-from lakewide.project import load_project
+from lakewide.project.graph import select
+from lakewide.project.manifest import Manifest, load_manifest
+from lakewide.project.nodes import ModelNode
+from lakewide.project.profiles import find_profiles_file, load_output
+from lakewide.project.settings import load_project
 
 # Piped output (CI logs, `| less`) gets room for wide tables instead of 80 columns.
 console = Console(

@@ -8,8 +8,8 @@ import click
 
 from lakewide.commands.context import Options, console, pass_options, profile_options
 from lakewide.commands.session import check_output
-from lakewide.manifest import Manifest
-from lakewide.metadata import warehouse_path
+from lakewide.project.manifest import Manifest
+from lakewide.project.profiles import warehouse_path
 
 if TYPE_CHECKING:
     from lakewide.spark.adapter import SparkAdapter

@@ -18,10 +18,10 @@ from lakewide.commands.context import Options, model_named, pass_options
 from lakewide.commands.diff_report import DiffOutcome, show
 from lakewide.commands.output import output_options
 from lakewide.commands.session import with_adapter
+from lakewide.compiler.table_diff import COUNT_NAMES, DiffQuery, duplicate_keys
 from lakewide.errors import UsageError
-from lakewide.manifest import Manifest
-from lakewide.nodes import Relation
-from lakewide.table_diff import COUNT_NAMES, DiffQuery, duplicate_keys
+from lakewide.project.manifest import Manifest
+from lakewide.project.nodes import Relation
 
 if TYPE_CHECKING:
     from lakewide.spark.adapter import SparkAdapter

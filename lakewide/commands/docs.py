@@ -23,9 +23,9 @@ def docs() -> None:
 @pass_options
 def generate(options: Options) -> None:
     """Write target/docs/index.html, manifest.json and catalog.json (no JVM needed)."""
-    from lakewide.docs.documents import build_documents
-    from lakewide.docs.site import DOCS_DIR, write_site
-    from lakewide.metadata import metadata_reader
+    from lakewide.artifacts.docs.documents import build_documents
+    from lakewide.artifacts.docs.site import DOCS_DIR, write_site
+    from lakewide.state.metadata import metadata_reader
 
     manifest = options.manifest()
     reader = metadata_reader(manifest.output)
@@ -51,8 +51,8 @@ def generate(options: Options) -> None:
 @pass_options
 def serve(options: Options, port: int, host: str) -> None:
     """Serve target/docs over HTTP (run `lakewide docs generate` first); Ctrl-C stops."""
-    from lakewide.docs.site import DOCS_DIR
-    from lakewide.project import load_project
+    from lakewide.artifacts.docs.site import DOCS_DIR
+    from lakewide.project.settings import load_project
 
     folder = load_project(options.project_dir).target_path / DOCS_DIR
     if not (folder / "index.html").is_file():

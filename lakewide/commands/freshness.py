@@ -1,5 +1,5 @@
 """``lakewide freshness``: each model's lag behind its upstreams against its ``freshness``
-target, from Iceberg metadata alone (no JVM; see lakewide.lag)."""
+target, from Iceberg metadata alone (no JVM; see lakewide.state.lag)."""
 
 from __future__ import annotations
 
@@ -19,9 +19,9 @@ from lakewide.commands.context import (
     selection,
 )
 from lakewide.commands.output import loud, mode, output_options
-from lakewide.durations import describe
 from lakewide.errors import ConfigError
-from lakewide.lag import FRESH, ModelLag, model_lags
+from lakewide.project.durations import describe
+from lakewide.state.lag import FRESH, ModelLag, model_lags
 
 COLOURS = {"pass": "green", "error": "red", "none": "dim", "unknown": "yellow"}
 
@@ -69,7 +69,7 @@ def _event(lag: ModelLag) -> None:
 @pass_options
 def freshness(options: Options, select: tuple[str, ...], exclude: tuple[str, ...]) -> None:
     """Each model's lag behind its upstreams and its freshness target (exit 1: one is over)."""
-    from lakewide.metadata import metadata_reader
+    from lakewide.state.metadata import metadata_reader
 
     manifest = options.manifest()
     names = selected(manifest, select, exclude)

@@ -8,7 +8,7 @@ import click
 from rich.markup import escape
 
 from lakewide.commands.context import console
-from lakewide.scaffold import init_project
+from lakewide.project.scaffold import init_project
 
 
 @click.command()

@@ -1,6 +1,6 @@
 """``lakewide lineage``: which upstream snapshots each of a model's snapshots was built from;
 ``--consistent A B``: the newest snapshot pair of two models built from the same upstream
-snapshots (lakewide.consistency)."""
+snapshots (lakewide.state.consistency)."""
 
 from __future__ import annotations
 
@@ -15,16 +15,16 @@ from rich.table import Table
 
 from lakewide.commands.context import Options, console, model_named, pass_options, profile_options
 from lakewide.errors import ConfigError
-from lakewide.manifest import Manifest
-from lakewide.nodes import Relation
-from lakewide.offsets import TableMeta
-from lakewide.profiles import Output
+from lakewide.project.manifest import Manifest
+from lakewide.project.nodes import Relation
+from lakewide.project.profiles import Output
+from lakewide.state.offsets import TableMeta
 
 
 @contextmanager
 def metadata(output: Output) -> Iterator[Callable[[Relation], TableMeta | None]]:
     """Reads table metadata: without a JVM where the catalog has a reader, else through Spark."""
-    from lakewide.metadata import metadata_reader
+    from lakewide.state.metadata import metadata_reader
 
     reader = metadata_reader(output)
     if reader is not None:
@@ -62,7 +62,7 @@ def lineage(options: Options, model: str | None, consistent: tuple[str, str] | N
 
 
 def _history(manifest: Manifest, model: str) -> None:
-    from lakewide.offsets import RUN_ID, last_commit, offset_relation, snapshot_offsets
+    from lakewide.state.offsets import RUN_ID, last_commit, offset_relation, snapshot_offsets
 
     node = model_named(manifest, model)
     with metadata(manifest.output) as table_meta:
@@ -94,12 +94,11 @@ def _history(manifest: Manifest, model: str) -> None:
 def consistent_pair(manifest: Manifest, a: str, b: str) -> None:
     """Print the newest consistent pair of ``a`` and ``b`` and the SQL reading it; a
     ConfigError (exit 2) saying why when there is none."""
-    from lakewide.compiler.rewrite import relation_key
-    from lakewide.consistency import newest_pair, pair_sql, tags_of
-    from lakewide.run_tags import model_lineages, tables
+    from lakewide.state.consistency import newest_pair, pair_sql, tags_of
+    from lakewide.state.tags import model_lineages, tables
 
     nodes = [model_named(manifest, name) for name in (a, b)]
-    keys = [relation_key(n.relation) for n in nodes]
+    keys = [n.relation.key for n in nodes]
     for node, key in zip(nodes, keys):
         if key not in tables(manifest):
             raise ConfigError(f"model {node.name} is a {node.config.kind}: it has no snapshots")

@@ -10,8 +10,8 @@ import click
 from lakewide.commands.context import Options, console, pass_options, profile_options
 from lakewide.commands.session import with_adapter
 from lakewide.errors import UsageError
-from lakewide.manifest import Manifest
-from lakewide.nodes import Relation
+from lakewide.project.manifest import Manifest
+from lakewide.project.nodes import Relation
 
 if TYPE_CHECKING:
     from lakewide.spark.adapter import SparkAdapter
@@ -24,7 +24,7 @@ def source_table(manifest: Manifest, name: str) -> Relation:
     """The declared source ``name`` names (``source.table`` as in ``source('source',
     'table')``, or its table's full name); a UsageError listing the sources otherwise. A seed's
     table is refused: its CSV is its truth (the next ``lakewide seed`` would overwrite it)."""
-    from lakewide.seeds import find_seeds
+    from lakewide.project.seeds import find_seeds
 
     found = [
         s.relation

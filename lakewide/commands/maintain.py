@@ -1,5 +1,5 @@
 """``lakewide maintain``: compaction, snapshot expiry, orphan files, retention and TTL of the
-selected models' tables (lakewide.maintenance, lakewide.maintain_run)."""
+selected models' tables (lakewide.maintenance, lakewide.run.maintain)."""
 
 from __future__ import annotations
 
@@ -19,11 +19,11 @@ from lakewide.commands.context import (
     selection,
 )
 from lakewide.commands.session import with_adapter
-from lakewide.manifest import Manifest
+from lakewide.project.manifest import Manifest
 
 if TYPE_CHECKING:
-    from lakewide.maintain_run import TableResult
-    from lakewide.maintenance import MetaOf
+    from lakewide.run.maintain import TableResult
+    from lakewide.run.maintenance_steps import MetaOf
     from lakewide.spark.adapter import SparkAdapter
 
 
@@ -36,7 +36,7 @@ def _protected_line(protected: dict[int, str]) -> str:
 
 def _dry_run(manifest: Manifest, names: list[str], meta_of: MetaOf) -> int:
     from lakewide.compiler.compiled import to_sql
-    from lakewide.maintenance import plan_table
+    from lakewide.run.maintenance_steps import plan_table
 
     now = datetime.now(timezone.utc)
     for name in names:
@@ -73,7 +73,7 @@ def _report(result: TableResult) -> None:
 
 
 def _maintain(manifest: Manifest, adapter: SparkAdapter, names: list[str]) -> int:
-    from lakewide.maintain_run import maintain_models
+    from lakewide.run.maintain import maintain_models
 
     results = maintain_models(manifest, names, adapter, _report)
     failed = sum(r.status == "error" for r in results)
@@ -99,7 +99,7 @@ def maintain(
     """Compact, expire snapshots (never those offsets need), remove orphan files, apply
     retention and TTL on the selected models' tables."""
     if dry_run:
-        from lakewide.metadata import metadata_reader
+        from lakewide.state.metadata import metadata_reader
 
         manifest = options.manifest()
         names = selected(manifest, select, exclude)

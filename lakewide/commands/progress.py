@@ -19,7 +19,7 @@ from lakewide.commands.context import console
 from lakewide.commands.output import elapsed, loud, mode
 
 if TYPE_CHECKING:
-    from lakewide.executor import ModelResult
+    from lakewide.run.executor import ModelResult
 
 COLOURS = {"success": "green", "error": "red", "skipped": "yellow"}
 RUN, UNIT = "RUN", "UNIT"  # a model running, a unit test of it running before it

@@ -22,13 +22,13 @@ from lakewide.commands.output import output_options
 from lakewide.commands.progress import live, report, summary
 from lakewide.commands.run_tag import AUTO_TAG, TagRequest, tag_options, tag_request
 from lakewide.commands.session import with_adapter
-from lakewide.manifest import Manifest
+from lakewide.project.manifest import Manifest
 
 if TYPE_CHECKING:
-    from lakewide.build_tests import TestsAfterModels
-    from lakewide.build_unit_tests import UnitTestsBeforeModels
-    from lakewide.executor import ModelResult
-    from lakewide.schema_plan import ModelSchema
+    from lakewide.run.executor import ModelResult
+    from lakewide.run.schema_steps import ModelSchema
+    from lakewide.run.tests_after_models import TestsAfterModels
+    from lakewide.run.unit_tests_before_models import UnitTestsBeforeModels
     from lakewide.spark.adapter import SparkAdapter
 
 
@@ -73,7 +73,7 @@ def show_schema(schema: ModelSchema) -> None:
 
 def plan_only(manifest: Manifest, adapter: SparkAdapter, names: list[str]) -> int:
     """``run --dry-run``: print each selected key table's schema changes; write nothing."""
-    from lakewide.executor import run_models
+    from lakewide.run.executor import run_models
 
     shown: list[ModelSchema] = []
 
@@ -105,23 +105,23 @@ def run_and_report(
     run_results.json (with ``args``, what ``retry`` repeats); the exit code (1 when a model
     failed or was skipped, or one of ``tests``, run after each model, or of ``unit_tests``,
     run before it, failed). ``lock_wait``: seconds to wait for a model's lease; ``tagging``:
-    the tag of the run's consistent snapshots (lakewide.run_tags), refused before anything
+    the tag of the run's consistent snapshots (lakewide.state.tags), refused before anything
     runs when taken (unless ``tag_checked``: the caller did, before work of its own)."""
     import uuid
 
+    from lakewide.artifacts.run_results import write_run_results
     from lakewide.commands.run_tag import refuse_taken, tag_run
     from lakewide.commands.test import report_test
-    from lakewide.executor import run_models
-    from lakewide.jit import QUICK_JIT, merges_only
-    from lakewide.lease import model_leases
-    from lakewide.run_results import write_run_results
+    from lakewide.run.executor import run_models
+    from lakewide.run.jit import QUICK_JIT, merges_only
+    from lakewide.state.lease import model_leases
 
     if not tag_checked:
         refuse_taken(manifest, tagging, adapter)
     if not adapter.started and merges_only(
         manifest, names, adapter.exists_without_spark, flags.full_refresh
     ):
-        adapter.java_options.append(QUICK_JIT)  # a short run: C1 only (lakewide.jit)
+        adapter.java_options.append(QUICK_JIT)  # a short run: C1 only (lakewide.run.jit)
     adapter.start()  # its own step: not part of the first model's time
     started = time.time()
     total = len(names)
@@ -192,9 +192,9 @@ def run_args(
 
 def _nothing_to_do(manifest: Manifest, names: list[str]) -> bool:
     """True (and reported) when Iceberg metadata shows no model has new upstream data."""
-    from lakewide.executor import ModelResult
-    from lakewide.freshness import fresh_models
-    from lakewide.run_results import write_run_results
+    from lakewide.artifacts.run_results import write_run_results
+    from lakewide.run.executor import ModelResult
+    from lakewide.state.nothing_new import fresh_models
 
     started = time.time()
     fresh = fresh_models(manifest, names)

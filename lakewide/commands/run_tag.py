@@ -1,5 +1,5 @@
 """``--tag NAME``, ``--replace-tag``, ``--no-tag`` of ``run``/``build``: the consistent set of a
-run tagged after it (lakewide.run_tags)."""
+run tagged after it (lakewide.state.tags)."""
 
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ import click
 
 from lakewide.commands.context import console
 from lakewide.errors import ConfigError, LakewideError
-from lakewide.manifest import Manifest
+from lakewide.project.manifest import Manifest
 
 if TYPE_CHECKING:
-    from lakewide.executor import ModelResult
+    from lakewide.run.executor import ModelResult
     from lakewide.spark.adapter import SparkAdapter
 
 
@@ -33,7 +33,7 @@ AUTO_TAG = TagRequest()
 
 
 def _tag_name(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
-    from lakewide.run_tags import check_tag_name
+    from lakewide.state.tags import check_tag_name
 
     if value is None:
         return None
@@ -75,7 +75,7 @@ def tag_request(tag: str | None, replace_tag: bool, no_tag: bool) -> TagRequest:
 
 def refuse_taken(manifest: Manifest, request: TagRequest, adapter: SparkAdapter) -> None:
     """ConfigError before anything runs when the named tag exists and may not be replaced."""
-    from lakewide.run_tags import model_lineages, refuse_existing
+    from lakewide.state.tags import model_lineages, refuse_existing
 
     if request.name and not request.replace and not request.off:
         refuse_existing(manifest, request.name, model_lineages(manifest, adapter.table_meta))
@@ -90,13 +90,12 @@ def tag_run(
 ) -> int:
     """Tag the run's consistent set; prints what was tagged and what was not, and why. Returns
     1 when a tag could not be created (the run's data is committed either way)."""
-    from lakewide.compiler.rewrite import relation_key
-    from lakewide.run_tags import (
+    from lakewide.project.durations import parse_retention
+    from lakewide.state.tags import (
         consistent_set,
         create_tag,
         drop_tag,
         model_lineages,
-        parse_retention,
         run_tag_name,
         tagged_tables,
     )
@@ -115,7 +114,7 @@ def tag_run(
     try:
         for model, snapshot in found.tagged.items():
             relation = manifest.models[model].relation
-            meta = lineages.meta(relation_key(relation))
+            meta = lineages.meta(relation.key)
             assert meta is not None, "a tagged table has metadata"
             kept = retention.after(now_ms - meta.snapshots[snapshot].timestamp_ms)
             adapter.sql(create_tag(relation, name, snapshot, kept, request.replace))

@@ -8,16 +8,16 @@ import click
 
 from lakewide.commands.context import Options, console, pass_options, profile_options
 from lakewide.commands.session import with_adapter
-from lakewide.manifest import Manifest
+from lakewide.project.manifest import Manifest
 
 if TYPE_CHECKING:
-    from lakewide.seeds import SeedResult
+    from lakewide.run.seed_load import SeedResult
     from lakewide.spark.adapter import SparkAdapter
 
 
 def check_seeds(manifest: Manifest) -> None:
     """Seed files are checked (types files, UTF-8, headers) before Spark starts."""
-    from lakewide.seeds import find_seeds
+    from lakewide.project.seeds import find_seeds
 
     find_seeds(manifest.project, manifest.output)
 
@@ -25,7 +25,8 @@ def check_seeds(manifest: Manifest) -> None:
 def load_and_report(manifest: Manifest, adapter: SparkAdapter) -> None:
     """Load every seed, a line each; all changed seeds' values are checked first, so a bad
     value in one seed leaves every seed table as it was."""
-    from lakewide.seeds import find_seeds, load_seeds
+    from lakewide.project.seeds import find_seeds
+    from lakewide.run.seed_load import load_seeds
 
     adapter.start()  # its own step: not part of the first seed's time
     for found in find_seeds(manifest.project, manifest.output):

@@ -8,8 +8,8 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from lakewide.commands.context import Options
-from lakewide.manifest import Manifest
-from lakewide.profiles import Output, check_warehouse_writable
+from lakewide.project.manifest import Manifest
+from lakewide.project.profiles import Output, check_warehouse_writable
 
 if TYPE_CHECKING:
     from lakewide.spark.adapter import SparkAdapter
@@ -33,7 +33,7 @@ def check_output(output: Output, writes: bool) -> None:
     """Profile settings Spark would fail on late: a catalog the bundled jars cannot run, a
     missing JDBC driver jar, and (for writing commands) a local warehouse that cannot be
     written. No JVM needed."""
-    from lakewide.jdbc import driver_jars
+    from lakewide.project.jdbc import driver_jars
     from lakewide.spark.jars import check_catalog_supported
 
     check_catalog_supported(output)
@@ -56,15 +56,15 @@ def with_adapter(
     ``check`` raises on bad input before anything is locked, written or started; ``precheck``
     true (under the lock) ends the command with code 0 before Spark starts.
     """
-    from lakewide.lock import warehouse_lock
     from lakewide.spark.adapter import SparkAdapter
+    from lakewide.state.lock import warehouse_lock
 
     manifest = options.manifest()
     if check is not None:
         check(manifest)
     output = manifest.output
     check_output(output, writes)
-    # hadoop catalogs: plain paths and file: URIs share one lock (lakewide.lock.lock_path)
+    # hadoop catalogs: plain paths and file: URIs share one lock (lakewide.state.lock.lock_path)
     lock: Any = warehouse_lock(output, options.lock_wait) if writes else contextlib.nullcontext()
     with lock:
         if precheck is not None and precheck(manifest):

@@ -13,10 +13,10 @@ from sqlglot.errors import ParseError
 from lakewide.commands.context import Options, model_named, pass_options, profile_options
 from lakewide.commands.session import with_adapter
 from lakewide.commands.tables import print_table, rows_table
-from lakewide.config import SnapshotConfig
 from lakewide.errors import ModelRunError, UsageError
-from lakewide.manifest import Manifest
-from lakewide.nodes import ModelNode, Relation
+from lakewide.project.config.model_config import SnapshotConfig
+from lakewide.project.manifest import Manifest
+from lakewide.project.nodes import ModelNode, Relation
 
 if TYPE_CHECKING:
     from lakewide.spark.adapter import SparkAdapter
@@ -83,7 +83,7 @@ def _print(columns: list[str], rows: list[tuple[Any, ...]]) -> None:
 def inline_query(manifest: Manifest, options: Options, text: str) -> exp.Query:
     """``--inline``'s text rendered (``ref()``, ``source()``, ``var()``, the project's macros)
     and parsed as one query; a UsageError when it is not one."""
-    from lakewide.render import Renderer
+    from lakewide.project.render import Renderer
 
     project = manifest.project
     macros = sorted(p for f in project.macro_paths if f.is_dir() for p in f.rglob("*.sql"))
@@ -105,7 +105,7 @@ def inline_query(manifest: Manifest, options: Options, text: str) -> exp.Query:
 
 def _ensure_showable(manifest: Manifest, node: ModelNode, adapter: SparkAdapter) -> None:
     """A session view (hadoop catalog) is created for this session; a table must exist."""
-    from lakewide.executor import run_models
+    from lakewide.run.executor import run_models
 
     if node.config.kind == "view" and not node.relation.catalog:
         failed = [r for r in run_models(manifest, [node.name], adapter) if r.status != "success"]

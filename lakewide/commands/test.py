@@ -20,15 +20,15 @@ from rich.markup import escape
 
 from lakewide.commands.context import Options, console, pass_options, profile_options, selection
 from lakewide.commands.session import with_adapter
-from lakewide.data_tests import DataTest
 from lakewide.errors import ConfigError
-from lakewide.graph import select, topological_order
-from lakewide.manifest import Manifest
+from lakewide.project.data_tests import DataTest
+from lakewide.project.graph import select, topological_order
+from lakewide.project.manifest import Manifest
 
 if TYPE_CHECKING:
+    from lakewide.run.data_test_runner import TestResult
+    from lakewide.run.unit_tests import UnitTest
     from lakewide.spark.adapter import SparkAdapter
-    from lakewide.test_runner import TestResult
-    from lakewide.unit_tests import UnitTest
 
 TEST_TYPES = ("data", "unit")
 #: dbt's resource types (``--resource-type``) -> the kind of test (``test_type:``)
@@ -82,7 +82,7 @@ def _split(values: tuple[str, ...]) -> list[str]:
 
 
 def _unit_test_names(manifest: Manifest) -> set[str]:
-    from lakewide.unit_tests import load_unit_tests
+    from lakewide.run.unit_tests import load_unit_tests
 
     return {t.name for t in load_unit_tests(manifest)}
 
@@ -162,9 +162,9 @@ def chosen_unit_tests(
     """The unit tests ``--select``/``--exclude`` choose (a unit test's name, or the tests of
     the models a model selector selects), checked (their rows fit their columns); none when
     ``kinds`` leaves out ``unit``."""
-    from lakewide.unit_tests import load_unit_tests
-    from lakewide.unit_tests.runner import check_unit_tests
-    from lakewide.unit_tests.select import select_unit_tests
+    from lakewide.run.unit_tests import load_unit_tests
+    from lakewide.run.unit_tests.runner import check_unit_tests
+    from lakewide.run.unit_tests.select import select_unit_tests
 
     if "unit" not in (kinds_to_run(selectors, exclude) if kinds is None else kinds):
         return []
@@ -236,9 +236,9 @@ def data_test_command(
         return True
 
     def body(manifest: Manifest, adapter: SparkAdapter) -> int:
-        from lakewide.build_unit_tests import run_as_test_results
-        from lakewide.run_results import write_run_results
-        from lakewide.test_runner import run_tests
+        from lakewide.artifacts.run_results import write_run_results
+        from lakewide.run.data_test_runner import run_tests
+        from lakewide.run.unit_tests_before_models import run_as_test_results
 
         adapter.start()  # its own step: not part of the first test's time
         started = time.time()

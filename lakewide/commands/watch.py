@@ -1,7 +1,7 @@
 """``lakewide run --watch``: one SparkSession kept for as long as it runs; every ``--interval``
-seconds it reads the models' lags from Iceberg metadata (lakewide.lag: metadata files, no
+seconds it reads the models' lags from Iceberg metadata (lakewide.state.lag: metadata files, no
 Spark query) and refreshes, in DAG order, the models due to stay within their ``freshness``
-target (lakewide.watch). SIGINT and SIGTERM stop it between model commits, never inside one;
+target (lakewide.run.watch). SIGINT and SIGTERM stop it between model commits, never inside one;
 it exits 0 with a one-line summary (1 when a model's last refresh failed). A second signal
 stops at once (exit 130; each Iceberg commit is atomic either way).
 """
@@ -23,15 +23,15 @@ from rich.markup import escape
 from lakewide.commands.context import Options, console, selected
 from lakewide.commands.output import loud
 from lakewide.commands.progress import report
-from lakewide.durations import describe
 from lakewide.errors import ConfigError
-from lakewide.lag import model_lags
-from lakewide.lock import LockBusyError, warehouse_lock
-from lakewide.manifest import Manifest
-from lakewide.watch import Refresh, plan_refresh, watched
+from lakewide.project.durations import describe
+from lakewide.project.manifest import Manifest
+from lakewide.run.watch import Refresh, plan_refresh, watched
+from lakewide.state.lag import model_lags
+from lakewide.state.lock import LockBusyError, warehouse_lock
 
 if TYPE_CHECKING:
-    from lakewide.executor import ModelResult
+    from lakewide.run.executor import ModelResult
     from lakewide.spark.adapter import SparkAdapter
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
@@ -95,7 +95,7 @@ def _announce(manifest: Manifest, names: list[str], interval: float) -> None:
 
 
 def _target(manifest: Manifest, name: str) -> float:
-    from lakewide.lag import target_seconds
+    from lakewide.state.lag import target_seconds
 
     return target_seconds(manifest.models[name]) or 0.0
 
@@ -110,9 +110,9 @@ def _refresh(
     args: dict[str, Any],
 ) -> None:
     """Run the plan's models one at a time under the warehouse lock, stopping between them."""
-    from lakewide.executor import ModelResult, run_models
-    from lakewide.lease import model_leases
-    from lakewide.run_results import write_run_results
+    from lakewide.artifacts.run_results import write_run_results
+    from lakewide.run.executor import ModelResult, run_models
+    from lakewide.state.lease import model_leases
 
     started, run_id = time.time(), uuid.uuid4().hex
     when = datetime.datetime.now(datetime.timezone.utc).strftime("%H:%M:%S")

@@ -2,13 +2,14 @@
 
 A function says how to fold one batch of a key (an aggregate over the batch's rows) and how to
 combine the stored value ``t`` with the folded one ``s``. Adding a function is one entry in
-``REGISTRY``.
+``REGISTRY`` here and one in ``lakewide.project.config.aggregate_functions`` (the names,
+options and retraction a config sees).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from sqlglot import exp
 
@@ -24,8 +25,9 @@ from lakewide.compiler.aggregate_inputs import (
     none_if_empty,
     present,
 )
+from lakewide.project.config.aggregate_functions import FUNCTIONS, AggregateFunction
 
-__all__ = ["ACCUMULATING", "REGISTRY", "Accepts", "Aggregate", "Combine", "FoldInput"]
+__all__ = ["REGISTRY", "Accepts", "Aggregate", "Combine", "FoldInput"]
 
 
 @dataclass(frozen=True)
@@ -35,20 +37,29 @@ class Aggregate:
     name: str
     fold: Callable[[FoldInput], exp.Expr]
     combine: Callable[[Combine], exp.Expr]
-    retracts: bool = False
     types: Accepts | None = None  # accepted column types (None: any)
     counts_nulls: bool = False  # the fold has a value even when every input is NULL
     ops: Callable[[FoldInput], exp.Expr] | None = None  # order-dependent retraction
-    options: tuple[str, ...] = field(default_factory=tuple)
     picks: str | None = None  # 'last' / 'first': the value is one record's, chosen by order
     # with ``picks``: the version (record place) of the record the fold picks
     version: Callable[[FoldInput, exp.Expr], exp.Expr] | None = None
 
     @property
+    def function(self) -> AggregateFunction:
+        """What a model's config sees of this function (its name, options, retraction)."""
+        return FUNCTIONS[self.name]
+
+    @property
+    def retracts(self) -> bool:
+        return self.function.retracts
+
+    @property
+    def options(self) -> tuple[str, ...]:
+        return self.function.options
+
+    @property
     def idempotent(self) -> bool:
-        """Folding the same records a second time leaves the value as it was (a source read
-        again in full is harmless): every function but the accumulating ones."""
-        return self.name not in ACCUMULATING
+        return self.function.idempotent
 
 
 def _signed(inp: FoldInput, negate: Callable[[exp.Expr], exp.Expr]) -> exp.Expr:
@@ -108,14 +119,12 @@ REGISTRY: dict[str, Aggregate] = {
             "sum",
             lambda i: filtered(exp.func("SUM", _signed(i, lambda v: exp.Neg(this=v))), present(i)),
             _sum_combine,
-            retracts=True,
             types=NUMERIC,
         ),
         Aggregate(
             "product",
             _product_fold,
             lambda c: coalesce_pair(exp.Mul(this=c.t.copy(), expression=c.s.copy()), c),
-            retracts=True,
             types=NUMERIC,
         ),
         Aggregate(
@@ -132,7 +141,6 @@ REGISTRY: dict[str, Aggregate] = {
             "last_value",
             lambda i: _latest(i, non_null=False),
             lambda c: exp.If(this=c.wins.copy(), true=c.s.copy(), false=c.t.copy()),
-            retracts=True,
             counts_nulls=True,
             picks="last",
             version=_latest_version(False),
@@ -145,7 +153,6 @@ REGISTRY: dict[str, Aggregate] = {
                 true=c.s.copy(),
                 false=c.t.copy(),
             ),
-            retracts=True,
             picks="last",
             version=_latest_version(True),
         ),
@@ -177,7 +184,6 @@ REGISTRY: dict[str, Aggregate] = {
             gather.listagg_fold,
             gather.listagg_combine,
             types=Accepts.of("STRING", "VARCHAR", "CHAR"),
-            options=("delimiter", "distinct"),
         ),
         Aggregate(
             "bool_and",
@@ -195,20 +201,19 @@ REGISTRY: dict[str, Aggregate] = {
             "collect",
             gather.collect_fold,
             gather.collect_combine,
-            retracts=True,
             types=Accepts.of("ARRAY"),
             ops=gather.ordered_ops,
-            options=("distinct",),
         ),
         Aggregate(
             "merge_map",
             gather.merge_map_fold,
             gather.merge_map_combine,
-            retracts=True,
             types=Accepts.of("MAP"),
             ops=gather.ordered_ops,
         ),
     )
 }
-
-ACCUMULATING = ("sum", "product", "listagg", "collect")
+if REGISTRY.keys() != FUNCTIONS.keys():  # pragma: no cover - a function added on one side only
+    raise AssertionError(
+        f"aggregates {sorted(REGISTRY.keys() ^ FUNCTIONS.keys())} not on both sides"
+    )

@@ -21,8 +21,8 @@ from lakewide.compiler.build_bootstrap import reduce_per_key
 from lakewide.compiler.build_merge import build_merge
 from lakewide.compiler.fold_rows import Rows, kinds_in
 from lakewide.compiler.wide_model import ADD_KINDS, DELETE_KINDS, Branch, WideModel
-from lakewide.config import POLICY_CHOICES
 from lakewide.errors import ModelRunError
+from lakewide.project.config.model_config import POLICY_CHOICES
 
 CHANGE_TYPE, CHANGE_ORDINAL = "_change_type", "_change_ordinal"
 KIND, RAW_KIND = "__lw_change_type", "__lw_raw_change_type"

@@ -21,8 +21,8 @@ from collections.abc import Iterable
 from sqlglot import exp
 
 from lakewide.compiler.wide_model import WideModel
-from lakewide.nodes import ModelNode, Relation
 from lakewide.plan import param
+from lakewide.project.nodes import ModelNode, Relation
 
 SUFFIX = "__changelog"
 CHANGE_TYPE, CHANGE_ORDINAL, COMMIT = "_change_type", "_change_ordinal", "_commit_snapshot_id"

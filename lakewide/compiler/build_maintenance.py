@@ -13,7 +13,7 @@ from datetime import datetime, timezone
 from sqlglot import exp
 
 from lakewide.compiler.compiled import to_sql
-from lakewide.nodes import Relation
+from lakewide.project.nodes import Relation
 
 Arg = tuple[str, exp.Expression]
 

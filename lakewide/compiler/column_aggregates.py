@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lakewide.compiler.aggregates import REGISTRY, Aggregate
-from lakewide.config_specs import DEFAULT_AGGREGATE, AggregateSpec
+from lakewide.project.config.specs import DEFAULT_AGGREGATE, AggregateSpec
 
 
 @dataclass(frozen=True)

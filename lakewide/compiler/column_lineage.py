@@ -19,7 +19,7 @@ from sqlglot.lineage import Node, lineage
 from lakewide.compiler.rewrite import table_key
 from lakewide.compiler.wide_model import DIALECT
 from lakewide.errors import CompileError
-from lakewide.nodes import ModelNode
+from lakewide.project.nodes import ModelNode
 
 
 @dataclass(frozen=True, order=True)

@@ -29,8 +29,8 @@ from lakewide.compiler.snapshot_plan import SnapshotPlans, build_snapshot_plans,
 from lakewide.compiler.validate import validate
 from lakewide.compiler.wide_model import DIALECT, WideModel, analyze, parse_model_sql
 from lakewide.errors import CompileError
-from lakewide.nodes import ModelNode
 from lakewide.plan import ModelPlans
+from lakewide.project.nodes import ModelNode
 
 
 @dataclass

@@ -108,7 +108,7 @@ def contract_of(
     layout: int = 0,
 ) -> Contract:
     """The contract of ``model`` whose table columns have Spark ``types``; ``options``: the
-    config keys that shape the table (``lakewide.schema_plan.contract_options``)."""
+    config keys that shape the table (``lakewide.run.schema_steps.contract_options``)."""
     sources = [
         SourceTerms(
             identity,

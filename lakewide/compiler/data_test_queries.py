@@ -8,27 +8,11 @@ them (``store_failures``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from sqlglot import exp
 
+from lakewide.project.data_tests import TestQuery
+
 MODEL_ALIAS = "__lw_model"
-
-
-@dataclass(frozen=True)
-class TestQuery:
-    """What a generic test needs to build its query (trees only)."""
-
-    __test__ = False  # not a pytest class
-
-    test: str  # unique | not_null | accepted_values | relationships | expression_is_true
-    table: exp.Table  # the model's table
-    columns: list[exp.Expr] = field(default_factory=list)  # empty: model-level
-    where: exp.Expr | None = None  # ``config: where`` filters the model first
-    values: list[exp.Expr] = field(default_factory=list)  # accepted_values
-    to: exp.Table | None = None  # relationships: the parent table
-    to_field: exp.Expr | None = None  # relationships: the parent's column
-    expression: exp.Expr | None = None  # expression_is_true (column already inside)
 
 
 def _model(query: TestQuery) -> exp.Expr:
@@ -122,9 +106,12 @@ BUILDERS = {
 }
 
 
-def failing_rows(query: TestQuery) -> exp.Query:
-    """The rows that make the test fail (none: it passes)."""
-    return BUILDERS[query.test](query)
+def failing_rows(spec: TestQuery | exp.Query) -> exp.Query:
+    """The rows that make the test fail (none: it passes): a generic test's query built from
+    its parts, a singular test's own query as written."""
+    if isinstance(spec, exp.Query):
+        return spec
+    return BUILDERS[spec.test](spec)
 
 
 def count_failures(failing: exp.Query) -> exp.Select:

@@ -15,7 +15,7 @@ from sqlglot import exp
 
 from lakewide.compiler.temporal_join import WRITTEN
 from lakewide.errors import LakewideError, ModelRunError
-from lakewide.nodes import ModelNode
+from lakewide.project.nodes import ModelNode
 
 _MISMATCH = re.compile(
     r'Cannot resolve "\((?P<condition>.+?)\)" due to data type mismatch: .*?'

@@ -7,8 +7,8 @@ from sqlglot import exp
 from sqlglot.errors import ParseError
 
 from lakewide.errors import CompileError
-from lakewide.nodes import ModelNode
-from lakewide.partition_fields import PARTITION_TRANSFORMS, split_field
+from lakewide.project.config.partition_fields import PARTITION_TRANSFORMS, split_field
+from lakewide.project.nodes import ModelNode
 
 WRITE_MODE_PROPERTIES = ("write.merge.mode", "write.update.mode", "write.delete.mode")
 # Key tables are written merge-on-read unless ``write_mode`` says otherwise: a MERGE writes only

@@ -6,14 +6,7 @@ from typing import TypeVar, cast
 
 from sqlglot import exp
 
-from lakewide.nodes import Relation
-
 E = TypeVar("E", bound=exp.Expr)
-
-
-def relation_key(relation: Relation) -> str:
-    """Case-insensitive key of a relation, as ``table_key`` computes it from SQL."""
-    return ".".join(p for p in (relation.catalog, relation.namespace, relation.name) if p).lower()
 
 
 def table_key(table: exp.Table) -> str:

@@ -2,7 +2,7 @@
 
 Upstream tables are read through temporary views that the plan itself registers: ``__lw_pin_<n>``
 (upstream ``n`` at its pinned snapshot, for bootstraps and lookups) and ``__lw_new_<b>`` (branch
-``b``'s new rows, read in the mode the run chooses from metadata: ``lakewide.read_plan``). The
+``b``'s new rows, read in the mode the run chooses from metadata: ``lakewide.run.read_modes``). The
 trees name those views and ``:param`` placeholders; the executor binds values and runs the steps
 (``lakewide.plan``).
 """
@@ -37,12 +37,11 @@ from lakewide.compiler.build_merge import (
     narrow_merge,
 )
 from lakewide.compiler.delta_join import DeltaJoin
-from lakewide.compiler.rewrite import driving_table, relation_key, replace_tables
+from lakewide.compiler.rewrite import driving_table, replace_tables
 from lakewide.compiler.validate import type_probes, typed_aggregates
 from lakewide.compiler.wide_model import Branch, WideModel
 from lakewide.errors import CompileError, ModelRunError
-from lakewide.nodes import Relation
-from lakewide.offsets import PRODUCES
+from lakewide.project.nodes import Relation
 
 if TYPE_CHECKING:
     from lakewide.compiler.compiled import CompiledModel, SourceMerge
@@ -79,7 +78,7 @@ class _Builder:
     def __init__(self, compiled: CompiledModel, context: PlanContext) -> None:
         self.compiled, self.context = compiled, context
         self.node = compiled.node
-        self.self_key = relation_key(self.node.relation)
+        self.self_key = self.node.relation.key
         self.pins = [
             p.Read(pin_view(n), key, "snapshot", at=f"pin_{n + 1}")
             for n, key in enumerate(context.upstream)
@@ -87,7 +86,7 @@ class _Builder:
         self.pinned = {read.table: read.view for read in self.pins}
         self.tables = {**context.upstream, self.self_key: self.node.relation}
         if context.produces:
-            self.changelog_key = relation_key(build_changes.changelog_relation(self.node.relation))
+            self.changelog_key = build_changes.changelog_relation(self.node.relation).key
             self.tables[self.changelog_key] = build_changes.changelog_relation(self.node.relation)
 
     # ------------------------------------------------------------------ new tables
@@ -145,7 +144,7 @@ class _Builder:
         }
         if driver in self.context.producing:
             changes = build_changes.changelog_relation(self.context.upstream[driver])
-            self.tables[relation_key(changes)] = changes
+            self.tables[changes.key] = changes
             low, high = f"low_{b + 1}", f"high_{b + 1}"
             read = build_changes.read(self.context.upstream[driver], low=low, high=high)
             reads["produced"] = [
@@ -162,7 +161,7 @@ class _Builder:
         narrowed = None
         if merge.bounds is not None:
             narrowed = narrow_merge(model, statement, p.param("low"), p.param("high"))
-        marker = {PRODUCES: "lookup"} if self.context.produces else {}
+        marker = {p.PRODUCES: "lookup"} if self.context.produces else {}
         steps: list[p.Step] = [
             p.Commit(
                 self.self_key, statement, narrowed, merge.bounds, properties=marker, when="staged"
@@ -246,7 +245,7 @@ class _Builder:
             refusal,
             reread_safe(model),
             model.row_kind is not None and model.row_kind in branch.owned,
-            relation_key(build_changes.changelog_relation(self.context.upstream[driver]))
+            build_changes.changelog_relation(self.context.upstream[driver]).key
             if driver in self.context.producing
             else None,
         )
@@ -312,7 +311,7 @@ class _Builder:
             which: [p.Run(temporary_view(facts, rederived_facts(model, join, fact_rows, chosen)))]
             for which, chosen in affected.items()
         }
-        marker = {PRODUCES: "lookup"} if self.context.produces else {}
+        marker = {p.PRODUCES: "lookup"} if self.context.produces else {}
         rederive: list[p.Step] = [
             p.Stage(
                 batch,

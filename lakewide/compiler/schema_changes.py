@@ -29,7 +29,7 @@ from sqlglot.errors import ParseError
 
 from lakewide.compiler.contract import Contract, SourceTerms
 from lakewide.compiler.versions import NON_NULL_PREFIX, PREFIX, ROW_COUNT, ROW_VERSION
-from lakewide.nodes import Relation
+from lakewide.project.nodes import Relation
 
 POLICIES = ("append_new_columns", "sync_all_columns", "fail")
 DEFAULT_POLICY = "append_new_columns"

@@ -7,9 +7,9 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 from lakewide.compiler.rewrite import driving_table
-from lakewide.config_snapshot import SnapshotConfig
 from lakewide.errors import CompileError
-from lakewide.nodes import ModelNode
+from lakewide.project.config.snapshot import SnapshotConfig
+from lakewide.project.nodes import ModelNode
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from sqlglot import exp
 
 from lakewide import plan as p
 from lakewide.compiler import snapshot as s
-from lakewide.compiler.rewrite import relation_key, replace_tables
+from lakewide.compiler.rewrite import replace_tables
 from lakewide.compiler.run_plan import PlanContext, new_view, pin_view, temporary_view
 from lakewide.compiler.show_plan import plan_text
 from lakewide.compiler.snapshot_model import Snapshot
@@ -52,7 +52,7 @@ def build_snapshot_plans(
 ) -> SnapshotPlans:
     """The plans of one snapshot model in its project ``context``."""
     node = snap.node
-    self_key = relation_key(node.relation)
+    self_key = node.relation.key
     pins = [
         p.Read(pin_view(n), key, "snapshot", at=f"pin_{n + 1}")
         for n, key in enumerate(context.upstream)

@@ -21,7 +21,7 @@ from sqlglot import exp
 
 from lakewide.compiler.rewrite import table_key
 from lakewide.errors import CompileError
-from lakewide.nodes import ModelNode
+from lakewide.project.nodes import ModelNode
 
 E = TypeVar("E", bound=exp.Expr)
 #: key of a rewritten join's ``meta``: the temporal join as the model wrote it

@@ -6,8 +6,8 @@ from __future__ import annotations
 from sqlglot import exp
 
 from lakewide.compiler.wide_model import WideModel
-from lakewide.config_specs import DEFAULT_AGGREGATE
 from lakewide.errors import CompileError
+from lakewide.project.config.specs import DEFAULT_AGGREGATE
 
 
 def _fail(model: WideModel, key: str, message: str) -> None:
@@ -117,7 +117,8 @@ def check_probed_types(model: WideModel, types: dict[str, str]) -> None:
 
 def validate(model: WideModel) -> None:
     """Raise CompileError for what Paimon rejects and needs the model's columns to see (the
-    rules that need only the config are its model validators: ``lakewide.config``)."""
+    rules that need only the config are its model validators:
+    ``lakewide.project.config.model_config``)."""
     if model.row_kind is not None and model.row_kind not in model.columns:
         _fail(
             model,

@@ -16,9 +16,9 @@ from lakewide.compiler.split_union import Where, split_union
 from lakewide.compiler.temporal_join import rewrite_temporal_joins
 from lakewide.compiler.trees import copy_without
 from lakewide.compiler.versions import Versions, resolve
-from lakewide.config import KeyTableConfig, SequenceGroup
 from lakewide.errors import CompileError
-from lakewide.nodes import ModelNode
+from lakewide.project.config.model_config import KeyTableConfig, SequenceGroup
+from lakewide.project.nodes import ModelNode
 
 DIALECT = "spark"
 ADD_KINDS = ("+I", "+U", "INSERT", "UPDATE_AFTER")

@@ -10,14 +10,14 @@ from typing import Any
 from sqlglot import exp
 
 from lakewide import events
-from lakewide.arrival import Read, arrival_reads
 from lakewide.compiler import to_sql
 from lakewide.errors import CommitConflict, ModelRunError
-from lakewide.nodes import Relation
-from lakewide.offsets import TableMeta
+from lakewide.project.nodes import Relation
 from lakewide.spark.errors import is_conflict, short
 from lakewide.spark.file_load import FileLoading
 from lakewide.spark.ordered_read import OrderedReads
+from lakewide.state.arrival import Read, arrival_reads
+from lakewide.state.offsets import TableMeta
 
 LINEAGE_SEQUENCE = "_last_updated_sequence_number"
 
@@ -95,7 +95,7 @@ class SparkAdapter(FileLoading, OrderedReads):
         ``snapshot`` None: the table as it is (it has no snapshot yet). ``meta``: the table's
         snapshots when the caller has read them already (else read here, where they are
         needed: lakewide.spark.ordered_read says when). ``empty``: no rows, the table's
-        columns. ``ordered``: the rows in commit order, the fold's arrival (lakewide.arrival);
+        columns. ``ordered``: the rows in commit order, the fold's arrival (lakewide.state.arrival);
         else one plain read.
 
         ``newer_than_sequence`` keeps only rows whose row lineage
@@ -131,7 +131,7 @@ class SparkAdapter(FileLoading, OrderedReads):
     ) -> Any:
         """Where the files cannot be read in commit order (format version 1, a schema changed
         since ``snapshot``): one read per append snapshot, oldest first, where the history
-        allows it (lakewide.arrival.arrival_reads), else one plain read."""
+        allows it (lakewide.state.arrival.arrival_reads), else one plain read."""
         snapshots = meta.snapshots if meta is not None else self._snapshots(relation)
         frame = None
         for read in arrival_reads(TableMeta(snapshot, snapshots), snapshot, after):

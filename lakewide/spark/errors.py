@@ -8,14 +8,13 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from lakewide.metadata import (
+from lakewide.project.nodes import Relation
+from lakewide.project.profiles import Output, warehouse_path
+from lakewide.state.metadata import (
     CorruptMetadataError,
     corrupt_metadata,
     current_metadata_file,
-    warehouse_path,
 )
-from lakewide.nodes import Relation
-from lakewide.profiles import Output
 
 _METADATA_FILE = re.compile(r"(\S+\.metadata\.json(?:\.gz)?)")
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from lakewide.errors import ConfigError, ModelRunError
-from lakewide.nodes import Relation
+from lakewide.project.nodes import Relation
 from lakewide.spark.errors import short
 from lakewide.spark.seed_csv import (
     SeedLoading,

@@ -14,7 +14,7 @@ import zipfile
 from pathlib import Path
 
 from lakewide.errors import RuntimeSetupError
-from lakewide.profiles import Output
+from lakewide.project.profiles import Output
 from lakewide.spark.jackson_relocate import relocate_jar
 
 JACKSON_MARKER = "org/apache/iceberg/shaded/com/fasterxml/jackson/databind/ObjectMapper.class"

@@ -1,4 +1,4 @@
-"""Reads in commit order: a table's rows numbered as their commits arrived (lakewide.arrival).
+"""Reads in commit order: a table's rows numbered as their commits arrived (lakewide.state.arrival).
 
 Iceberg plans the data files of the read (the whole table at a snapshot, or the files appended
 after one), lakewide orders them oldest commit first (their data sequence numbers) and hands
@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from lakewide.arrival import FilePart, Read, commit_order
-from lakewide.nodes import Relation
+from lakewide.project.nodes import Relation
 from lakewide.spark.table_metadata import MetadataReads
+from lakewide.state.arrival import FilePart, Read, commit_order
 
 #: Iceberg's Spark read option naming a staged task set, and the planning lookback that keeps
 #: the staged order (bins are filled one after another)

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from lakewide.errors import ConfigError, RunInterrupted, RuntimeSetupError
-from lakewide.profiles import CATALOG_NAME
+from lakewide.project.profiles import CATALOG_NAME
 from lakewide.spark.jars import bundled_jars, uses_bundled_jars
 from lakewide.spark.java import find_java
 

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from lakewide.errors import ConfigError, ModelRunError
-from lakewide.nodes import Relation
-from lakewide.seed_schema import evolution
+from lakewide.project.nodes import Relation
+from lakewide.project.seed_schema import evolution
 from lakewide.spark.errors import short
 from lakewide.spark.table_metadata import MetadataReads
 
@@ -39,7 +39,7 @@ class SeedLoading(MetadataReads):
           the file, same types): the new lines are one append (incremental reads follow it);
         * ``overwritten``: other changes: one overwrite of all rows (no delete files:
           Iceberg's changelog reads follow it), after adding new columns and widening types
-          (int to bigint, ...) as Iceberg allows (lakewide.seed_schema);
+          (int to bigint, ...) as Iceberg allows (lakewide.project.seed_schema);
         * ``created`` / ``replaced``: a new table, or a column dropped or a type changed
           otherwise (int to string): the table is created (again), which cuts its history.
 
@@ -226,7 +226,7 @@ def _misfit_error(
 ) -> ConfigError:
     """One line per column whose values do not fit its type (with the value's line when the
     file is ``text``)."""
-    from lakewide.seeds import line_of_value
+    from lakewide.project.seeds import line_of_value
 
     shown = _shown(path)
     lines = []

@@ -16,10 +16,10 @@ from sqlglot import exp
 from lakewide import events
 from lakewide.compiler import to_sql
 from lakewide.errors import ModelRunError, RunInterrupted, RuntimeSetupError, SparkExitedError
-from lakewide.metadata import MetadataReader, metadata_reader
-from lakewide.nodes import Relation
-from lakewide.profiles import Output
+from lakewide.project.nodes import Relation
+from lakewide.project.profiles import Output
 from lakewide.spark.errors import short
+from lakewide.state.metadata import MetadataReader, metadata_reader
 
 _ICEBERG_JAR = re.compile(
     r"iceberg-spark-runtime-[0-9.]+_[0-9.]+[-:]([0-9][0-9A-Za-z.-]*?)(?:\.jar)?(?:,|$)"
@@ -44,10 +44,10 @@ class Session:
         self._spark: Any = spark
         self._owns_session = spark is None
         self._metadata = metadata_reader(output)  # None: metadata is read through Spark
-        self.java_options: list[str] = []  # added to the JVM's options (lakewide.jit)
+        self.java_options: list[str] = []  # added to the JVM's options (lakewide.run.jit)
 
     def _reader(self, relation: Relation) -> MetadataReader | None:
-        """The reader of ``relation``'s metadata without Spark (lakewide.metadata), or None
+        """The reader of ``relation``'s metadata without Spark (lakewide.state.metadata), or None
         when it is read through Spark (another catalog)."""
         if self._metadata is None or relation.catalog != self.output.catalog:
             return None
@@ -75,7 +75,7 @@ class Session:
     def conf(self) -> dict[str, str]:
         """The Spark conf a session of this profile starts with (``java_options`` included,
         unless the profile's spark_conf sets the JVM's options itself)."""
-        from lakewide.jdbc import driver_jars
+        from lakewide.project.jdbc import driver_jars
         from lakewide.spark import runtime
 
         conf = runtime.spark_conf(
@@ -206,7 +206,7 @@ class Session:
         it: Iceberg's Spark catalog keeps a table as first loaded, blind to other writers'
         commits (a MERGE would read its target as it was). Nothing to forget before Spark
         started, nor on a hadoop warehouse, which has one writer (lakewide.lock)."""
-        from lakewide.lock import lock_path
+        from lakewide.state.lock import lock_path
 
         if self._spark is None or lock_path(self.output) is not None:
             return

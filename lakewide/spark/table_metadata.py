@@ -1,6 +1,6 @@
 """Table metadata as lakewide needs it: snapshots, summaries, format versions.
 
-Read without Spark where lakewide.metadata has a reader (a hadoop catalog on a local
+Read without Spark where lakewide.state.metadata has a reader (a hadoop catalog on a local
 warehouse), else through Spark's metadata tables or Iceberg's Java API.
 """
 
@@ -11,10 +11,10 @@ from typing import Any
 from sqlglot import exp
 
 from lakewide.errors import ModelRunError
-from lakewide.nodes import Relation
-from lakewide.offsets import Snapshot, TableMeta
+from lakewide.project.nodes import Relation
 from lakewide.spark.errors import unreadable
 from lakewide.spark.session import Session
+from lakewide.state.offsets import Snapshot, TableMeta
 
 
 class MetadataReads(Session):
@@ -101,7 +101,7 @@ class MetadataReads(Session):
     ) -> TableMeta | None:
         """The current snapshot's ancestors back to the first whose summary holds ``marker``.
 
-        Read without Spark where lakewide.metadata has a reader (then every snapshot, whole);
+        Read without Spark where lakewide.state.metadata has a reader (then every snapshot, whole);
         else only the summary ``keys``, through Iceberg's Java API (no Spark job, a few
         milliseconds instead of a metadata-table query). None when the table does not exist;
         CorruptMetadataError when its metadata cannot be read.

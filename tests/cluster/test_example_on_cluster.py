@@ -21,9 +21,9 @@ from typing import Any
 
 import pytest
 
-from lakewide.manifest import Manifest
-from lakewide.nodes import Relation
-from lakewide.profiles import Output
+from lakewide.project.manifest import Manifest
+from lakewide.project.nodes import Relation
+from lakewide.project.profiles import Output
 from lakewide.spark.jars import bundled_jars
 from tests.integration.conftest import REPO, copy_project, null_first
 from tests.integration.test_jdbc_catalog import add_catalog, require_jdbc

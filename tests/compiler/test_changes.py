@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 from lakewide.compiler import build_changes, compile_model, to_sql
-from lakewide.config import parse_model_config
 from lakewide.errors import ConfigError
-from lakewide.nodes import ModelNode, Relation
 from lakewide.plan import bind
+from lakewide.project.config.model_config import parse_model_config
+from lakewide.project.nodes import ModelNode, Relation
 from tests.compiler.fixtures import Case, load_cases, normalize
 from tests.compiler.test_rules import ids, node_for
 

@@ -12,13 +12,13 @@ from sqlglot import exp
 
 from lakewide.compiler import analyze
 from lakewide.compiler.column_lineage import ColumnRef, model_lineage
-from lakewide.compiler.rewrite import relation_key, table_key
-from lakewide.config import parse_model_config
+from lakewide.compiler.rewrite import table_key
 from lakewide.errors import CompileError
-from lakewide.manifest import Manifest, load_manifest
-from lakewide.nodes import ModelNode, Relation
-from lakewide.profiles import find_profiles_file, load_output
-from lakewide.project import load_project
+from lakewide.project.config.model_config import parse_model_config
+from lakewide.project.manifest import Manifest, load_manifest
+from lakewide.project.nodes import ModelNode, Relation
+from lakewide.project.profiles import find_profiles_file, load_output
+from lakewide.project.settings import load_project
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -31,7 +31,7 @@ def example() -> Manifest:
 
 
 def _models_sql(manifest: Manifest) -> dict[str, str]:
-    return {relation_key(n.relation): n.sql for n in manifest.models.values()}
+    return {n.relation.key: n.sql for n in manifest.models.values()}
 
 
 def _owned_oracle(node: ModelNode) -> dict[str, list[ColumnRef]]:
@@ -52,7 +52,7 @@ def _owned_oracle(node: ModelNode) -> dict[str, list[ColumnRef]]:
 
 def test_imp_cnt_of_user_rec_wide_comes_from_ods_impressions(example: Manifest) -> None:
     lineage = model_lineage(example.models["user_rec_wide"], _models_sql(example))
-    impressions = relation_key(example.sources[("ods", "impressions")].relation)
+    impressions = example.sources[("ods", "impressions")].relation.key
     assert lineage["imp_cnt"].sources == [ColumnRef(impressions, "imp_cnt")]
     # the key comes from every source
     assert {r.table.rsplit(".", 1)[1] for r in lineage["user_id"].sources} == {
@@ -76,8 +76,8 @@ def test_key_tables_match_the_owned_columns(example: Manifest, name: str) -> Non
 def test_through_a_ref_down_to_the_sources(example: Manifest) -> None:
     node = example.models["order_status_counts"]
     lineage = model_lineage(node, _models_sql(example))
-    order_detail = relation_key(example.models["order_detail"].relation)
-    order_info = relation_key(example.sources[("ods", "order_info")].relation)
+    order_detail = example.models["order_detail"].relation.key
+    order_info = example.sources[("ods", "order_info")].relation.key
     assert lineage["order_status"].direct == [ColumnRef(order_detail, "order_status")]
     # order_detail's order_status is owned by order_info only (order_address: CAST(NULL))
     assert lineage["order_status"].sources == [ColumnRef(order_info, "order_status")]
@@ -105,7 +105,7 @@ def test_two_refs_deep_through_a_join_and_a_cte() -> None:
         refs=["a"],
     )
     third = _node("c", "SELECT k, z FROM lw.an.b", refs=["b"])
-    models = {relation_key(n.relation): n.sql for n in (first, second, third)}
+    models = {n.relation.key: n.sql for n in (first, second, third)}
     lineage = model_lineage(third, models)
     assert lineage["z"].direct == [ColumnRef("lw.an.b", "z")]
     assert sorted(lineage["z"].sources) == [ColumnRef("lw.src.t", "x"), ColumnRef("lw.src.u", "w")]

@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 
 from lakewide.compiler import compile_model, to_sql
-from lakewide.config import parse_model_config
 from lakewide.errors import CompileError, ConfigError, LakewideError
-from lakewide.nodes import ModelNode, Relation
+from lakewide.project.config.model_config import parse_model_config
+from lakewide.project.nodes import ModelNode, Relation
 
 PATH = Path("models/wide/m.sql")
 PK = {"merge_engine": "partial_update", "primary_key": "id"}

@@ -12,10 +12,10 @@ import pytest
 from lakewide.compiler import compile_model, to_sql
 from lakewide.compiler.build_merge import narrow_merge
 from lakewide.compiler.wide_model import analyze
-from lakewide.config import parse_model_config
 from lakewide.errors import CompileError
-from lakewide.nodes import ModelNode, Relation
 from lakewide.plan import bind, exact_literal, param
+from lakewide.project.config.model_config import parse_model_config
+from lakewide.project.nodes import ModelNode, Relation
 
 SQL = "SELECT id, a, CAST(NULL AS INT) AS b, ts FROM s1 UNION ALL SELECT id, NULL, b, ts FROM s2"
 PK = {"merge_engine": "partial_update", "primary_key": "id", "sequence_field": "ts"}
@@ -123,5 +123,5 @@ def test_narrow_merge_adds_the_key_range_to_on(low: Any, high: Any, literal: str
     ],
 )
 def test_inexact_bounds_are_not_bound_into_the_merge(low: Any, high: Any) -> None:
-    """A run then takes the compiled MERGE without the range (lakewide.step_runner)."""
+    """A run then takes the compiled MERGE without the range (lakewide.run.step_runner)."""
     assert not (exact_literal(low) and exact_literal(high))

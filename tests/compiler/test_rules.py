@@ -9,8 +9,8 @@ import sqlglot
 
 from lakewide.compiler import compile_model, to_sql
 from lakewide.compiler.split_union import split_union
-from lakewide.config import parse_model_config
-from lakewide.nodes import ModelNode, Relation
+from lakewide.project.config.model_config import parse_model_config
+from lakewide.project.nodes import ModelNode, Relation
 from tests.compiler.fixtures import Case, load_cases, normalize
 
 

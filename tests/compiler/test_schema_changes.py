@@ -19,9 +19,9 @@ from lakewide.compiler.schema_changes import (
     set_property,
 )
 from lakewide.compiler.wide_model import WideModel, analyze
-from lakewide.config import parse_model_config
-from lakewide.nodes import ModelNode, Relation
-from lakewide.schema_plan import contract_options, reread_refusals
+from lakewide.project.config.model_config import parse_model_config
+from lakewide.project.nodes import ModelNode, Relation
+from lakewide.run.schema_steps import contract_options, reread_refusals
 
 PARTIAL = {"merge_engine": "partial_update", "primary_key": "k", "sequence_field": "ts"}
 SUMS = {"merge_engine": "aggregation", "primary_key": "k", "aggregates": {"a": "sum", "b": "sum"}}

@@ -11,9 +11,9 @@ from sqlglot import exp
 
 from lakewide.compiler import CompiledModel, to_sql
 from lakewide.compiler.snapshot_plan import SnapshotPlans
-from lakewide.config import parse_model_config
+from lakewide.compiler.upstream import compile_in
 from lakewide.errors import CompileError, ConfigError
-from lakewide.upstream import compile_in
+from lakewide.project.config.model_config import parse_model_config
 from tests.project_factory import make_project, manifest_of, run_main
 
 SOURCES = """

@@ -16,8 +16,8 @@ from sqlglot import exp
 from sqlglot.expressions import core
 
 from lakewide.compiler import CompiledModel, compile_model, to_sql
-from lakewide.config import parse_model_config
-from lakewide.nodes import ModelNode, Relation
+from lakewide.project.config.model_config import parse_model_config
+from lakewide.project.nodes import ModelNode, Relation
 from tests.compiler.fixtures import load_cases
 
 TWO_SOURCES = """

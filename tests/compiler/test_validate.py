@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 
 from lakewide.compiler import compile_model
-from lakewide.config import parse_model_config
 from lakewide.errors import CompileError
-from lakewide.nodes import ModelNode, Relation
+from lakewide.project.config.model_config import parse_model_config
+from lakewide.project.nodes import ModelNode, Relation
 
 BASE = "SELECT k, a, b, n, ts, g_1, op FROM src"
 TYPED = "SELECT k, CAST(a AS STRING) AS a, b, CAST(n AS BIGINT) AS n, ts, g_1, op FROM src"

@@ -12,12 +12,12 @@ from typing import Any
 import pytest
 
 from lakewide.commands.session import shared_session
-from lakewide.executor import ModelResult, run_models
-from lakewide.graph import select
-from lakewide.manifest import Manifest, load_manifest
-from lakewide.profiles import find_profiles_file, load_output
-from lakewide.project import load_project
-from lakewide.seeds import load_seeds
+from lakewide.project.graph import select
+from lakewide.project.manifest import Manifest, load_manifest
+from lakewide.project.profiles import find_profiles_file, load_output
+from lakewide.project.settings import load_project
+from lakewide.run.executor import ModelResult, run_models
+from lakewide.run.seed_load import load_seeds
 from lakewide.spark.adapter import SparkAdapter
 from tests.project_factory import run_main
 

@@ -56,8 +56,8 @@ class SparkWorker:
 
 
 def main(project_dir: str) -> None:
-    from lakewide.profiles import find_profiles_file, load_output
-    from lakewide.project import load_project
+    from lakewide.project.profiles import find_profiles_file, load_output
+    from lakewide.project.settings import load_project
     from lakewide.spark.adapter import SparkAdapter
 
     project = load_project(Path(project_dir))

@@ -132,7 +132,7 @@ def test_without_a_changelog_a_merge_on_read_upstream_is_refused_for_sum(
 ) -> None:
     m = _chain(model_run, ", changelog_producer='none'")
     m.write("fact", [(1, 5)])
-    from lakewide.executor import run_models
+    from lakewide.run.executor import run_models
 
     manifest = m.run.manifest()
     results = {r.name: r for r in run_models(manifest, ["wide", "m"], m.run.adapter(manifest))}

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from lakewide.lock import WarehouseLock
+from lakewide.state.lock import WarehouseLock
 from tests.integration.test_incremental import COUNTERS
 from tests.project_factory import copy_example_project, make_project
 from tests.test_tables import readme_table

@@ -16,8 +16,8 @@ import pytest
 from click.testing import CliRunner, Result
 
 from lakewide.cli import cli
+from lakewide.run.data_test_runner import run_tests
 from lakewide.spark.adapter import SparkAdapter
-from lakewide.test_runner import run_tests
 from tests.integration.conftest import ProjectRun
 from tests.project_factory import make_project
 

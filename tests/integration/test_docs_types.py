@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from lakewide.docs.documents import build_documents
-from lakewide.metadata import metadata_reader
+from lakewide.artifacts.docs.documents import build_documents
+from lakewide.state.metadata import metadata_reader
 from tests.integration.conftest import ProjectRun
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]

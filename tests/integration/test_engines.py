@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from lakewide.offsets import MARK, OFFSETS
+from lakewide.state.offsets import MARK, OFFSETS
 from tests.integration.conftest import ModelRun
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from lakewide import __version__, faults
-from lakewide.offsets import OFFSETS, RUN_ID, VERSION
+from lakewide.state.offsets import OFFSETS, RUN_ID, VERSION
 from tests.integration.conftest import ModelRun
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
@@ -109,7 +109,7 @@ def test_aggregation_refuses_a_replaced_source(model_run: Callable[..., ModelRun
         "AS SELECT 1 AS k, CAST(5 AS BIGINT) AS clicks"
     )
     manifest = m.run.manifest()
-    from lakewide.executor import run_models
+    from lakewide.run.executor import run_models
 
     [result] = run_models(manifest, ["m"], m.run.adapter(manifest))
     assert result.status == "error"

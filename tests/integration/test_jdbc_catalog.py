@@ -22,11 +22,11 @@ from typing import Any
 
 import pytest
 
-from lakewide.jdbc import DATABASES, sqlalchemy_url
-from lakewide.metadata import metadata_reader, table_meta_of
-from lakewide.nodes import Relation
-from lakewide.profiles import Output
+from lakewide.project.jdbc import DATABASES, sqlalchemy_url
+from lakewide.project.nodes import Relation
+from lakewide.project.profiles import Output
 from lakewide.spark.runtime import ICEBERG_CATALOG, set_catalog_conf
+from lakewide.state.metadata import metadata_reader, table_meta_of
 from tests.integration.conftest import EXAMPLE_PARTS, REPO, ProjectRun, copy_project, null_first
 from tests.postgres_server import PostgresServer, missing_prerequisite
 

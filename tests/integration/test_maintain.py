@@ -20,10 +20,10 @@ from click.testing import CliRunner
 
 from lakewide.cli import cli
 from lakewide.commands.session import shared_session
-from lakewide.maintain_run import MAINTENANCE, TableResult, maintain_models
-from lakewide.metadata import read_table_meta
-from lakewide.nodes import Relation
-from lakewide.offsets import last_commit, last_offsets
+from lakewide.project.nodes import Relation
+from lakewide.run.maintain import MAINTENANCE, TableResult, maintain_models
+from lakewide.state.metadata import read_table_meta
+from lakewide.state.offsets import last_commit, last_offsets
 from tests.integration.conftest import ModelRun, null_first
 from tests.integration.test_cli_runs import lakewide, no_jvm_env
 

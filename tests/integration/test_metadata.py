@@ -1,4 +1,4 @@
-"""Table metadata read without Spark on real Spark-written tables (lakewide.metadata): it agrees
+"""Table metadata read without Spark on real Spark-written tables (lakewide.state.metadata): it agrees
 with Iceberg's own view, an incremental run asks Spark for none of it, and a snapshot another
 process committed is read."""
 
@@ -12,10 +12,10 @@ import pytest
 from sqlglot import exp
 
 from lakewide.compiler import to_sql
-from lakewide.executor import run_models
-from lakewide.metadata import metadata_reader
-from lakewide.offsets import OFFSETS
+from lakewide.run.executor import run_models
 from lakewide.spark.adapter import SparkAdapter
+from lakewide.state.metadata import metadata_reader
+from lakewide.state.offsets import OFFSETS
 from tests.integration.conftest import ModelRun
 from tests.integration.test_incremental import COUNTERS, SCHEMAS
 

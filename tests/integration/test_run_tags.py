@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from lakewide.metadata import read_table_meta
-from lakewide.nodes import Relation
-from lakewide.offsets import TableMeta
+from lakewide.project.nodes import Relation
+from lakewide.state.metadata import read_table_meta
+from lakewide.state.offsets import TableMeta
 from tests.integration.test_cli_runs import lakewide
 from tests.project_factory import make_project
 

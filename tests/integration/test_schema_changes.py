@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 from lakewide import events
 from lakewide.compiler.contract import CONTRACT
 from lakewide.compiler.versions import NON_NULL_PREFIX
-from lakewide.executor import run_models
-from lakewide.schema_plan import ModelSchema, SchemaChangeRefused
+from lakewide.run.executor import run_models
+from lakewide.run.schema_steps import ModelSchema, SchemaChangeRefused
 from tests.integration.conftest import ModelRun, null_first
 from tests.integration.test_cli_runs import lakewide
 from tests.oracle import engines

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from lakewide.executor import run_models
-from lakewide.offsets import MARK, OFFSETS
+from lakewide.run.executor import run_models
+from lakewide.state.offsets import MARK, OFFSETS
 from tests.integration.conftest import ModelRun, ProjectRun
 from tests.oracle.scd2 import RunTime, Scd2
 

@@ -9,14 +9,14 @@ from typing import Any
 
 import pytest
 
-from lakewide.definition import definition_digest
-from lakewide.executor import run_models
-from lakewide.freshness import fresh_models
-from lakewide.incremental import KeyTableRun
-from lakewide.metadata import current_metadata_file, table_dir
-from lakewide.offsets import DEFINITION
-from lakewide.schema_plan import SchemaChangeRefused
-from lakewide.upstream import compile_in
+from lakewide.compiler.upstream import compile_in
+from lakewide.run.executor import run_models
+from lakewide.run.key_table_run import KeyTableRun
+from lakewide.run.schema_steps import SchemaChangeRefused
+from lakewide.state.definition import definition_digest
+from lakewide.state.metadata import current_metadata_file, table_dir
+from lakewide.state.nothing_new import fresh_models
+from lakewide.state.offsets import DEFINITION
 from tests.integration.conftest import ModelRun
 from tests.integration.test_incremental import COUNTERS, SCHEMAS, snapshots
 

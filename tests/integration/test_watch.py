@@ -18,12 +18,12 @@ from typing import Any
 
 import pytest
 
-from lakewide.lag import BEHIND, FRESH, model_lags
-from lakewide.metadata import HadoopMetadataReader
-from lakewide.nodes import Relation
-from lakewide.offsets import last_offsets
+from lakewide.project.nodes import Relation
+from lakewide.run.watch import plan_refresh
 from lakewide.spark.adapter import SparkAdapter
-from lakewide.watch import plan_refresh
+from lakewide.state.lag import BEHIND, FRESH, model_lags
+from lakewide.state.metadata import HadoopMetadataReader
+from lakewide.state.offsets import last_offsets
 from tests.integration.conftest import ModelRun
 from tests.integration.test_cli_runs import lakewide, no_jvm_env
 
@@ -248,7 +248,7 @@ def test_watch_refreshes_after_appends_and_stops_on_sigterm(
 
 
 def _lock_free(warehouse: Path) -> bool:
-    from lakewide.lock import WarehouseLock
+    from lakewide.state.lock import WarehouseLock
 
     with WarehouseLock(warehouse / ".lakewide.lock", 0):
         return True

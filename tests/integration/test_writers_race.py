@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from lakewide.offsets import CHANGELOG_OF, Snapshot, TableMeta, last_offsets
+from lakewide.state.offsets import CHANGELOG_OF, Snapshot, TableMeta, last_offsets
 from tests.integration.spark_worker import SparkWorker
 from tests.oracle.partial_update import bootstrap
 from tests.postgres_server import PostgresServer, missing_prerequisite

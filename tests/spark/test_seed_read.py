@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from lakewide.nodes import Relation
-from lakewide.profiles import Output
+from lakewide.project.nodes import Relation
+from lakewide.project.profiles import Output
 from lakewide.spark.adapter import SparkAdapter
 from tests.integration.conftest import null_first
 
@@ -55,8 +55,8 @@ def test_seed_with_declared_types_and_a_bom(tmp_path: Path, warehouse: Path, spa
 
 def test_seed_keeps_what_spark_would_mistype(tmp_path: Path, warehouse: Path, spark: Any) -> None:
     """``T1`` ids, ``1e5`` codes, ``00123`` zips, ``yes`` answers and non-ISO dates load as the
-    text written; canonical values get their types (lakewide.text_types)."""
-    from lakewide.seeds import find_seeds
+    text written; canonical values get their types (lakewide.project.text_types)."""
+    from lakewide.project.seeds import find_seeds
     from tests.project_factory import make_project, manifest_of
 
     text = (

@@ -10,9 +10,9 @@ from rich.console import Console
 
 from lakewide import events
 from lakewide.commands.progress import RunProgress
+from lakewide.run.unit_tests import load_unit_tests
+from lakewide.run.unit_tests.runner import run_unit_tests
 from lakewide.spark.adapter import SparkAdapter
-from lakewide.unit_tests import load_unit_tests
-from lakewide.unit_tests.runner import run_unit_tests
 from tests.project_factory import copy_example_project, make_project, manifest_of, run_main
 from tests.unit_tests.projects import group_project
 

@@ -1,0 +1,51 @@
+"""What a model reads, as the run plans need it: upstream tables and who produces a changelog."""
+
+from __future__ import annotations
+
+from lakewide.compiler import CompiledModel, PlanContext, compile_model
+from lakewide.compiler.build_changes import produces_changelog as _produces
+from lakewide.compiler.delta_join import delta_joins
+from lakewide.compiler.rewrite import driving_table
+from lakewide.compiler.snapshot_model import analyze_snapshot
+from lakewide.compiler.wide_model import analyze, parse_model_sql
+from lakewide.project.manifest import Manifest
+from lakewide.project.nodes import ModelNode, Relation
+
+
+def upstream_relations(manifest: Manifest, node: ModelNode) -> dict[str, Relation]:
+    """Every source and model the node reads (catalog tables), by relation key."""
+    found = [manifest.sources[s].relation for s in node.sources]
+    found += [manifest.models[r].relation for r in node.refs]
+    return {r.key: r for r in found if r.catalog}
+
+
+def branch_drivers(node: ModelNode) -> list[tuple[int, str | None]]:
+    """A key table's (or snapshot's) ``(branch, driving relation key)`` pairs, as its offsets
+    vector names them: a ``delta`` join's dimension is a driver of its branch too; a snapshot
+    reads one input, as branch 0."""
+    if node.config.kind == "snapshot":
+        return [(0, analyze_snapshot(node, parse_model_sql(node)).driver)]
+    model = analyze(node)
+    drivers = [(b.index, driving_table(b.select)) for b in model.branches]
+    return drivers + [(j.branch.index, j.table) for j in delta_joins(model)]  # dimensions, too
+
+
+def produces_changelog(manifest: Manifest, node: ModelNode) -> bool:
+    """Whether a key table keeps its changelog (``changelog_producer``, or read by a key
+    table through ``ref()``)."""
+    return _produces(node, manifest.models.values())
+
+
+def plan_context(manifest: Manifest, node: ModelNode) -> PlanContext:
+    upstream = upstream_relations(manifest, node)
+    producing = frozenset(
+        manifest.models[r].relation.key
+        for r in node.refs
+        if produces_changelog(manifest, manifest.models[r])
+    )
+    return PlanContext(upstream, producing & set(upstream), produces_changelog(manifest, node))
+
+
+def compile_in(manifest: Manifest, node: ModelNode) -> CompiledModel:
+    """The model compiled with what its run plans need from the project."""
+    return compile_model(node, plan_context(manifest, node))

@@ -1,0 +1,1 @@
+"""A model's config: keys, merge engines, aggregate specs, snapshots, maintenance."""

@@ -1,0 +1,158 @@
+"""How one source branch reads its upstream in an incremental run: the read mode, and why.
+
+Modes (``SourceRange.mode`` in ``target/run_results.json``):
+
+* ``none``: nothing new (no snapshot, or the consumed one is still current);
+* ``incremental``: only appends since the consumed snapshot (Iceberg incremental append read);
+* ``changelog``: an upstream model's own changelog table (``changelog_producer``), when it
+  covers every data commit of the range; else overwrite/delete snapshots without delete files
+  (copy-on-write updates and deletes): Iceberg's changelog; both fed to the engine as row kinds;
+* ``lineage``: a format-v3 upstream with delete files (merge-on-read): the rows whose
+  ``_last_updated_sequence_number`` is newer than the consumed snapshot (new row images only);
+* ``full``: every row at the pinned snapshot: a source nothing was consumed from yet, or a
+  fallback where re-reading is harmless for the engine.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from lakewide.errors import ModelRunError
+from lakewide.plan import BranchPlan
+from lakewide.state.offsets import TableMeta, appends_only
+
+COPY_ON_WRITE = (
+    "set write_mode='copy-on-write' on it (TBLPROPERTIES 'write.delete.mode', "
+    "'write.update.mode', 'write.merge.mode' = 'copy-on-write') so its changes can "
+    "be read through Iceberg's changelog"
+)
+
+
+@dataclass(frozen=True)
+class ReadPlan:
+    """How a branch reads its upstream this run."""
+
+    mode: str  # none | incremental | changelog | lineage | full
+    reason: str
+    produced: bool = False  # changelog: read from the upstream model's changelog table
+
+    @property
+    def reads(self) -> str:
+        """The key of the branch's compiled read steps (``BranchPlan.reads``)."""
+        return "produced" if self.produced else self.mode
+
+
+def delete_files_after(meta: TableMeta, start: int, end: int) -> bool:
+    """Whether a snapshot after ``start`` up to ``end`` holds delete files (merge-on-read).
+
+    Iceberg 1.10's changelog scan refuses those ("Delete files are currently not supported in
+    changelog scans"); it skips ``replace`` snapshots (compactions) altogether.
+    """
+    for snapshot in meta.ancestors(end):
+        if snapshot.id == start:
+            return False
+        if (
+            snapshot.operation != "replace"
+            and int(snapshot.summary.get("total-delete-files", "0") or 0) > 0
+        ):
+            return True
+    return False
+
+
+def _fallback(branch: BranchPlan, engine: str, driver: str, why: str, fix: str) -> ReadPlan:
+    if branch.reread_safe:
+        return ReadPlan("full", f"{why}: re-read in full (harmless for merge_engine='{engine}')")
+    raise ModelRunError(
+        f"source {driver} {why}; re-reading all its rows would double-count in "
+        f"merge_engine='{engine}'. {fix}, or run with --full-refresh to rebuild from "
+        "scratch"
+    )
+
+
+def choose_read(
+    branch: BranchPlan,
+    engine: str,
+    driver: str,
+    start: int | None,
+    end: int | None,
+    *,
+    consumed: bool,
+    meta: Callable[[], TableMeta | None],
+    format_version: Callable[[], int],
+    produced: Callable[[int, int], bool] | None = None,
+    first: bool = False,
+) -> ReadPlan:
+    """The read mode of ``branch`` over its upstream ``driver`` from ``start`` to ``end``.
+
+    ``consumed``: the last commit's offsets name this branch (``start`` None then means the
+    upstream had no snapshot yet: nothing was consumed, its whole history is new).
+    ``produced``: for an upstream model with a changelog table, whether that table holds the
+    changes of every data commit after ``start`` up to ``end``.
+    ``first``: the table's contract knows the branch as a source none of whose rows were
+    merged yet (a source added to the model, lakewide.run.schema_steps): its whole history is new.
+    Raises ModelRunError, saying what to change, where no mode gives the right table.
+    """
+    if end is None:
+        return ReadPlan("none", "the upstream has no snapshot yet")
+    if consumed and start == end:
+        return ReadPlan("none", "no new snapshot")
+    if consumed and start is None:
+        return ReadPlan(
+            "full", "nothing consumed yet (the upstream was empty): its whole history is new"
+        )
+    if start is None and first:
+        return ReadPlan("full", "a source new to the model: its whole history")
+    if start is None:
+        return _fallback(
+            branch,
+            engine,
+            driver,
+            "has no consumed offset for it (a branch added since the last run)",
+            "Keep the model's branches as they were",
+        )
+    upstream = meta()
+    if upstream is None or all(s.id != start for s in upstream.ancestors(end)):
+        return _fallback(
+            branch,
+            engine,
+            driver,
+            f"no longer descends from snapshot {start} (replaced, rolled back or expired)",
+            "Keep that source's history",
+        )
+    if appends_only(upstream, start, end):
+        return ReadPlan("incremental", "appends only")
+    if branch.change_log:
+        return _fallback(
+            branch,
+            engine,
+            driver,
+            "changed by more than appends (overwrite, delete or "
+            "replace) and is itself a change log (row_kind_column)",
+            "Keep that source append-only",
+        )
+    if produced is not None and produced(start, end):
+        return ReadPlan(
+            "changelog",
+            "the upstream model's own changelog table (changelog_producer)",
+            produced=True,
+        )
+    if not delete_files_after(upstream, start, end):
+        return ReadPlan(
+            "changelog", "overwrite/delete snapshots without delete files: Iceberg changelog"
+        )
+    if format_version() >= 3 and branch.reread_safe:
+        return ReadPlan(
+            "lineage",
+            "delete files (merge-on-read), format v3: rows with a newer "
+            "_last_updated_sequence_number (deletes are not seen)",
+        )
+    return _fallback(
+        branch,
+        engine,
+        driver,
+        "has delete files (merge-on-read) after the consumed "
+        "snapshot, which Iceberg changelog scans cannot read",
+        f"If {driver} is a lakewide model, set changelog_producer='lookup' on it "
+        f"(its own changelog); else on {driver}, {COPY_ON_WRITE}",
+    )

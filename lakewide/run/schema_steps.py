@@ -1,0 +1,218 @@
+"""A key table's schema changes at run time: its stored contract against its model's, the plan
+said before it is applied, refused with exit 2 (nothing written) where only a rebuild is right.
+
+The contract (``lakewide.compiler.contract``) lives in the table property ``lakewide.contract``;
+bootstrap and ``--full-refresh`` write it, and every run that changes the schema rewrites it
+after its data commits (so a run stopped half-way plans the same changes again: the ``ALTER``
+statements are made only for what the table lacks, and a source's offsets are what tells
+whether its history was merged). The statements come from ``lakewide.compiler.schema_changes``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from sqlglot import exp
+
+from lakewide.compiler.contract import CONTRACT, Contract, contract_of
+from lakewide.compiler.schema_changes import (
+    DEFAULT_POLICY,
+    SchemaPlan,
+    add_columns,
+    alter_type,
+    classify,
+    drop_columns,
+    set_property,
+    table_columns,
+)
+from lakewide.compiler.wide_model import WideModel
+from lakewide.errors import ConfigError
+from lakewide.project.nodes import ModelNode
+from lakewide.state.definition import LAYOUT_VERSION, definition_digest
+from lakewide.state.offsets import TableMeta
+
+if TYPE_CHECKING:
+    from lakewide.spark.adapter import SparkAdapter
+
+
+# config keys that neither shape the table nor fold its rows, or that the contract holds in
+# fields of its own (compared there, with their own messages)
+_NOT_OPTIONS = frozenset(
+    {
+        "tags",
+        "description",
+        "enabled",
+        "materialized",
+        "changelog_producer",
+        "on_schema_change",
+        "freshness",
+        "maintenance",
+        "retention",
+        "ttl",
+        "merge_filter",
+        "merge_engine",
+        "primary_key",
+        "sequence_field",
+        "sequence_groups",
+        "aggregates",
+        "default_aggregate",
+    }
+)
+
+
+def contract_options(node: ModelNode) -> dict[str, Any]:
+    """The model's non-default config keys that shape its table (the contract's options)."""
+    return node.config.model_dump(mode="json", exclude_defaults=True, exclude=set(_NOT_OPTIONS))
+
+
+def policy_of(node: ModelNode) -> str:
+    """The model's ``on_schema_change`` (default ``append_new_columns``)."""
+    return getattr(node.config, "on_schema_change", None) or DEFAULT_POLICY
+
+
+def reread_refusals(model: WideModel) -> dict[int, str]:
+    """Per source position, why reading that source's rows again would change the table: the
+    accumulating aggregates it feeds (they would count its rows twice). A source that feeds
+    none is missing: re-reading it leaves the table as it is (an aggregation's stored row
+    counts do not count its rows again: ``plan.rereading``)."""
+    out = {}
+    for branch in model.branches:
+        folding = sorted(
+            f"{model.aggregate(c).name}({c})"
+            for c in model.aggregated
+            if c in branch.owned and not model.aggregate(c).idempotent
+        )
+        if folding:
+            out[branch.index] = f"would count its rows twice ({', '.join(folding)})"
+    return out
+
+
+@dataclass
+class ModelSchema:
+    """One key table: its stored contract, the model's, and the plan between them."""
+
+    node: ModelNode
+    path: str  # the model's file, relative to the project
+    configured: Contract
+    stored: Contract | None
+    plan: SchemaPlan | None  # None without a stored contract (a table built before them)
+
+    @property
+    def changed(self) -> bool:
+        return self.plan is not None and self.plan.changed
+
+    def lines(self) -> list[str]:
+        """The plan as printed: a header, then a line per change (refusals are not: the
+        SchemaChangeRefused error says them, once)."""
+        assert self.plan is not None
+        head = (
+            f"schema changes of {self.node.name} ({self.node.relation}, "
+            f"on_schema_change='{self.plan.policy}'):"
+        )
+        return [head, *(f"  {n}" for n in self.plan.notes)]
+
+
+class SchemaChangeRefused(ConfigError):
+    """Key tables whose model changed in a way only a rebuild makes right (exit code 2)."""
+
+    def __init__(self, refused: list[ModelSchema]) -> None:
+        self.refused = refused
+        parts = []
+        for schema in refused:
+            assert schema.plan is not None
+            changes = "; ".join(schema.plan.refusals)
+            parts.append(
+                f"model {schema.node.name} ({schema.path}): its table {schema.node.relation} "
+                f"cannot take this change in place: {changes}"
+            )
+        selectors = " ".join(f"-s {s.node.name}" for s in refused)
+        super().__init__(
+            "; ".join(parts) + ". Nothing was written. `lakewide run --full-refresh "
+            f"{selectors}` rebuilds the table from every source with the new definition."
+        )
+
+
+def stored_contract(adapter: SparkAdapter, node: ModelNode) -> Contract | None:
+    """The contract stored in the table's properties (None: none stored)."""
+    text = adapter.table_property(node.relation, CONTRACT)
+    return None if text is None else Contract.from_json(text)
+
+
+def model_schema(
+    adapter: SparkAdapter,
+    model: WideModel,
+    query: exp.Expression,
+    path: str,
+    produces: bool = False,
+    stored: bool = True,
+    meta: TableMeta | None = None,
+) -> ModelSchema:
+    """Compare the stored contract with the model's; ``query``: the model's bootstrap query
+    (Spark analyses it for the column types; no row is read); ``produces``: the model keeps
+    its own changelog table; ``stored=False``: the model's contract only (a new table);
+    ``meta``: the table's metadata when the caller has read it already."""
+    node = model.node
+    configured = contract_of(
+        model,
+        adapter.column_types(query),
+        options=contract_options(node),
+        definition=definition_digest(node),
+        layout=LAYOUT_VERSION,
+    )
+    found = stored_contract(adapter, node) if stored else None
+    plan = None
+    if found is not None:
+        plan = classify(found, configured, policy_of(node), reread_refusals(model))
+        present = table_column_names(adapter, node, meta)
+        dropped = {c.lower() for c in plan.drop}  # a run stopped after its ALTER
+        lost = [c for c in found.columns if c.lower() not in present | dropped]
+        if lost:
+            plan.refusals.append(
+                f"the table no longer has column(s) {', '.join(lost)} of the schema lakewide "
+                "stored with it (changed outside lakewide)"
+            )
+        changes_table = plan.add or plan.drop or plan.promote
+        if changes_table and produces:
+            plan.refusals.append(
+                "the model keeps its own changelog table (changelog_producer), whose columns "
+                "are not migrated"
+            )
+    return ModelSchema(node, path, configured, found, plan)
+
+
+def table_column_names(
+    adapter: SparkAdapter, node: ModelNode, meta: TableMeta | None = None
+) -> set[str]:
+    """The table's current column names, lower case: from its metadata (``meta``, else read)
+    where lakewide reads it without Spark, else from Spark's analysis of the table."""
+    meta = adapter.table_meta(node.relation) if meta is None else meta
+    if meta is not None and meta.columns is not None:
+        return {c.name.lower() for c in meta.columns}
+    return {c.lower() for c in adapter.column_types(table_columns(node.relation))}
+
+
+def apply_changes(adapter: SparkAdapter, schema: ModelSchema) -> int:
+    """Make the planned ``ALTER TABLE`` statements the table still needs; how many ran."""
+    plan, relation = schema.plan, schema.node.relation
+    if plan is None or not (plan.add or plan.drop or plan.promote):
+        return 0
+    present = adapter.column_types(table_columns(relation))
+    statements: list[exp.Expression] = []
+    add = {c: t for c, t in plan.add.items() if c not in present}
+    if add:
+        statements.append(add_columns(relation, add))
+    drop = [c for c in plan.drop if c in present]
+    if drop:
+        statements.append(drop_columns(relation, drop))
+    statements += [
+        alter_type(relation, c, t) for c, t in plan.promote.items() if present.get(c) != t
+    ]
+    for statement in statements:
+        adapter.sql(statement)
+    return len(statements)
+
+
+def write_contract(adapter: SparkAdapter, node: ModelNode, contract: Contract) -> None:
+    """Store ``contract`` in the table's properties (metadata only: no snapshot)."""
+    adapter.sql(set_property(node.relation, CONTRACT, contract.to_json()))

@@ -1,0 +1,4 @@
+"""What the catalog holds, read without Spark.
+
+Table metadata, offsets, definitions, tags, leases and locks.
+"""
