@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks import generate  # noqa: E402
 from benchmarks.run import MOR, Clock, same_rows  # noqa: E402
 from lakewide.project.manifest import Manifest, load_manifest  # noqa: E402
-from lakewide.project.profiles import load_output  # noqa: E402
+from lakewide.project.profiles_file import load_output  # noqa: E402
 from lakewide.project.settings import load_project  # noqa: E402
 from lakewide.run.executor import run_models  # noqa: E402
 from lakewide.spark.adapter import SparkAdapter  # noqa: E402

@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from lakewide.project.nodes import Relation
-from lakewide.project.profiles import load_output
+from lakewide.project.profiles_file import load_output
 from lakewide.spark.adapter import SparkAdapter
 from lakewide.spark.runtime import create_session, spark_conf
 from lakewide.state.arrival import Read

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from lakewide.project.manifest import load_manifest
-from lakewide.project.profiles import load_output
+from lakewide.project.profiles_file import load_output
 from lakewide.project.settings import load_project
 from lakewide.run.executor import run_models
 from lakewide.spark.adapter import SparkAdapter

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from lakewide.project.manifest import Manifest, load_manifest
-from lakewide.project.profiles import find_profiles_file, load_output
+from lakewide.project.profiles_file import find_profiles_file, load_output
 from lakewide.project.settings import load_project
 
 REPO_ROOT = Path(__file__).resolve().parents[1]

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from lakewide.errors import ConfigError
-from lakewide.project.profiles import load_output
+from lakewide.project.profiles_file import load_output
 from tests.project_factory import make_project, run_main
 
 MODEL = """\

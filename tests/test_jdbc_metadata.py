@@ -10,7 +10,7 @@ import pytest
 
 from lakewide.errors import RuntimeSetupError
 from lakewide.project.nodes import Relation
-from lakewide.project.profiles import load_output
+from lakewide.project.profiles_file import load_output
 from lakewide.state.jdbc_metadata import JdbcMetadataReader
 from tests.postgres_server import PostgresServer, missing_prerequisite
 from tests.project_factory import make_project, run_main

@@ -9,7 +9,8 @@ import click
 
 from lakewide.commands.context import Options, console, pass_options
 from lakewide.errors import ConfigError, LakewideError
-from lakewide.project.profiles import find_profiles_file, load_output, warehouse_path
+from lakewide.project.profiles import warehouse_path
+from lakewide.project.profiles_file import find_profiles_file, load_output
 from lakewide.project.settings import Project, load_project
 
 KEY = "tool.lakewide.clean-targets"

@@ -17,7 +17,7 @@ from lakewide.errors import ConfigError
 from lakewide.project.graph import select
 from lakewide.project.manifest import Manifest, load_manifest
 from lakewide.project.nodes import ModelNode
-from lakewide.project.profiles import find_profiles_file, load_output
+from lakewide.project.profiles_file import find_profiles_file, load_output
 from lakewide.project.settings import load_project
 
 # Piped output (CI logs, `| less`) gets room for wide tables instead of 80 columns.

@@ -25,7 +25,7 @@ def generate(options: Options) -> None:
     """Write target/docs/index.html, manifest.json and catalog.json (no JVM needed)."""
     from lakewide.artifacts.docs.documents import build_documents
     from lakewide.artifacts.docs.site import DOCS_DIR, write_site
-    from lakewide.state.metadata import metadata_reader
+    from lakewide.state.readers import metadata_reader
 
     manifest = options.manifest()
     reader = metadata_reader(manifest.output)

@@ -69,7 +69,7 @@ def _event(lag: ModelLag) -> None:
 @pass_options
 def freshness(options: Options, select: tuple[str, ...], exclude: tuple[str, ...]) -> None:
     """Each model's lag behind its upstreams and its freshness target (exit 1: one is over)."""
-    from lakewide.state.metadata import metadata_reader
+    from lakewide.state.readers import metadata_reader
 
     manifest = options.manifest()
     names = selected(manifest, select, exclude)

@@ -24,7 +24,7 @@ from lakewide.state.offsets import TableMeta
 @contextmanager
 def metadata(output: Output) -> Iterator[Callable[[Relation], TableMeta | None]]:
     """Reads table metadata: without a JVM where the catalog has a reader, else through Spark."""
-    from lakewide.state.metadata import metadata_reader
+    from lakewide.state.readers import metadata_reader
 
     reader = metadata_reader(output)
     if reader is not None:

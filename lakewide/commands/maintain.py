@@ -99,7 +99,7 @@ def maintain(
     """Compact, expire snapshots (never those offsets need), remove orphan files, apply
     retention and TTL on the selected models' tables."""
     if dry_run:
-        from lakewide.state.metadata import metadata_reader
+        from lakewide.state.readers import metadata_reader
 
         manifest = options.manifest()
         names = selected(manifest, select, exclude)

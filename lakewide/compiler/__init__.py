@@ -3,9 +3,10 @@
 Run-time modules import only these names (``tests/compiler/test_run_plan.py`` checks it).
 """
 
-from lakewide.compiler.compiled import CompiledModel, SourceMerge, compile_model, to_sql
+from lakewide.compiler.compiled import CompiledModel, compile_model, to_sql
 from lakewide.compiler.join_errors import join_type_error
 from lakewide.compiler.run_plan import PlanContext
+from lakewide.compiler.source_merge import SourceMerge
 from lakewide.compiler.wide_model import DIALECT, WideModel, analyze
 
 __all__ = [

@@ -26,38 +26,12 @@ from lakewide.compiler.show_plan import plan_files
 from lakewide.compiler.snapshot import bootstrap as snapshot_bootstrap
 from lakewide.compiler.snapshot_model import Snapshot, analyze_snapshot
 from lakewide.compiler.snapshot_plan import SnapshotPlans, build_snapshot_plans, snapshot_files
+from lakewide.compiler.source_merge import SourceMerge
 from lakewide.compiler.validate import validate
 from lakewide.compiler.wide_model import DIALECT, WideModel, analyze, parse_model_sql
 from lakewide.errors import CompileError
 from lakewide.plan import ModelPlans
 from lakewide.project.nodes import ModelNode
-
-
-@dataclass
-class SourceMerge:
-    """The incremental step of one source branch: stage its batch, then MERGE it."""
-
-    branch: int
-    name: str
-    batch_view: str
-    batch: exp.Select
-    statement: exp.Merge
-    null_keys: exp.Select | None = None
-    bounds: exp.Select | None = None  # merge_filter: the batch's key range, read after staging
-
-    def staging(self, *, copy: bool = True) -> exp.Create:
-        """The batch as a temporary view (what the engine materializes before the MERGE).
-
-        ``copy=False`` moves the batch itself into the view (for a caller dropping this object).
-        """
-        view = exp.Create(
-            this=exp.table_(self.batch_view),
-            kind="VIEW",
-            replace=True,
-            expression=self.batch.copy() if copy else self.batch,
-        )
-        view.set("properties", exp.Properties(expressions=[exp.TemporaryProperty()]))
-        return view
 
 
 @dataclass

@@ -10,7 +10,7 @@ trees name those views and ``:param`` placeholders; the executor binds values an
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from sqlglot import exp
 
@@ -38,13 +38,29 @@ from lakewide.compiler.build_merge import (
 )
 from lakewide.compiler.delta_join import DeltaJoin
 from lakewide.compiler.rewrite import driving_table, replace_tables
+from lakewide.compiler.source_merge import SourceMerge
 from lakewide.compiler.validate import type_probes, typed_aggregates
 from lakewide.compiler.wide_model import Branch, WideModel
 from lakewide.errors import CompileError, ModelRunError
-from lakewide.project.nodes import Relation
+from lakewide.project.nodes import ModelNode, Relation
 
-if TYPE_CHECKING:
-    from lakewide.compiler.compiled import CompiledModel, SourceMerge
+
+class CompiledModel(Protocol):
+    """What the run plans are built from: a compiled model's statements
+    (``lakewide.compiler.compiled.CompiledModel``, which builds its plans here)."""
+
+    node: ModelNode
+    bootstrap: exp.Expression
+    merges: list[SourceMerge]
+    model: WideModel | None
+    write_order: exp.Command | None
+    deltas: list[DeltaJoin]
+
+    @property
+    def full_refresh(self) -> exp.Expression | None: ...
+
+    @property
+    def combined(self) -> SourceMerge | None: ...
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from jinja2 import Environment, StrictUndefined, Template, TemplateError, Templa
 
 from lakewide.errors import ConfigError, LakewideError
 from lakewide.project.nodes import Relation
-from lakewide.project.profiles import env_var
+from lakewide.project.profiles_file import env_var
 from lakewide.project.sources import Source
 from lakewide.project.text_files import read_utf8
 

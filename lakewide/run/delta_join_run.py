@@ -9,14 +9,25 @@ is idempotent).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from lakewide import plan as p
+from lakewide.run.outcomes import KeyTableOutcome, SourceRange
 from lakewide.run.read_modes import delete_files_after
 from lakewide.state.offsets import TableMeta, appends_only, offset_key
 
-if TYPE_CHECKING:
-    from lakewide.run.key_table_run import KeyTableRun
+
+class KeyTableRun(Protocol):
+    """What a delta join's re-derivation reads and records of its model's run
+    (``lakewide.run.key_table_run.KeyTableRun``, which calls it after the facts)."""
+
+    plans: p.ModelPlans
+    metas: dict[str, TableMeta | None]
+    pinned: dict[str, int | None]
+    progress: dict[str, int | None]
+    outcome: KeyTableOutcome
+
+    def run_steps(self, steps: list[p.Step], **values: int | None) -> p.Params: ...
 
 
 def delta_offsets(plans: p.ModelPlans, pinned: dict[str, int | None]) -> dict[str, int | None]:
@@ -72,8 +83,6 @@ def derived_keys(dimension: str, facts: str) -> str | None:
 def run_delta_joins(run: KeyTableRun, consumed: dict[str, int | None]) -> None:
     """Re-derive, per delta join whose dimension moved or whose driving table changed rows,
     the fact rows of the affected keys (one commit each, carrying the dimension offset)."""
-    from lakewide.run.key_table_run import SourceRange
-
     for join in run.plans.delta_joins:
         key = offset_key(join.branch, join.table)
         start, end = consumed.get(key), run.pinned.get(join.table)

@@ -16,7 +16,7 @@ first, CommitConflict makes the executor plan the whole model again from fresh m
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from sqlglot import exp
 
@@ -26,6 +26,7 @@ from lakewide.compiler import CompiledModel
 from lakewide.errors import CommitConflict, ModelRunError
 from lakewide.project.manifest import Manifest
 from lakewide.run.delta_join_run import delta_offsets, run_delta_joins
+from lakewide.run.outcomes import KeyTableOutcome, SourceRange
 from lakewide.run.read_modes import ReadPlan, choose_read
 from lakewide.run.schema_steps import (
     ModelSchema,
@@ -53,19 +54,6 @@ from lakewide.state.offsets import (
 )
 
 
-@dataclass
-class SourceRange:
-    """What one source branch read in one run."""
-
-    branch: int
-    relation: str
-    start: int | None
-    end: int | None
-    mode: str  # none | incremental | changelog | lineage | full (lakewide.run.read_modes)
-    keys: int = 0
-    reason: str = ""
-
-
 @dataclass(eq=False)  # compared by identity
 class BranchRead:
     """A source branch with new rows in this run: its plan and how it reads them."""
@@ -75,16 +63,6 @@ class BranchRead:
     end: int  # pinned snapshot read up to
     read: ReadPlan
     range: SourceRange
-
-
-@dataclass
-class KeyTableOutcome:
-    plan: str
-    ranges: list[SourceRange] = field(default_factory=list)
-    commits: list[int] = field(default_factory=list)
-    rejected: int = 0
-    statements: int = 0
-    schema: list[str] = field(default_factory=list)  # the schema changes applied
 
 
 class KeyTableRun:

@@ -14,7 +14,8 @@ from typing import cast
 from lakewide import plan as p
 from lakewide.compiler.snapshot_plan import SnapshotPlans
 from lakewide.errors import ModelRunError
-from lakewide.run.key_table_run import KeyTableOutcome, KeyTableRun, SourceRange
+from lakewide.run.key_table_run import KeyTableRun
+from lakewide.run.outcomes import KeyTableOutcome, SourceRange
 from lakewide.state.definition import definition_changed
 from lakewide.state.offsets import TableMeta, appends_only, last_offsets, offset_key
 

@@ -19,7 +19,8 @@ from lakewide.errors import ModelRunError, RunInterrupted, RuntimeSetupError, Sp
 from lakewide.project.nodes import Relation
 from lakewide.project.profiles import Output
 from lakewide.spark.errors import short
-from lakewide.state.metadata import MetadataReader, metadata_reader
+from lakewide.state.metadata import MetadataReader
+from lakewide.state.readers import metadata_reader
 
 _ICEBERG_JAR = re.compile(
     r"iceberg-spark-runtime-[0-9.]+_[0-9.]+[-:]([0-9][0-9A-Za-z.-]*?)(?:\.jar)?(?:,|$)"

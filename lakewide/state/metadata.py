@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Protocol
 
 from lakewide.errors import ModelRunError
 from lakewide.project.nodes import Relation
-from lakewide.project.profiles import Output, warehouse_path
 from lakewide.state.offsets import Snapshot, TableColumn, TableMeta
 
 if TYPE_CHECKING:
@@ -105,24 +104,6 @@ class HadoopMetadataReader:
         except Exception as err:  # noqa: BLE001 - I/O, decoding and pyiceberg's validation
             raise corrupt_metadata(relation, path, parse_error(err)) from None
         return table_meta_of(metadata)
-
-
-def metadata_reader(output: Output) -> MetadataReader | None:
-    """The reader of ``output``'s catalog; None where metadata is read through Spark.
-
-    The hadoop catalog on a local folder, and JDBC catalogs (their ``iceberg_tables`` rows,
-    lakewide.state.jdbc_metadata). The other catalogs' readers belong here too: pyiceberg's
-    ``load_catalog`` (``rest``, ``hive``), whose ``load_table(...).metadata`` goes through
-    ``table_meta_of``.
-    """
-    if output.catalog_type == "hadoop":
-        warehouse = warehouse_path(output.warehouse)
-        return None if warehouse is None else HadoopMetadataReader(warehouse)
-    if output.catalog_type == "jdbc":
-        from lakewide.state.jdbc_metadata import JdbcMetadataReader
-
-        return JdbcMetadataReader(output)
-    return None
 
 
 def table_meta_of(metadata: TableMetadata) -> TableMeta:

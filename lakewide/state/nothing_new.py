@@ -6,7 +6,7 @@ from lakewide.compiler.upstream import branch_drivers, upstream_relations
 from lakewide.project.manifest import Manifest
 from lakewide.project.nodes import Relation
 from lakewide.state.definition import definition_changed
-from lakewide.state.metadata import CorruptMetadataError, MetadataReader, metadata_reader
+from lakewide.state.metadata import CorruptMetadataError, MetadataReader
 from lakewide.state.offsets import (
     TableMeta,
     branch_offsets,
@@ -15,6 +15,7 @@ from lakewide.state.offsets import (
     rewrites_only,
     table_offsets,
 )
+from lakewide.state.readers import metadata_reader
 
 
 class _Metas:

@@ -17,7 +17,7 @@ from lakewide.errors import CompileError
 from lakewide.project.config.model_config import parse_model_config
 from lakewide.project.manifest import Manifest, load_manifest
 from lakewide.project.nodes import ModelNode, Relation
-from lakewide.project.profiles import find_profiles_file, load_output
+from lakewide.project.profiles_file import find_profiles_file, load_output
 from lakewide.project.settings import load_project
 
 REPO = Path(__file__).resolve().parents[2]

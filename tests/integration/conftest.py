@@ -14,7 +14,7 @@ import pytest
 from lakewide.commands.session import shared_session
 from lakewide.project.graph import select
 from lakewide.project.manifest import Manifest, load_manifest
-from lakewide.project.profiles import find_profiles_file, load_output
+from lakewide.project.profiles_file import find_profiles_file, load_output
 from lakewide.project.settings import load_project
 from lakewide.run.executor import ModelResult, run_models
 from lakewide.run.seed_load import load_seeds

@@ -56,7 +56,7 @@ class SparkWorker:
 
 
 def main(project_dir: str) -> None:
-    from lakewide.project.profiles import find_profiles_file, load_output
+    from lakewide.project.profiles_file import find_profiles_file, load_output
     from lakewide.project.settings import load_project
     from lakewide.spark.adapter import SparkAdapter
 

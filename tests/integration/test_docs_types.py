@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from lakewide.artifacts.docs.documents import build_documents
-from lakewide.state.metadata import metadata_reader
+from lakewide.state.readers import metadata_reader
 from tests.integration.conftest import ProjectRun
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]

@@ -26,7 +26,8 @@ from lakewide.project.jdbc import DATABASES, sqlalchemy_url
 from lakewide.project.nodes import Relation
 from lakewide.project.profiles import Output
 from lakewide.spark.runtime import ICEBERG_CATALOG, set_catalog_conf
-from lakewide.state.metadata import metadata_reader, table_meta_of
+from lakewide.state.metadata import table_meta_of
+from lakewide.state.readers import metadata_reader
 from tests.integration.conftest import EXAMPLE_PARTS, REPO, ProjectRun, copy_project, null_first
 from tests.postgres_server import PostgresServer, missing_prerequisite
 

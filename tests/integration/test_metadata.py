@@ -14,8 +14,8 @@ from sqlglot import exp
 from lakewide.compiler import to_sql
 from lakewide.run.executor import run_models
 from lakewide.spark.adapter import SparkAdapter
-from lakewide.state.metadata import metadata_reader
 from lakewide.state.offsets import OFFSETS
+from lakewide.state.readers import metadata_reader
 from tests.integration.conftest import ModelRun
 from tests.integration.test_incremental import COUNTERS, SCHEMAS
 

@@ -1,0 +1,23 @@
+"""Which reader reads a catalog's table metadata without Spark (one interface, one per catalog)."""
+
+from __future__ import annotations
+
+from lakewide.project.profiles import Output, warehouse_path
+from lakewide.state.jdbc_metadata import JdbcMetadataReader
+from lakewide.state.metadata import HadoopMetadataReader, MetadataReader
+
+
+def metadata_reader(output: Output) -> MetadataReader | None:
+    """The reader of ``output``'s catalog; None where metadata is read through Spark.
+
+    The hadoop catalog on a local folder, and JDBC catalogs (their ``iceberg_tables`` rows,
+    lakewide.state.jdbc_metadata). The other catalogs' readers belong here too: pyiceberg's
+    ``load_catalog`` (``rest``, ``hive``), whose ``load_table(...).metadata`` goes through
+    ``table_meta_of``.
+    """
+    if output.catalog_type == "hadoop":
+        warehouse = warehouse_path(output.warehouse)
+        return None if warehouse is None else HadoopMetadataReader(warehouse)
+    if output.catalog_type == "jdbc":
+        return JdbcMetadataReader(output)
+    return None
