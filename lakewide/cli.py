@@ -14,11 +14,9 @@ import click
 from rich.markup import escape
 
 from lakewide import __version__
-from lakewide.commands import output
 from lakewide.commands.build import build
 from lakewide.commands.clean import clean
 from lakewide.commands.compile import compile_
-from lakewide.commands.context import Options, console, parse_vars, parsed
 from lakewide.commands.debug import debug
 from lakewide.commands.diff import diff
 from lakewide.commands.docs import docs
@@ -31,6 +29,9 @@ from lakewide.commands.maintain import maintain
 from lakewide.commands.retry import retry
 from lakewide.commands.run import run
 from lakewide.commands.seed import seed
+from lakewide.commands.shared import output
+from lakewide.commands.shared.console import console
+from lakewide.commands.shared.context import Options, parse_vars, parsed
 from lakewide.commands.show import show
 from lakewide.commands.test import data_test_command
 from lakewide.commands.unit_test import unit_test

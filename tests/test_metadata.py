@@ -13,11 +13,11 @@ from lakewide.spark.adapter import SparkAdapter
 from lakewide.state.metadata import (
     CorruptMetadataError,
     HadoopMetadataReader,
-    metadata_reader,
     read_table_meta,
     table_dir,
 )
 from lakewide.state.offsets import OFFSETS, Snapshot, TableColumn
+from lakewide.state.readers import metadata_reader
 from tests import iceberg_files
 
 T = Relation("lw", "ns", "t")

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from lakewide.commands.context import (
+from lakewide.commands.shared.context import (
     Options,
     pass_options,
     profile_options,
@@ -15,12 +15,12 @@ from lakewide.commands.context import (
     selected,
     selection,
 )
-from lakewide.commands.output import output_options
-from lakewide.commands.run import RunFlags, run_and_report, run_args, run_options
-from lakewide.commands.run_tag import refuse_taken, tag_options, tag_request
-from lakewide.commands.seed import check_seeds, load_and_report
-from lakewide.commands.session import with_adapter
-from lakewide.commands.test import RESOURCE_TYPES, chosen_unit_tests, kinds_to_run
+from lakewide.commands.shared.output import output_options
+from lakewide.commands.shared.run_models import RunFlags, run_and_report, run_args, run_options
+from lakewide.commands.shared.run_tag import refuse_taken, tag_options, tag_request
+from lakewide.commands.shared.seeds import check_seeds, load_and_report
+from lakewide.commands.shared.session import with_adapter
+from lakewide.commands.shared.tests import RESOURCE_TYPES, chosen_unit_tests, kinds_to_run
 from lakewide.errors import ConfigError
 from lakewide.project.manifest import Manifest
 
@@ -78,7 +78,7 @@ def build(
         return [t for t in chosen_unit_tests(manifest, (), (), kinds) if t.model in names]
 
     def body(manifest: Manifest, adapter: SparkAdapter) -> int:
-        from lakewide.commands.test import report_test
+        from lakewide.commands.shared.tests import report_test
         from lakewide.run.tests_after_models import TestsAfterModels
         from lakewide.run.unit_tests_before_models import UnitTestsBeforeModels
 

@@ -9,15 +9,15 @@ import click
 
 from lakewide.artifacts.compiled_files import SERIAL_BELOW, compile_all, default_processes
 from lakewide.artifacts.manifest_json import remember_compiled
-from lakewide.commands.context import (
+from lakewide.commands.shared.console import console
+from lakewide.commands.shared.context import (
     Options,
-    console,
     pass_options,
     profile_options,
     selected,
     selection,
 )
-from lakewide.commands.test import chosen_tests, chosen_unit_tests
+from lakewide.commands.shared.tests import chosen_tests, chosen_unit_tests
 from lakewide.compiler import to_sql
 from lakewide.compiler.data_test_queries import failing_rows
 from lakewide.project.manifest import Manifest

@@ -6,8 +6,9 @@ from typing import TYPE_CHECKING
 
 import click
 
-from lakewide.commands.context import Options, console, pass_options, profile_options
-from lakewide.commands.session import check_output
+from lakewide.commands.shared.console import console
+from lakewide.commands.shared.context import Options, pass_options, profile_options
+from lakewide.commands.shared.session import check_output
 from lakewide.project.manifest import Manifest
 from lakewide.project.profiles import warehouse_path
 

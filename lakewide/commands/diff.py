@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING
 import click
 from sqlglot import exp
 
-from lakewide.commands.context import Options, model_named, pass_options
-from lakewide.commands.diff_report import DiffOutcome, show
-from lakewide.commands.output import output_options
-from lakewide.commands.session import with_adapter
+from lakewide.commands.shared.context import Options, model_named, pass_options
+from lakewide.commands.shared.diff_report import DiffOutcome, show
+from lakewide.commands.shared.output import output_options
+from lakewide.commands.shared.session import with_adapter
 from lakewide.compiler.table_diff import COUNT_NAMES, DiffQuery, duplicate_keys
 from lakewide.errors import UsageError
 from lakewide.project.manifest import Manifest

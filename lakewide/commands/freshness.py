@@ -10,15 +10,15 @@ from rich.markup import escape
 from rich.table import Table
 
 from lakewide import events
-from lakewide.commands.context import (
+from lakewide.commands.shared.console import console
+from lakewide.commands.shared.context import (
     Options,
-    console,
     pass_options,
     profile_options,
     selected,
     selection,
 )
-from lakewide.commands.output import loud, mode, output_options
+from lakewide.commands.shared.output import loud, mode, output_options
 from lakewide.errors import ConfigError
 from lakewide.project.durations import describe
 from lakewide.state.lag import FRESH, ModelLag, model_lags

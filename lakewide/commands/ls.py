@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import click
 
-from lakewide.commands.context import (
+from lakewide.commands.shared.console import console
+from lakewide.commands.shared.context import (
     Options,
-    console,
     pass_options,
     profile_options,
     selected,

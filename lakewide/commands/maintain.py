@@ -9,16 +9,16 @@ from typing import TYPE_CHECKING
 import click
 from rich.markup import escape
 
-from lakewide.commands import output
-from lakewide.commands.context import (
+from lakewide.commands.shared import output
+from lakewide.commands.shared.console import console
+from lakewide.commands.shared.context import (
     Options,
-    console,
     pass_options,
     profile_options,
     selected,
     selection,
 )
-from lakewide.commands.session import with_adapter
+from lakewide.commands.shared.session import with_adapter
 from lakewide.project.manifest import Manifest
 
 if TYPE_CHECKING:

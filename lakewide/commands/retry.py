@@ -5,10 +5,11 @@ from __future__ import annotations
 import click
 
 from lakewide.artifacts.run_results import read_run_results
-from lakewide.commands.context import Options, console, pass_options, profile_options, runnable
-from lakewide.commands.output import output_options
-from lakewide.commands.run import RunFlags, run_and_report
-from lakewide.commands.session import with_adapter
+from lakewide.commands.shared.console import console
+from lakewide.commands.shared.context import Options, pass_options, profile_options, runnable
+from lakewide.commands.shared.output import output_options
+from lakewide.commands.shared.run_models import RunFlags, run_and_report
+from lakewide.commands.shared.session import with_adapter
 from lakewide.project.graph import topological_order
 from lakewide.project.manifest import Manifest
 from lakewide.project.settings import load_project

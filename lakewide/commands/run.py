@@ -2,213 +2,28 @@
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
-from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any
-
 import click
 
-from lakewide.commands.context import (
+from lakewide.commands.shared.context import (
     Options,
-    console,
     pass_options,
     profile_options,
     runnable,
     selected,
     selection,
 )
-from lakewide.commands.output import output_options
-from lakewide.commands.progress import live, report, summary
-from lakewide.commands.run_tag import AUTO_TAG, TagRequest, tag_options, tag_request
-from lakewide.commands.session import with_adapter
-from lakewide.project.manifest import Manifest
-
-if TYPE_CHECKING:
-    from lakewide.run.executor import ModelResult
-    from lakewide.run.schema_steps import ModelSchema
-    from lakewide.run.tests_after_models import TestsAfterModels
-    from lakewide.run.unit_tests_before_models import UnitTestsBeforeModels
-    from lakewide.spark.adapter import SparkAdapter
-
-
-full_refresh_option = click.option(
-    "--full-refresh", is_flag=True, help="Rebuild key tables with the bootstrap plan."
+from lakewide.commands.shared.output import output_options
+from lakewide.commands.shared.run_models import (
+    RunFlags,
+    _nothing_to_do,
+    plan_only,
+    run_and_report,
+    run_args,
+    run_options,
 )
-
-
-@dataclass
-class RunFlags:
-    """How ``run``, ``build`` and ``retry`` run the models (kept in run_results.json)."""
-
-    full_refresh: bool = False
-    threads: int = 1
-    fail_fast: bool = False
-
-
-def run_options(func: Callable[..., Any]) -> Callable[..., Any]:
-    """``--full-refresh``, ``--threads N``, ``--fail-fast/-x``."""
-    func = click.option(
-        "--fail-fast",
-        "-x",
-        is_flag=True,
-        help="Stop at the first failed model; the models not started are skipped.",
-    )(func)
-    func = click.option(
-        "--threads",
-        metavar="N",
-        type=click.IntRange(min=1),
-        default=1,
-        show_default=True,
-        help="Models run at once: those with no ref path between them run concurrently.",
-    )(func)
-    return full_refresh_option(func)
-
-
-def show_schema(schema: ModelSchema) -> None:
-    """A key table's plan of schema changes, printed before it is applied."""
-    for line in schema.lines():
-        console.print(line, markup=False, highlight=False)
-
-
-def plan_only(manifest: Manifest, adapter: SparkAdapter, names: list[str]) -> int:
-    """``run --dry-run``: print each selected key table's schema changes; write nothing."""
-    from lakewide.run.executor import run_models
-
-    shown: list[ModelSchema] = []
-
-    def show(schema: ModelSchema) -> None:
-        shown.append(schema)
-        show_schema(schema)
-
-    run_models(manifest, names, adapter, on_schema=show, dry_run=True)
-    console.print(
-        f"Dry run: {len(shown)} of {len(names)} selected model(s) with schema changes; "
-        "nothing was written."
-    )
-    return 0
-
-
-def run_and_report(
-    manifest: Manifest,
-    adapter: SparkAdapter,
-    names: list[str],
-    flags: RunFlags,
-    args: dict[str, Any] | None = None,
-    tests: TestsAfterModels | None = None,
-    lock_wait: float = 30.0,
-    tagging: TagRequest = AUTO_TAG,
-    unit_tests: UnitTestsBeforeModels | None = None,
-    tag_checked: bool = False,
-) -> int:
-    """Run ``names`` with live progress, a line per model and the summary, then write
-    run_results.json (with ``args``, what ``retry`` repeats); the exit code (1 when a model
-    failed or was skipped, or one of ``tests``, run after each model, or of ``unit_tests``,
-    run before it, failed). ``lock_wait``: seconds to wait for a model's lease; ``tagging``:
-    the tag of the run's consistent snapshots (lakewide.state.tags), refused before anything
-    runs when taken (unless ``tag_checked``: the caller did, before work of its own)."""
-    import uuid
-
-    from lakewide.artifacts.run_results import write_run_results
-    from lakewide.commands.run_tag import refuse_taken, tag_run
-    from lakewide.commands.test import report_test
-    from lakewide.run.executor import run_models
-    from lakewide.run.jit import QUICK_JIT, merges_only
-    from lakewide.state.lease import model_leases
-
-    if not tag_checked:
-        refuse_taken(manifest, tagging, adapter)
-    if not adapter.started and merges_only(
-        manifest, names, adapter.exists_without_spark, flags.full_refresh
-    ):
-        adapter.java_options.append(QUICK_JIT)  # a short run: C1 only (lakewide.run.jit)
-    adapter.start()  # its own step: not part of the first model's time
-    started = time.time()
-    total = len(names)
-    run_id = uuid.uuid4().hex
-    with live(total) as shown:
-
-        def on_result(result: ModelResult) -> None:
-            # Ctrl-C or a dead JVM ends the run at once, before the next model
-            adapter.raise_if_stopped(wait=2.0 if result.status == "error" else 0.0)
-            shown.finish(result)
-            for unit in unit_tests.results.get(result.name, []) if unit_tests else []:
-                report_test(unit)
-            report(result, shown.finished, total)
-
-        leases = model_leases(manifest.output, lock_wait)
-        try:
-            results = run_models(
-                manifest,
-                names,
-                adapter,
-                full_refresh=flags.full_refresh,
-                run_id=run_id,
-                on_result=on_result,
-                threads=flags.threads,
-                fail_fast=flags.fail_fast,
-                leases=leases,
-                after_model=tests.after_model if tests else None,
-                before_model=unit_tests.before_model if unit_tests else None,
-                on_schema=show_schema,
-            )
-        finally:
-            leases.close()
-    everything: list[Any] = []
-    test_results: list[Any] = []
-    for result in results:  # each model between its unit tests and its data tests
-        before = unit_tests.of(result) if unit_tests else []
-        after = tests.of(result) if tests else []
-        everything += [*before, result, *after]
-        test_results += [*before, *after]
-    write_run_results(manifest.project, everything, started, spark_started=True, args=args)
-    summary(results)
-    failed = 1 if any(r.status != "success" for r in results) else 0
-    failed = max(failed, tag_run(manifest, adapter, results, run_id, tagging))
-    if tests or unit_tests:
-        from lakewide.commands.test import summarize
-
-        return max(summarize(test_results), failed)
-    return failed
-
-
-def run_args(
-    command: str,
-    options: Options,
-    select: tuple[str, ...],
-    exclude: tuple[str, ...],
-    flags: RunFlags,
-) -> dict[str, Any]:
-    """The invocation as run_results.json keeps it for ``retry``."""
-    return {
-        "command": command,
-        "select": list(select),
-        "exclude": list(exclude),
-        "target": options.target,
-        "vars": options.variables,
-        **asdict(flags),
-    }
-
-
-def _nothing_to_do(manifest: Manifest, names: list[str]) -> bool:
-    """True (and reported) when Iceberg metadata shows no model has new upstream data."""
-    from lakewide.artifacts.run_results import write_run_results
-    from lakewide.run.executor import ModelResult
-    from lakewide.state.nothing_new import fresh_models
-
-    started = time.time()
-    fresh = fresh_models(manifest, names)
-    if fresh is None or set(names) - fresh:
-        return False
-    results = [
-        ModelResult(n, "success", plan="skipped", message="upstream unchanged") for n in names
-    ]
-    write_run_results(manifest.project, results, started, spark_started=False)
-    console.print(
-        f"Nothing to do: no new upstream snapshots for {len(names)} model(s) "
-        "(checked Iceberg metadata; Spark not started)."
-    )
-    return True
+from lakewide.commands.shared.run_tag import tag_options, tag_request
+from lakewide.commands.shared.session import with_adapter
+from lakewide.project.manifest import Manifest
 
 
 @click.command()
@@ -264,7 +79,7 @@ def run(
         )
         return
     if watch:
-        from lakewide.commands.watch import watch_models
+        from lakewide.commands.shared.watch import watch_models
 
         if full_refresh or threads > 1:
             raise click.UsageError(

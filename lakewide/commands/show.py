@@ -10,9 +10,9 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError
 
-from lakewide.commands.context import Options, model_named, pass_options, profile_options
-from lakewide.commands.session import with_adapter
-from lakewide.commands.tables import print_table, rows_table
+from lakewide.commands.shared.context import Options, model_named, pass_options, profile_options
+from lakewide.commands.shared.session import with_adapter
+from lakewide.commands.shared.tables import print_table, rows_table
 from lakewide.errors import ModelRunError, UsageError
 from lakewide.project.config.model_config import SnapshotConfig
 from lakewide.project.manifest import Manifest

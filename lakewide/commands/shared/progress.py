@@ -15,8 +15,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from lakewide import events
-from lakewide.commands.context import console
-from lakewide.commands.output import elapsed, loud, mode
+from lakewide.commands.shared.console import console
+from lakewide.commands.shared.output import elapsed, loud, mode
 
 if TYPE_CHECKING:
     from lakewide.run.executor import ModelResult

@@ -24,7 +24,7 @@ from typing import Any
 import click
 
 from lakewide import events
-from lakewide.commands.context import console
+from lakewide.commands.shared.console import console
 
 LOG_FORMATS = ("text", "json")
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")

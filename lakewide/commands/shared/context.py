@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -11,7 +9,6 @@ from typing import Any
 
 import click
 import yaml
-from rich.console import Console
 
 from lakewide.errors import ConfigError
 from lakewide.project.graph import select
@@ -19,13 +16,6 @@ from lakewide.project.manifest import Manifest, load_manifest
 from lakewide.project.nodes import ModelNode
 from lakewide.project.profiles_file import find_profiles_file, load_output
 from lakewide.project.settings import load_project
-
-# Piped output (CI logs, `| less`) gets room for wide tables instead of 80 columns.
-console = Console(
-    highlight=False,
-    soft_wrap=True,
-    width=None if sys.stdout.isatty() or "COLUMNS" in os.environ else 200,
-)
 
 
 @dataclass
@@ -44,7 +34,7 @@ class Options:
         profiles = find_profiles_file(project.root, self.profiles_dir)
         output = load_output(profiles, project.profile, self.target, project.root)
         manifest = load_manifest(project, output, variables=self.variables)
-        from lakewide.commands.output import mode
+        from lakewide.commands.shared.output import mode
 
         mode.project = project.name
         parsed.append(manifest)

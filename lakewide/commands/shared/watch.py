@@ -20,9 +20,10 @@ from typing import TYPE_CHECKING, Any
 
 from rich.markup import escape
 
-from lakewide.commands.context import Options, console, selected
-from lakewide.commands.output import loud
-from lakewide.commands.progress import report
+from lakewide.commands.shared.console import console
+from lakewide.commands.shared.context import Options, selected
+from lakewide.commands.shared.output import loud
+from lakewide.commands.shared.progress import report
 from lakewide.errors import ConfigError
 from lakewide.project.durations import describe
 from lakewide.project.manifest import Manifest
@@ -169,7 +170,7 @@ def watch_models(
     args: dict[str, Any],
 ) -> None:
     """``run --watch``: poll, refresh what is due, sleep; exit on SIGINT/SIGTERM (see module)."""
-    from lakewide.commands.session import _given, check_output
+    from lakewide.commands.shared.session import _given, check_output
     from lakewide.spark.adapter import SparkAdapter
 
     manifest = options.manifest()

@@ -7,7 +7,7 @@ import sys
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from lakewide.commands.context import Options
+from lakewide.commands.shared.context import Options
 from lakewide.project.manifest import Manifest
 from lakewide.project.profiles import Output, check_warehouse_writable
 
