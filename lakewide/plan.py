@@ -22,6 +22,7 @@ from typing import Any, cast
 from sqlglot import exp
 from sqlglot.errors import ParseError
 
+from lakewide.dialect import DIALECT
 from lakewide.errors import CompileError
 from lakewide.project.nodes import Relation
 
@@ -155,10 +156,10 @@ def type_admitted(found: str, accepted: tuple[str, ...]) -> bool:
     ``accepted`` types, compared as sqlglot type classes, never as text (``INTERVAL DAY`` is
     no ``INT``; ``DECIMAL`` takes every precision)."""
     try:
-        kind = exp.DataType.build(found, dialect="spark").this
+        kind = exp.DataType.build(found, dialect=DIALECT).this
     except (ParseError, ValueError):
         return False
-    return any(kind == exp.DataType.build(name, dialect="spark").this for name in accepted)
+    return any(kind == exp.DataType.build(name, dialect=DIALECT).this for name in accepted)
 
 
 Step = Read | Run | Query | Stage | Sequence | Refuse | Commit | CheckTypes

@@ -665,7 +665,8 @@ def test_union_clauses_refused(
 def test_top_level_with_compiles_to_standalone_branches(tmp_path: Path) -> None:
     """Each branch reads the CTEs it uses as derived tables: the bootstrap union holds no WITH
     (Spark refuses one inside a union) and each MERGE stages only its own source."""
-    from lakewide.compiler import compile_model, to_sql
+    from lakewide.compiler import compile_model
+    from lakewide.dialect import to_sql
     from tests.project_factory import manifest_of
 
     root = make_project(

@@ -6,6 +6,7 @@ tests hold what a contract cannot say.
 
 from __future__ import annotations
 
+import re
 import sys
 
 import grimp
@@ -97,3 +98,17 @@ def test_layers_name_every_package() -> None:
     named = {m.strip() for layer in layers["layers"] for m in layer.split("|")}
     folders = {f"lakewide.{p.name}" for p in PACKAGE.iterdir() if (p / "__init__.py").exists()}
     assert folders <= named, folders - named
+
+
+def test_one_dialect_constant() -> None:
+    """Spark SQL is named once (lakewide.dialect.DIALECT): no parse, type or print spells it."""
+    spelled = re.compile(
+        r"""(?:read|dialect)=["']spark["']|\.sql\(["']spark["']\)|= ["']spark["']$"""
+    )
+    found = [
+        f"{path.relative_to(REPO_ROOT)}:{number}"
+        for path in PACKAGE.rglob("*.py")
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if spelled.search(line) and path.name != "dialect.py"
+    ]
+    assert found == []

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from lakewide.compiler.compiled import to_sql
+from lakewide.dialect import to_sql
 from lakewide.errors import ConfigError
 from lakewide.project.config.model_config import parse_model_config
 from lakewide.project.durations import parse_timedelta

@@ -7,9 +7,10 @@ from typing import Any
 
 import pytest
 
-from lakewide.compiler import PlanContext, compile_model, to_sql
+from lakewide.compiler import PlanContext, compile_model
 from lakewide.compiler.build_changelog_read import KIND, changelog_merge, retract_policy
 from lakewide.compiler.wide_model import WideModel, analyze
+from lakewide.dialect import to_sql
 from lakewide.errors import ModelRunError
 from lakewide.plan import BranchPlan
 from lakewide.project.config.model_config import parse_model_config

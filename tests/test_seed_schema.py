@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from lakewide.compiler import to_sql
+from lakewide.dialect import to_sql
 from lakewide.project.nodes import Relation
 from lakewide.project.seed_schema import evolution
 

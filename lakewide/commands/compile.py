@@ -18,8 +18,8 @@ from lakewide.commands.shared.context import (
     selection,
 )
 from lakewide.commands.shared.tests import chosen_tests, chosen_unit_tests
-from lakewide.compiler import to_sql
 from lakewide.compiler.data_test_queries import failing_rows
+from lakewide.dialect import to_sql
 from lakewide.project.manifest import Manifest
 
 

@@ -35,7 +35,7 @@ def _protected_line(protected: dict[int, str]) -> str:
 
 
 def _dry_run(manifest: Manifest, names: list[str], meta_of: MetaOf) -> int:
-    from lakewide.compiler.compiled import to_sql
+    from lakewide.dialect import to_sql
     from lakewide.run.maintenance_steps import plan_table
 
     now = datetime.now(timezone.utc)

@@ -13,6 +13,7 @@ from sqlglot.errors import ParseError
 from lakewide.commands.shared.context import Options, model_named, pass_options, profile_options
 from lakewide.commands.shared.session import with_adapter
 from lakewide.commands.shared.tables import print_table, rows_table
+from lakewide.dialect import DIALECT
 from lakewide.errors import ModelRunError, UsageError
 from lakewide.project.config.model_config import SnapshotConfig
 from lakewide.project.manifest import Manifest
@@ -95,7 +96,7 @@ def inline_query(manifest: Manifest, options: Options, text: str) -> exp.Query:
         this=Relation(manifest.output.catalog, manifest.output.namespace, "inline"),
     )
     try:
-        query = sqlglot.parse_one(rendered.sql, read="spark")
+        query = sqlglot.parse_one(rendered.sql, read=DIALECT)
     except ParseError as err:
         raise UsageError(f"--inline does not parse: {str(err).splitlines()[0]}") from None
     if not isinstance(query, exp.Query):

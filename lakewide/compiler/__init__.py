@@ -3,14 +3,13 @@
 Run-time modules import only these names (``tests/compiler/test_run_plan.py`` checks it).
 """
 
-from lakewide.compiler.compiled import CompiledModel, compile_model, to_sql
+from lakewide.compiler.compiled import CompiledModel, compile_model
 from lakewide.compiler.join_errors import join_type_error
 from lakewide.compiler.run_plan import PlanContext
 from lakewide.compiler.source_merge import SourceMerge
-from lakewide.compiler.wide_model import DIALECT, WideModel, analyze
+from lakewide.compiler.wide_model import WideModel, analyze
 
 __all__ = [
-    "DIALECT",
     "CompiledModel",
     "PlanContext",
     "SourceMerge",
@@ -18,5 +17,4 @@ __all__ = [
     "analyze",
     "compile_model",
     "join_type_error",
-    "to_sql",
 ]

@@ -7,6 +7,8 @@ from typing import Any, overload
 
 from sqlglot import exp
 
+from lakewide.dialect import DIALECT
+
 
 @dataclass(frozen=True)
 class Accepts:
@@ -19,7 +21,7 @@ class Accepts:
     @classmethod
     def of(cls, *names: str) -> Accepts:
         """The type classes Spark calls ``names``."""
-        return cls(names, frozenset(exp.DataType.build(n, dialect="spark").this for n in names))
+        return cls(names, frozenset(exp.DataType.build(n, dialect=DIALECT).this for n in names))
 
     def admits(self, declared: exp.DataType) -> bool:
         """Whether a declared type is one of the accepted classes."""

@@ -12,7 +12,7 @@ from datetime import datetime, timezone
 
 from sqlglot import exp
 
-from lakewide.compiler.compiled import to_sql
+from lakewide.dialect import DIALECT, to_sql
 from lakewide.project.nodes import Relation
 
 Arg = tuple[str, exp.Expression]
@@ -24,7 +24,7 @@ def table_argument(relation: Relation) -> exp.Literal:
         this=exp.to_identifier(relation.name, quoted=True),
         db=exp.to_identifier(relation.namespace, quoted=True),
     )
-    return exp.Literal.string(table.sql("spark"))
+    return exp.Literal.string(table.sql(DIALECT))
 
 
 def call(relation: Relation, procedure: str, *args: Arg) -> exp.Command:
@@ -49,7 +49,7 @@ def utc_text(at: datetime) -> str:
 def timestamp_literal(at: datetime) -> exp.Expression:
     """``TIMESTAMP '<UTC>'``: the typed literal Iceberg's CALL grammar takes (it refuses a
     ``CAST``, and sqlglot prints typed literals as casts); the quoted text is sqlglot's."""
-    return exp.var(f"TIMESTAMP {exp.Literal.string(utc_text(at)).sql('spark')}")
+    return exp.var(f"TIMESTAMP {exp.Literal.string(utc_text(at)).sql(DIALECT)}")
 
 
 def string_map(options: dict[str, str]) -> exp.Expression:
@@ -94,7 +94,7 @@ def remove_orphan_files(relation: Relation, older_than: datetime) -> exp.Command
 def delete_older(relation: Relation, column: str, before: exp.Expression) -> exp.Delete:
     """``DELETE FROM <table> WHERE <column> < <before>`` (retention and TTL)."""
     return exp.delete(
-        relation.table(), where=exp.column(column, quoted=True) < before, dialect="spark"
+        relation.table(), where=exp.column(column, quoted=True) < before, dialect=DIALECT
     )
 
 

@@ -17,7 +17,7 @@ from sqlglot.errors import SqlglotError
 from sqlglot.lineage import Node, lineage
 
 from lakewide.compiler.rewrite import table_key
-from lakewide.compiler.wide_model import DIALECT
+from lakewide.dialect import DIALECT
 from lakewide.errors import CompileError
 from lakewide.project.nodes import ModelNode
 

@@ -28,7 +28,8 @@ from lakewide.compiler.snapshot_model import Snapshot, analyze_snapshot
 from lakewide.compiler.snapshot_plan import SnapshotPlans, build_snapshot_plans, snapshot_files
 from lakewide.compiler.source_merge import SourceMerge
 from lakewide.compiler.validate import validate
-from lakewide.compiler.wide_model import DIALECT, WideModel, analyze, parse_model_sql
+from lakewide.compiler.wide_model import WideModel, analyze, parse_model_sql
+from lakewide.dialect import to_sql
 from lakewide.errors import CompileError
 from lakewide.plan import ModelPlans
 from lakewide.project.nodes import ModelNode
@@ -131,15 +132,6 @@ class CompiledModel:
             out.update(snapshot_files(self.snapshot, to_sql, shown))
         out.update(shown_plans)
         return out
-
-
-def to_sql(statement: exp.Expr, *, pretty: bool = True, copy: bool = True) -> str:
-    """The one place SQL text is produced from a tree (Spark dialect).
-
-    The generator rewrites the tree it prints, so it prints a copy; ``copy=False`` saves that
-    copy for a tree built only to be printed.
-    """
-    return statement.sql(DIALECT, pretty=pretty, copy=copy) + (";\n" if pretty else "")
 
 
 def _query(node: ModelNode) -> exp.Query:

@@ -23,7 +23,8 @@ from sqlglot import exp
 
 from lakewide.compiler.rewrite import driving_table
 from lakewide.compiler.trees import copy_without
-from lakewide.compiler.wide_model import DIALECT, WideModel
+from lakewide.compiler.wide_model import WideModel
+from lakewide.dialect import DIALECT
 
 CONTRACT = "lakewide.contract"  # the table property
 CONTRACT_VERSION = 1

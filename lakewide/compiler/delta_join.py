@@ -26,6 +26,7 @@ from sqlglot import exp
 from lakewide.compiler.rewrite import driving_table, table_key
 from lakewide.compiler.temporal_join import WRITTEN
 from lakewide.compiler.wide_model import Branch, WideModel
+from lakewide.dialect import DIALECT
 from lakewide.errors import CompileError
 
 
@@ -166,7 +167,7 @@ def _equalities(
         model,
         f"{where}: a delta join's ON must be equalities (joined by AND) of the driving "
         f"table's columns ({driver}.x) with the dimension's columns ({alias}.k); found "
-        f"{on.sql('spark') if on is not None else 'no ON (USING or a cross join)'}",
+        f"{on.sql(DIALECT) if on is not None else 'no ON (USING or a cross join)'}",
         key,
     )
     if on is None or join.args.get("using"):
@@ -195,7 +196,7 @@ def _checked_columns(
     model: WideModel, branch: Branch, where: str, key: str, join: exp.Join, alias: str
 ) -> list[str]:
     """The model columns the dimension feeds, each owned by this branch alone."""
-    unqualified = [c.sql("spark") for c in branch.select.find_all(exp.Column) if not c.table]
+    unqualified = [c.sql(DIALECT) for c in branch.select.find_all(exp.Column) if not c.table]
     if unqualified:
         raise _error(
             model,
@@ -206,7 +207,7 @@ def _checked_columns(
     allowed = {id(c) for p in branch.select.expressions for c in p.find_all(exp.Column)}
     allowed |= {id(c) for c in join.args["on"].find_all(exp.Column)}
     outside = [
-        c.sql("spark")
+        c.sql(DIALECT)
         for c in branch.select.find_all(exp.Column)
         if c.table.lower() == alias and id(c) not in allowed
     ]

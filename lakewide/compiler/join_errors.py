@@ -14,6 +14,7 @@ import re
 from sqlglot import exp
 
 from lakewide.compiler.temporal_join import WRITTEN
+from lakewide.dialect import DIALECT
 from lakewide.errors import LakewideError, ModelRunError
 from lakewide.project.nodes import ModelNode
 
@@ -28,19 +29,19 @@ def _unqualified(condition: exp.Expr) -> str:
     bare = condition.copy()
     for column in bare.find_all(exp.Column):
         column.set("table", None)
-    return bare.sql("spark").replace("`", "")
+    return bare.sql(DIALECT).replace("`", "")
 
 
 def _written(join: exp.Join) -> str:
     if join.meta.get(WRITTEN):
         return str(join.meta[WRITTEN])
     table = join.this
-    shown = join.this.sql("spark")
+    shown = join.this.sql(DIALECT)
     if isinstance(table, exp.Table):
         shown = ".".join(part.name for part in table.parts)
         shown += f" AS {table.alias}" if table.alias else ""
     side = f"{join.side} " if join.side else ""
-    return f"{side}JOIN {shown} ON {join.args['on'].sql('spark')}"
+    return f"{side}JOIN {shown} ON {join.args['on'].sql(DIALECT)}"
 
 
 def join_type_error(node: ModelNode, tree: exp.Expr, err: LakewideError) -> ModelRunError | None:
@@ -56,7 +57,7 @@ def join_type_error(node: ModelNode, tree: exp.Expr, err: LakewideError) -> Mode
         for equality in on.find_all(exp.EQ):
             if _unqualified(equality) != found["condition"]:
                 continue
-            left, right = (side.sql("spark") for side in (equality.this, equality.expression))
+            left, right = (side.sql(DIALECT) for side in (equality.this, equality.expression))
             told = (
                 f"the join {_written(join)} compares {left} ({found['left']}) with {right} "
                 f"({found['right']}), which Spark cannot compare; cast one side in the ON, "

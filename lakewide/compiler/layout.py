@@ -6,6 +6,7 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError
 
+from lakewide.dialect import DIALECT
 from lakewide.errors import CompileError
 from lakewide.project.config.partition_fields import PARTITION_TRANSFORMS, split_field
 from lakewide.project.nodes import ModelNode
@@ -38,7 +39,7 @@ def sort_keys(node: ModelNode) -> list[exp.Ordered]:
     keys: list[exp.Ordered] = []
     for text in node.config.sort_by:
         try:
-            ordered = sqlglot.parse_one(text, read="spark", into=exp.Ordered)
+            ordered = sqlglot.parse_one(text, read=DIALECT, into=exp.Ordered)
         except ParseError:
             ordered = None
         if (
@@ -67,13 +68,13 @@ def write_ordered_by(node: ModelNode) -> exp.Command | None:
     keys = sort_keys(node)
     if not keys:
         return None
-    table = node.relation.table().sql(dialect="spark")
+    table = node.relation.table().sql(DIALECT)
     # direction and null order spelled out: Spark's defaults (ASC NULLS FIRST, DESC NULLS
     # LAST), which the bootstrap's ORDER BY follows, are then the table's sort order too
     order = ", ".join(
         " ".join(
             (
-                key.this.sql(dialect="spark"),
+                key.this.sql(DIALECT),
                 "DESC" if key.args.get("desc") else "ASC",
                 "NULLS FIRST" if key.args.get("nulls_first") else "NULLS LAST",
             )
@@ -102,7 +103,7 @@ def _partition_field(text: str, columns: list[str] | None) -> exp.Expr:
         written = text.split("(", 1)[0].strip()
         raise ValueError(f"'{written}' is not an Iceberg transform; {_ACCEPTED}")
     try:
-        column = sqlglot.parse_one(field.column, read="spark")
+        column = sqlglot.parse_one(field.column, read=DIALECT)
     except ParseError:
         column = None
     if not isinstance(column, exp.Column):
@@ -114,7 +115,7 @@ def _partition_field(text: str, columns: list[str] | None) -> exp.Expr:
         return column
     width = field.width
     if PARTITION_TRANSFORMS[name] != (width is not None):
-        usage = f"{name}(N, {column.sql('spark')})" if width is None else f"{name}(col)"
+        usage = f"{name}(N, {column.sql(DIALECT)})" if width is None else f"{name}(col)"
         raise ValueError(f"{name} takes {'a width and ' if width is None else ''}a column: {usage}")
     arguments: list[exp.Expr] = [column]
     if width is not None:

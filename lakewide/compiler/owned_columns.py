@@ -10,6 +10,7 @@ from pathlib import Path
 
 from sqlglot import exp
 
+from lakewide.dialect import DIALECT
 from lakewide.errors import CompileError
 
 
@@ -41,7 +42,7 @@ def model_columns(first: exp.Select, *, model: str, path: Path | str | None = No
         if not name:
             raise CompileError(
                 f"column {position} of the first branch has no name; add AS <column_name> "
-                f"to `{projection.sql('spark')}`",
+                f"to `{projection.sql(DIALECT)}`",
                 model=model,
                 path=path,
             )

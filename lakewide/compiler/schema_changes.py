@@ -29,6 +29,7 @@ from sqlglot.errors import ParseError
 
 from lakewide.compiler.contract import Contract, SourceTerms
 from lakewide.compiler.versions import NON_NULL_PREFIX, PREFIX, ROW_COUNT, ROW_VERSION
+from lakewide.dialect import DIALECT
 from lakewide.project.nodes import Relation
 
 POLICIES = ("append_new_columns", "sync_all_columns", "fail")
@@ -67,7 +68,7 @@ def _hidden_base(column: str) -> str | None:
 
 def _datatype(text: str) -> exp.DataType | None:
     try:
-        return exp.DataType.build(text, dialect="spark")
+        return exp.DataType.build(text, dialect=DIALECT)
     except (ParseError, ValueError):
         return None
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 from lakewide.compiler.rewrite import driving_table
+from lakewide.dialect import DIALECT
 from lakewide.errors import CompileError
 from lakewide.project.config.snapshot import SnapshotConfig
 from lakewide.project.nodes import ModelNode
@@ -70,7 +71,7 @@ def analyze_snapshot(node: ModelNode, query: exp.Expr) -> Snapshot:
                 "history keeps exactly these columns",
             )
         if not projection.alias_or_name:
-            raise _error(node, f"name the column {projection.sql('spark')!r} (AS name)")
+            raise _error(node, f"name the column {projection.sql(DIALECT)!r} (AS name)")
         columns.append(projection.alias_or_name)
     driver = driving_table(query)
     if driver is None:

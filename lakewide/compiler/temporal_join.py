@@ -20,6 +20,7 @@ from typing import TypeVar
 from sqlglot import exp
 
 from lakewide.compiler.rewrite import table_key
+from lakewide.dialect import DIALECT
 from lakewide.errors import CompileError
 from lakewide.project.nodes import ModelNode
 
@@ -90,7 +91,7 @@ def rewrite_temporal_joins(
         # what the user wrote, for errors about this join (the rewritten ON is ours)
         join.meta[WRITTEN] = (
             f"{join.side + ' ' if join.side else ''}JOIN {shown} FOR SYSTEM_TIME AS OF "
-            f"{at.sql('spark')} AS {alias} ON {on.sql('spark')}"
+            f"{at.sql(DIALECT)} AS {alias} ON {on.sql(DIALECT)}"
         )
         join.set("on", exp.and_(exp.paren(on.copy()), within))
         table.set("version", None)

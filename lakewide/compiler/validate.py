@@ -6,6 +6,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from lakewide.compiler.wide_model import WideModel
+from lakewide.dialect import DIALECT
 from lakewide.errors import CompileError
 from lakewide.project.config.specs import DEFAULT_AGGREGATE
 
@@ -27,7 +28,7 @@ def _check_aggregates(model: WideModel) -> None:
                 model,
                 key,
                 f"{name} cannot aggregate column '{column}' of type "
-                f"{declared.sql('spark').upper()}; it takes {', '.join(function.types.names)}",
+                f"{declared.sql(DIALECT).upper()}; it takes {', '.join(function.types.names)}",
             )
 
 

@@ -16,11 +16,11 @@ from lakewide.compiler.split_union import Where, split_union
 from lakewide.compiler.temporal_join import rewrite_temporal_joins
 from lakewide.compiler.trees import copy_without
 from lakewide.compiler.versions import Versions, resolve
+from lakewide.dialect import DIALECT
 from lakewide.errors import CompileError
 from lakewide.project.config.model_config import KeyTableConfig, SequenceGroup
 from lakewide.project.nodes import ModelNode
 
-DIALECT = "spark"
 ADD_KINDS = ("+I", "+U", "INSERT", "UPDATE_AFTER")
 RETRACT_KINDS = ("-U", "-D", "UPDATE_BEFORE", "DELETE")
 DELETE_KINDS = ("-D", "DELETE")

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from sqlglot import exp
 
+from lakewide.dialect import DIALECT
 from lakewide.project.config.model_config import ModelConfig
 
 
@@ -39,7 +40,7 @@ class Relation:
 
     @cached_property
     def _text(self) -> str:
-        return self.table().sql("spark")
+        return self.table().sql(DIALECT)
 
     def __str__(self) -> str:  # rendering asks for it at every source() and ref()
         return self._text

@@ -8,6 +8,7 @@ import re
 
 from sqlglot import exp
 
+from lakewide.dialect import DIALECT
 from lakewide.project.nodes import Relation
 
 WIDER = {("int", "bigint"), ("float", "double")}
@@ -51,4 +52,4 @@ def widens(old: str, new: str) -> bool:
 
 
 def _type(type_name: str) -> exp.DataType:
-    return exp.DataType.build(type_name, dialect="spark")
+    return exp.DataType.build(type_name, dialect=DIALECT)

@@ -14,6 +14,7 @@ import yaml
 from sqlglot import exp
 from sqlglot.errors import ParseError
 
+from lakewide.dialect import DIALECT
 from lakewide.errors import ConfigError
 from lakewide.project.config.specs import unknown_key
 from lakewide.project.nodes import Relation
@@ -166,7 +167,7 @@ def _check_type(type_name: Any, shown: str, key: str) -> None:
     try:
         if not isinstance(type_name, str):
             raise ParseError("not a string")
-        exp.DataType.build(type_name, dialect="spark")
+        exp.DataType.build(type_name, dialect=DIALECT)
     except ParseError:
         raise ConfigError(
             f"'{type_name}' is not a Spark SQL type; expected one like {TYPE_EXAMPLES}",

@@ -81,7 +81,7 @@ class TableMaintenance:
         return step or planned, protected
 
     def _step(self, plan: TablePlan, step: Step) -> StepResult:
-        from lakewide.compiler.compiled import to_sql
+        from lakewide.dialect import to_sql
 
         text = to_sql(step.statement, pretty=False)
         done = StepResult(step.kind, text)

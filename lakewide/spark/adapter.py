@@ -10,7 +10,7 @@ from typing import Any
 from sqlglot import exp
 
 from lakewide import events
-from lakewide.compiler import to_sql
+from lakewide.dialect import to_sql
 from lakewide.errors import CommitConflict, ModelRunError
 from lakewide.project.nodes import Relation
 from lakewide.spark.errors import is_conflict, short

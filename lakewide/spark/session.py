@@ -14,7 +14,7 @@ from typing import Any
 from sqlglot import exp
 
 from lakewide import events
-from lakewide.compiler import to_sql
+from lakewide.dialect import to_sql
 from lakewide.errors import ModelRunError, RunInterrupted, RuntimeSetupError, SparkExitedError
 from lakewide.project.nodes import Relation
 from lakewide.project.profiles import Output

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from lakewide.compiler.compiled import to_sql
+from lakewide.dialect import to_sql
 from lakewide.project.nodes import ModelNode
 from lakewide.state.offsets import Snapshot, TableMeta, offset_relation, snapshot_offsets
 

@@ -34,7 +34,7 @@ from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import TokenError
 
 from lakewide import __version__
-from lakewide.compiler.wide_model import DIALECT
+from lakewide.dialect import DIALECT
 from lakewide.errors import ConfigError
 from lakewide.project.manifest import Manifest
 from lakewide.project.nodes import ModelNode, Relation

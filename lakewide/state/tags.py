@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from sqlglot import exp
 
+from lakewide.dialect import DIALECT
 from lakewide.errors import ConfigError
 from lakewide.project.durations import Retention
 from lakewide.project.manifest import Manifest
@@ -48,12 +49,12 @@ def _alter(relation: Relation, *words: str) -> exp.Command:
     """``ALTER TABLE <relation> <words>``: sqlglot has no node for Iceberg's tag DDL, so the
     text is assembled from a generated table name, quoted identifiers, integers and keywords."""
     return exp.Command(
-        this="ALTER", expression=" ".join(("TABLE", relation.table().sql("spark"), *words))
+        this="ALTER", expression=" ".join(("TABLE", relation.table().sql(DIALECT), *words))
     )
 
 
 def _quoted(name: str) -> str:
-    return exp.to_identifier(check_tag_name(name), quoted=True).sql("spark")
+    return exp.to_identifier(check_tag_name(name), quoted=True).sql(DIALECT)
 
 
 def create_tag(

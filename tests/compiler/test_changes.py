@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from lakewide.compiler import build_changes, compile_model, to_sql
+from lakewide.compiler import build_changes, compile_model
+from lakewide.dialect import to_sql
 from lakewide.errors import ConfigError
 from lakewide.plan import bind
 from lakewide.project.config.model_config import parse_model_config

@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from lakewide.compiler import compile_model, to_sql
+from lakewide.compiler import compile_model
+from lakewide.dialect import to_sql
 from lakewide.errors import CompileError, ConfigError, LakewideError
 from lakewide.project.config.model_config import parse_model_config
 from lakewide.project.nodes import ModelNode, Relation

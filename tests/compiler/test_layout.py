@@ -9,9 +9,10 @@ from typing import Any
 
 import pytest
 
-from lakewide.compiler import compile_model, to_sql
+from lakewide.compiler import compile_model
 from lakewide.compiler.build_merge import narrow_merge
 from lakewide.compiler.wide_model import analyze
+from lakewide.dialect import to_sql
 from lakewide.errors import CompileError
 from lakewide.plan import bind, exact_literal, param
 from lakewide.project.config.model_config import parse_model_config

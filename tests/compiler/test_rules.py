@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 import sqlglot
 
-from lakewide.compiler import compile_model, to_sql
+from lakewide.compiler import compile_model
 from lakewide.compiler.split_union import split_union
+from lakewide.dialect import to_sql
 from lakewide.project.config.model_config import parse_model_config
 from lakewide.project.nodes import ModelNode, Relation
 from tests.compiler.fixtures import Case, load_cases, normalize

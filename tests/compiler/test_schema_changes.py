@@ -7,7 +7,6 @@ from typing import Any
 
 import pytest
 
-from lakewide.compiler import to_sql
 from lakewide.compiler.contract import Contract, contract_of, source_identities
 from lakewide.compiler.schema_changes import (
     SchemaPlan,
@@ -19,6 +18,7 @@ from lakewide.compiler.schema_changes import (
     set_property,
 )
 from lakewide.compiler.wide_model import WideModel, analyze
+from lakewide.dialect import to_sql
 from lakewide.project.config.model_config import parse_model_config
 from lakewide.project.nodes import ModelNode, Relation
 from lakewide.run.schema_steps import contract_options, reread_refusals

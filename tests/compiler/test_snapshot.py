@@ -9,9 +9,10 @@ import pytest
 import sqlglot
 from sqlglot import exp
 
-from lakewide.compiler import CompiledModel, to_sql
+from lakewide.compiler import CompiledModel
 from lakewide.compiler.snapshot_plan import SnapshotPlans
 from lakewide.compiler.upstream import compile_in
+from lakewide.dialect import to_sql
 from lakewide.errors import CompileError, ConfigError
 from lakewide.project.config.model_config import parse_model_config
 from tests.project_factory import make_project, manifest_of, run_main

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from lakewide.compiler import to_sql
+from lakewide.dialect import to_sql
 from lakewide.spark.adapter import SparkAdapter
 from tests.integration.conftest import ModelRun
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from sqlglot import exp
 
-from lakewide.compiler import to_sql
+from lakewide.dialect import to_sql
 from lakewide.run.executor import run_models
 from lakewide.spark.adapter import SparkAdapter
 from lakewide.state.offsets import OFFSETS

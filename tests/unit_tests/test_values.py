@@ -7,7 +7,7 @@ from decimal import Decimal
 
 import pytest
 
-from lakewide.compiler import to_sql
+from lakewide.dialect import to_sql
 from lakewide.run.unit_tests.runner import diff
 from lakewide.run.unit_tests.values import (
     ValueMismatch,

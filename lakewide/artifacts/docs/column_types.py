@@ -13,7 +13,8 @@ from sqlglot.errors import SqlglotError
 from sqlglot.optimizer.annotate_types import annotate_types
 from sqlglot.optimizer.qualify import qualify
 
-from lakewide.compiler import DIALECT, WideModel
+from lakewide.compiler import WideModel
+from lakewide.dialect import DIALECT
 from lakewide.errors import LakewideError
 from lakewide.project.nodes import ModelNode, Relation
 from lakewide.state.metadata import MetadataReader

@@ -12,8 +12,8 @@ from typing import Any
 
 import yaml
 
-from lakewide.compiler import to_sql
 from lakewide.compiler.data_test_queries import failing_rows
+from lakewide.dialect import to_sql
 from lakewide.project.data_tests import DataTest
 from lakewide.project.manifest import Manifest
 from lakewide.project.sources import SourceEntry

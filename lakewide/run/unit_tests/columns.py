@@ -8,6 +8,7 @@ from sqlglot import exp
 from sqlglot.errors import ParseError
 
 from lakewide.compiler.wide_model import analyze
+from lakewide.dialect import DIALECT
 from lakewide.project.nodes import ModelNode
 from lakewide.run.unit_tests.spec import UnitTest
 
@@ -19,7 +20,7 @@ def model_columns(node: ModelNode) -> tuple[list[str], list[str]] | None:
         model = analyze(node)
         return model.stored, model.table_columns
     try:
-        query = sqlglot.parse_one(node.sql, read="spark")
+        query = sqlglot.parse_one(node.sql, read=DIALECT)
     except ParseError:
         return None
     if not isinstance(query, exp.Query) or any(

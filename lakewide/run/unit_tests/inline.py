@@ -21,6 +21,7 @@ from lakewide import plan as p
 from lakewide.compiler import CompiledModel
 from lakewide.compiler.rewrite import replace_tables
 from lakewide.compiler.run_plan import temporary_view
+from lakewide.dialect import DIALECT
 from lakewide.errors import ModelRunError
 from lakewide.run.unit_tests.tables import InputTable
 from lakewide.run.unit_tests.values import rows_query
@@ -35,7 +36,7 @@ def _query(node: object) -> exp.Expression | None:
 
 def _named_tables(query: exp.Expression) -> list[str]:
     """Tables named with their namespace (not temporary views nor CTEs): the warehouse's."""
-    return [t.sql("spark") for t in query.find_all(exp.Table) if t.args.get("db")]
+    return [t.sql(DIALECT) for t in query.find_all(exp.Table) if t.args.get("db")]
 
 
 def _first_query(compiled: CompiledModel) -> exp.Expression | None:

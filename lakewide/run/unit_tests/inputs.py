@@ -11,6 +11,7 @@ import yaml
 from sqlglot import exp
 from sqlglot.errors import ParseError
 
+from lakewide.dialect import DIALECT
 from lakewide.project.manifest import Manifest
 from lakewide.project.nodes import Relation
 
@@ -61,7 +62,7 @@ def read_columns(sql: str, relation: Relation) -> list[str]:
     """Columns the model's SQL reads from ``relation``: qualified by its name or alias, or
     unqualified in a SELECT whose only table it is (first seen first)."""
     try:
-        tree = sqlglot.parse_one(sql, read="spark")
+        tree = sqlglot.parse_one(sql, read=DIALECT)
     except ParseError:
         return []
     found: dict[str, None] = {}

@@ -17,6 +17,7 @@ from sqlglot import exp
 
 from lakewide import events
 from lakewide.compiler import CompiledModel
+from lakewide.dialect import DIALECT
 from lakewide.errors import ConfigError, LakewideError
 from lakewide.project.manifest import Manifest, load_manifest
 from lakewide.project.nodes import ModelNode
@@ -207,7 +208,7 @@ def _expected(value: Any, dtype: exp.DataType, column: str, n: int, test: UnitTe
         return convert(value, dtype)
     except ValueMismatch:
         raise test.error(
-            f"expected value {value!r} is not a valid {dtype.sql('spark').lower()} "
+            f"expected value {value!r} is not a valid {dtype.sql(DIALECT).lower()} "
             f"(the type of column '{column}' of model {test.model})",
             f"{test.key}.expect.rows[{n}].{column}",
         ) from None

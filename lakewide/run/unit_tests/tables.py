@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
 
+from lakewide.dialect import DIALECT
 from lakewide.project.manifest import Manifest
 from lakewide.project.nodes import ModelNode, Relation
 from lakewide.run.unit_tests.inputs import Declared, read_columns
@@ -140,7 +141,7 @@ def _converted(
     except ValueMismatch:
         key = f"{given.key}.rows[{n}].{column}" if given else test.key
         raise test.error(
-            f"value {value!r} is not a valid {dtype.sql('spark').lower()} "
+            f"value {value!r} is not a valid {dtype.sql(DIALECT).lower()} "
             f"(the type of column '{column}')",
             key,
         ) from None

@@ -22,6 +22,7 @@ from lakewide.compiler.versions import (
     ROW_VERSION,
     version_struct,
 )
+from lakewide.dialect import DIALECT
 from lakewide.project.nodes import Relation
 from lakewide.run.unit_tests.spec import Input, UnitTest
 from lakewide.run.unit_tests.values import ValueMismatch, convert, data_type, rows_query
@@ -108,7 +109,7 @@ def _value(
         return convert(value, dtype)
     except ValueMismatch:
         raise test.error(
-            f"value {value!r} is not a valid {dtype.sql('spark').lower()} (the type of "
+            f"value {value!r} is not a valid {dtype.sql(DIALECT).lower()} (the type of "
             f"column '{column}' of model {test.model})",
             f"{this.key}.rows[{n}].{column}",
         ) from None

@@ -15,6 +15,7 @@ from typing import Any
 
 from sqlglot import exp
 
+from lakewide.dialect import DIALECT
 from lakewide.project.text_types import infer_text_type
 
 T = exp.DataType.Type
@@ -33,7 +34,7 @@ class ValueMismatch(ValueError):
 
 def data_type(text: str) -> exp.DataType:
     """A Spark type name (``bigint``, ``decimal(10,2)``, ``array<int>``) as a sqlglot type."""
-    return exp.DataType.build(text, dialect="spark")
+    return exp.DataType.build(text, dialect=DIALECT)
 
 
 def convert(value: Any, dtype: exp.DataType) -> Any:
