@@ -19,7 +19,7 @@ from lakewide.commands.shared.output import output_options
 from lakewide.commands.shared.run_models import RunFlags, run_and_report, run_args, run_options
 from lakewide.commands.shared.run_tag import refuse_taken, tag_options, tag_request
 from lakewide.commands.shared.seeds import check_seeds, load_and_report
-from lakewide.commands.shared.session import with_adapter
+from lakewide.commands.shared.spark_start import with_adapter
 from lakewide.commands.shared.tests import RESOURCE_TYPES, chosen_unit_tests, kinds_to_run
 from lakewide.errors import ConfigError
 from lakewide.project.manifest import Manifest

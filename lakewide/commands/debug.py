@@ -8,7 +8,7 @@ import click
 
 from lakewide.commands.shared.console import console
 from lakewide.commands.shared.context import Options, pass_options, profile_options
-from lakewide.commands.shared.session import check_output
+from lakewide.commands.shared.spark_start import check_output
 from lakewide.project.manifest import Manifest
 from lakewide.project.profiles import warehouse_path
 

@@ -18,7 +18,7 @@ from lakewide.commands.shared.context import (
     selected,
     selection,
 )
-from lakewide.commands.shared.session import with_adapter
+from lakewide.commands.shared.spark_start import with_adapter
 from lakewide.project.manifest import Manifest
 
 if TYPE_CHECKING:

@@ -9,7 +9,7 @@ from lakewide.commands.shared.console import console
 from lakewide.commands.shared.context import Options, pass_options, profile_options, runnable
 from lakewide.commands.shared.output import output_options
 from lakewide.commands.shared.run_models import RunFlags, run_and_report
-from lakewide.commands.shared.session import with_adapter
+from lakewide.commands.shared.spark_start import with_adapter
 from lakewide.project.graph import topological_order
 from lakewide.project.manifest import Manifest
 from lakewide.project.settings import load_project

@@ -22,7 +22,7 @@ from lakewide.commands.shared.run_models import (
     run_options,
 )
 from lakewide.commands.shared.run_tag import tag_options, tag_request
-from lakewide.commands.shared.session import with_adapter
+from lakewide.commands.shared.spark_start import with_adapter
 from lakewide.project.manifest import Manifest
 
 

@@ -11,7 +11,7 @@ from sqlglot import exp
 from sqlglot.errors import ParseError
 
 from lakewide.commands.shared.context import Options, model_named, pass_options, profile_options
-from lakewide.commands.shared.session import with_adapter
+from lakewide.commands.shared.spark_start import with_adapter
 from lakewide.commands.shared.tables import print_table, rows_table
 from lakewide.dialect import DIALECT
 from lakewide.errors import ModelRunError, UsageError

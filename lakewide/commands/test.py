@@ -18,7 +18,7 @@ import click
 
 from lakewide.commands.shared.console import console
 from lakewide.commands.shared.context import Options, pass_options, profile_options, selection
-from lakewide.commands.shared.session import with_adapter
+from lakewide.commands.shared.spark_start import with_adapter
 from lakewide.commands.shared.tests import (
     chosen_tests,
     chosen_unit_tests,

@@ -10,7 +10,7 @@ from rich.markup import escape
 
 from lakewide.commands.shared.console import console
 from lakewide.commands.shared.context import Options, pass_options, profile_options, selection
-from lakewide.commands.shared.session import with_adapter
+from lakewide.commands.shared.spark_start import with_adapter
 from lakewide.project.manifest import Manifest
 
 if TYPE_CHECKING:

@@ -25,8 +25,6 @@ result exact, sums included.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from sqlglot import exp
 
 from lakewide.compiler.build_merge import build_batch, keys_match, merge_source
@@ -57,10 +55,6 @@ def batch_view(join: DeltaJoin, number: int) -> str:
 def changed_keys(join: DeltaJoin, changes: str) -> exp.Select:
     """The distinct dimension key values among the changed rows (every image they carry)."""
     return exp.select(*(exp.column(k) for k in join.keys)).from_(changes).distinct()
-
-
-def _tuple(columns: Sequence[exp.Expr]) -> exp.Expr:
-    return columns[0] if len(columns) == 1 else exp.Tuple(expressions=columns)
 
 
 def _columns(model: WideModel, join: DeltaJoin) -> list[str]:

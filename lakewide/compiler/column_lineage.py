@@ -39,14 +39,6 @@ class ColumnLineage:
     sources: list[ColumnRef] = field(default_factory=list)  # through ref()'d models
     unresolved: list[str] = field(default_factory=list)  # columns bound to no table
 
-    def as_dict(self) -> dict[str, Any]:
-        """The lineage as JSON-ready data."""
-        return {
-            "direct": [{"table": r.table, "column": r.column} for r in self.direct],
-            "sources": [{"table": r.table, "column": r.column} for r in self.sources],
-            "unresolved": list(self.unresolved),
-        }
-
 
 def _leaves(root: Node) -> tuple[list[ColumnRef], list[str]]:
     """The table columns at the bottom of a lineage tree, in first-seen order, and the

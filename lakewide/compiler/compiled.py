@@ -24,7 +24,7 @@ from lakewide.compiler.layout import create_table_as, write_ordered_by
 from lakewide.compiler.run_plan import PlanContext, build_run_plans
 from lakewide.compiler.show_plan import plan_files
 from lakewide.compiler.snapshot import bootstrap as snapshot_bootstrap
-from lakewide.compiler.snapshot_model import Snapshot, analyze_snapshot
+from lakewide.compiler.snapshot_model import SnapshotModel, analyze_snapshot
 from lakewide.compiler.snapshot_plan import SnapshotPlans, build_snapshot_plans, snapshot_files
 from lakewide.compiler.source_merge import SourceMerge
 from lakewide.compiler.validate import validate
@@ -46,7 +46,7 @@ class CompiledModel:
     model: WideModel | None = None  # key tables: the analyzed model the plans come from
     write_order: exp.Command | None = None  # ALTER TABLE ... WRITE ORDERED BY, after a create
     context: PlanContext = field(default_factory=PlanContext)
-    snapshot: Snapshot | None = None  # snapshot models: the analyzed query
+    snapshot: SnapshotModel | None = None  # snapshot models: the analyzed query
     deltas: list[DeltaJoin] = field(default_factory=list)  # the model's ``delta`` joins
 
     @cached_property

@@ -42,7 +42,7 @@ from lakewide.compiler.snapshot_exprs import (
     when,
     window,
 )
-from lakewide.compiler.snapshot_model import Snapshot
+from lakewide.compiler.snapshot_model import SnapshotModel
 from lakewide.compiler.snapshot_stored import (
     STORED,
     deletion_records,
@@ -61,7 +61,7 @@ __all__ = [
 ]
 
 
-def rejected_count(query: exp.Select, snap: Snapshot) -> exp.Select:
+def rejected_count(query: exp.Select, snap: SnapshotModel) -> exp.Select:
     """Input rows without a key (or updated_at): counted, never written."""
     return (
         exp.select(exp.alias_(exp.func("count", exp.Star()), "rejected"))
@@ -70,7 +70,7 @@ def rejected_count(query: exp.Select, snap: Snapshot) -> exp.Select:
     )
 
 
-def duplicate_count(query: exp.Select, snap: Snapshot) -> exp.Select:
+def duplicate_count(query: exp.Select, snap: SnapshotModel) -> exp.Select:
     """Keys holding two input rows with the same start (dbt: unique_key must be unique)."""
     starts = [*snap.key, *([snap.spec.updated_at] if snap.spec.updated_at else [])]
     groups = (
@@ -85,7 +85,7 @@ def duplicate_count(query: exp.Select, snap: Snapshot) -> exp.Select:
     )
 
 
-def _kept(snap: Snapshot, union: exp.Query) -> exp.Select:
+def _kept(snap: SnapshotModel, union: exp.Query) -> exp.Select:
     """One row per ``dbt_scd_id`` (a stored version wins over the same version read again);
     strategy='check': a new version only where its checked columns differ from the version
     before it (or that one was deleted)."""
@@ -135,7 +135,7 @@ def _kept(snap: Snapshot, union: exp.Query) -> exp.Select:
     return exp.select(exp.Star()).from_(lagged.subquery("l")).where(changed)
 
 
-def _reinstated(snap: Snapshot, union: exp.Query, now: exp.Expr) -> exp.Select:
+def _reinstated(snap: SnapshotModel, union: exp.Query, now: exp.Expr) -> exp.Select:
     """A key back after a hard delete: its newest candidate starts no earlier than now when
     its own start is not after the delete (the delete was seen at a run's time)."""
 
@@ -167,7 +167,7 @@ def _reinstated(snap: Snapshot, union: exp.Query, now: exp.Expr) -> exp.Select:
     ).from_(marked.subquery("r"))
 
 
-def history(snap: Snapshot, query: exp.Select, *, stored: bool, full: bool) -> exp.Select:
+def history(snap: SnapshotModel, query: exp.Select, *, stored: bool, full: bool) -> exp.Select:
     """The versions to write: every version of a new table (``stored`` False), else the new
     versions and the stored ones whose ``dbt_valid_to`` changes. ``full``: the input read
     whole (keys that left it are hard deletes)."""
@@ -218,12 +218,12 @@ def history(snap: Snapshot, query: exp.Select, *, stored: bool, full: bool) -> e
     return rows
 
 
-def bootstrap(snap: Snapshot, query: exp.Select) -> exp.Create:
+def bootstrap(snap: SnapshotModel, query: exp.Select) -> exp.Create:
     """The new snapshot table: the history of every input row (one atomic CTAS)."""
     return create_table_as(snap.node, history(snap, query, stored=False, full=True), replace=False)
 
 
-def merge(snap: Snapshot) -> exp.Merge:
+def merge(snap: SnapshotModel) -> exp.Merge:
     """MERGE the staged versions: new ones inserted, changed ends updated (on dbt_scd_id)."""
     scd = snap.meta("dbt_scd_id")
     valid_to = snap.meta("dbt_valid_to")

@@ -14,7 +14,7 @@ from lakewide.project.nodes import ModelNode
 
 
 @dataclass(frozen=True)
-class Snapshot:
+class SnapshotModel:
     """A snapshot model's query and the names its statements use."""
 
     node: ModelNode
@@ -53,7 +53,7 @@ def _error(node: ModelNode, message: str, key: str | None = None) -> CompileErro
     return CompileError(message, path=node.path, model=node.name, key=key)
 
 
-def analyze_snapshot(node: ModelNode, query: exp.Expr) -> Snapshot:
+def analyze_snapshot(node: ModelNode, query: exp.Expr) -> SnapshotModel:
     """The snapshot's query checked: one SELECT naming its columns over one driving table,
     with ``unique_key``, ``updated_at`` and ``check_cols`` among them."""
     config = node.config
@@ -95,4 +95,4 @@ def analyze_snapshot(node: ModelNode, query: exp.Expr) -> Snapshot:
                 f"meta column name {name!r} is a column of the model",
                 "snapshot_meta_column_names",
             )
-    return Snapshot(node, config, query, columns, driver)
+    return SnapshotModel(node, config, query, columns, driver)

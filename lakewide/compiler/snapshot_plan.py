@@ -19,7 +19,7 @@ from lakewide.compiler import snapshot as s
 from lakewide.compiler.rewrite import replace_tables
 from lakewide.compiler.run_plan import PlanContext, new_view, pin_view, temporary_view
 from lakewide.compiler.show_plan import plan_text
-from lakewide.compiler.snapshot_model import Snapshot
+from lakewide.compiler.snapshot_model import SnapshotModel
 
 READ_MODES = ("incremental", "full")
 DUPLICATES = (
@@ -39,7 +39,7 @@ class SnapshotPlans(p.ModelPlans):
     merges: dict[str, list[p.Step]] = field(default_factory=dict)
 
 
-def _checks(snap: Snapshot, query: exp.Select) -> list[p.Step]:
+def _checks(snap: SnapshotModel, query: exp.Select) -> list[p.Step]:
     return [
         p.Query(s.rejected_count(query, snap), ("rejected",)),
         p.Query(s.duplicate_count(query, snap), ("duplicates",)),
@@ -48,7 +48,7 @@ def _checks(snap: Snapshot, query: exp.Select) -> list[p.Step]:
 
 
 def build_snapshot_plans(
-    snap: Snapshot, context: PlanContext, write_order: exp.Command | None
+    snap: SnapshotModel, context: PlanContext, write_order: exp.Command | None
 ) -> SnapshotPlans:
     """The plans of one snapshot model in its project ``context``."""
     node = snap.node
@@ -99,7 +99,7 @@ def build_snapshot_plans(
 
 
 def snapshot_files(
-    snap: Snapshot, to_sql: Callable[[exp.Expr], str], plans: SnapshotPlans | None = None
+    snap: SnapshotModel, to_sql: Callable[[exp.Expr], str], plans: SnapshotPlans | None = None
 ) -> dict[str, str]:
     """``compile``'s view of a snapshot's runs: per read mode, the staged versions and the
     MERGE over the model's own tables; with ``plans``, each mode's plan step by step."""

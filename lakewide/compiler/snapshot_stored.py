@@ -23,12 +23,12 @@ from lakewide.compiler.snapshot_exprs import (
     when,
     window,
 )
-from lakewide.compiler.snapshot_model import Snapshot
+from lakewide.compiler.snapshot_model import SnapshotModel
 
 STORED = "__lw_stored"
 
 
-def touched_versions(snap: Snapshot, query: exp.Select, full: bool) -> exp.Select:
+def touched_versions(snap: SnapshotModel, query: exp.Select, full: bool) -> exp.Select:
     """The stored versions of the keys this run touches (every key on a full read), with the
     next stored start, the rank from the newest and whether the key left the input."""
     deleted = (
@@ -68,7 +68,7 @@ def touched_versions(snap: Snapshot, query: exp.Select, full: bool) -> exp.Selec
     return ranked
 
 
-def stored_versions(snap: Snapshot, now: exp.Expr) -> exp.Select:
+def stored_versions(snap: SnapshotModel, now: exp.Expr) -> exp.Select:
     """Stored versions in the union's shape; ``CAP``: the end a hard delete gave the version
     (``invalidate``: kept when later versions come; a delete seen now closes the open one)."""
     old_to, nxt = col(OLD_TO), col(NEXT)
@@ -109,7 +109,7 @@ def stored_versions(snap: Snapshot, now: exp.Expr) -> exp.Select:
     ).from_(STORED)
 
 
-def deletion_records(snap: Snapshot, now: exp.Expr) -> exp.Select:
+def deletion_records(snap: SnapshotModel, now: exp.Expr) -> exp.Select:
     """``new_record``: a deletion record from now for each key that left the input while its
     newest version was live."""
     return (

@@ -170,7 +170,7 @@ def watch_models(
     args: dict[str, Any],
 ) -> None:
     """``run --watch``: poll, refresh what is due, sleep; exit on SIGINT/SIGTERM (see module)."""
-    from lakewide.commands.shared.session import _given, check_output
+    from lakewide.commands.shared.spark_start import _given, check_output
     from lakewide.spark.adapter import SparkAdapter
 
     manifest = options.manifest()

@@ -1,4 +1,4 @@
-"""The one SparkSession of a command that needs Spark, and the checks made before it starts."""
+"""Starting the one SparkSession of a command that needs Spark, after the checks made before it."""
 
 from __future__ import annotations
 
