@@ -24,9 +24,11 @@ from pathlib import Path
 from typing import Any
 
 from lakewide import __version__
+from lakewide.compiler.upstream import compile_in, plan_context
 from lakewide.errors import LakewideError
 from lakewide.project.manifest import Manifest
 from lakewide.project.nodes import ModelNode
+from lakewide.state.definition import definition_digest
 
 
 def _sha256(text: str) -> str:
@@ -48,7 +50,6 @@ def _code_digest() -> str:
 
 def compiled_fingerprint(manifest: Manifest, node: ModelNode) -> str:
     """Digest of everything ``compile_in(manifest, node)`` is made from."""
-    from lakewide.compiler.upstream import plan_context
 
     context = plan_context(manifest, node)
     inputs = {
@@ -102,8 +103,6 @@ def _previous(manifest: Manifest) -> dict[str, dict[str, Any]]:
 def _compiled(
     manifest: Manifest, node: ModelNode, known: dict[str, dict[str, Any]]
 ) -> dict[str, Any]:
-    from lakewide.compiler.upstream import compile_in
-    from lakewide.state.definition import definition_digest
 
     try:
         fingerprint = compiled_fingerprint(manifest, node)

@@ -8,6 +8,7 @@ from sqlglot import exp
 from lakewide.compiler.wide_model import WideModel
 from lakewide.dialect import DIALECT
 from lakewide.errors import CompileError
+from lakewide.plan import CheckTypes
 from lakewide.project.config.specs import DEFAULT_AGGREGATE
 
 
@@ -109,7 +110,6 @@ def type_probes(model: WideModel) -> list[exp.Select]:
 def check_probed_types(model: WideModel, types: dict[str, str]) -> None:
     """Raise CompileError when a probed column's type (Spark's name, any case) does not suit
     its aggregate function (the run plan's ``CheckTypes`` step)."""
-    from lakewide.plan import CheckTypes
 
     CheckTypes(exp.Null(), typed_aggregates(model), str(model.node.path), model.node.name).check(
         types

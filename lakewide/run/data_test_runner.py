@@ -18,6 +18,7 @@ from lakewide.compiler.data_test_queries import (
 from lakewide.compiler.upstream import compile_in
 from lakewide.errors import LakewideError
 from lakewide.project.data_tests import DataTest, threshold_holds
+from lakewide.project.graph import topological_order
 from lakewide.project.manifest import Manifest
 from lakewide.project.nodes import Relation
 from lakewide.spark.adapter import SparkAdapter
@@ -124,7 +125,6 @@ def register_session_views(
     """Session views (hadoop catalogs have no views) that the tests of ``models`` read, with the
     session views they read, created upstream first. A view that fails is left to the test
     reading it to report."""
-    from lakewide.project.graph import topological_order
 
     needed: set[str] = set()
     stack = list(models)

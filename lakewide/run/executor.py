@@ -12,6 +12,7 @@ from lakewide.compiler import CompiledModel, join_type_error
 from lakewide.compiler.upstream import compile_in
 from lakewide.errors import CommitConflict, LakewideError, ModelRunError
 from lakewide.events import emit, running
+from lakewide.project.graph import topological_order
 from lakewide.project.manifest import Manifest
 from lakewide.project.nodes import ModelNode
 from lakewide.run.key_table_run import KeyTableRun
@@ -252,7 +253,6 @@ def _upstream_session_views(
 ) -> list[str]:
     """Session-only views (hadoop catalog) the models ``names`` read, directly or through each
     other, in run order; unless ``selected``, only those not among ``names``."""
-    from lakewide.project.graph import topological_order
 
     needed: set[str] = set()
     stack = [r for n in names for r in manifest.models[n].refs]

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
 from lakewide.compiler.upstream import compile_in
+from lakewide.dialect import to_sql
 from lakewide.errors import ModelRunError
 from lakewide.plan import PRODUCES
 from lakewide.project.manifest import Manifest
@@ -81,7 +82,6 @@ class TableMaintenance:
         return step or planned, protected
 
     def _step(self, plan: TablePlan, step: Step) -> StepResult:
-        from lakewide.dialect import to_sql
 
         text = to_sql(step.statement, pretty=False)
         done = StepResult(step.kind, text)

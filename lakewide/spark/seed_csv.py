@@ -12,6 +12,7 @@ from typing import Any
 from lakewide.errors import ConfigError, ModelRunError
 from lakewide.project.nodes import Relation
 from lakewide.project.seed_schema import evolution
+from lakewide.project.seeds import line_of_value
 from lakewide.spark.errors import short
 from lakewide.spark.table_metadata import MetadataReads
 
@@ -226,7 +227,6 @@ def _misfit_error(
 ) -> ConfigError:
     """One line per column whose values do not fit its type (with the value's line when the
     file is ``text``)."""
-    from lakewide.project.seeds import line_of_value
 
     shown = _shown(path)
     lines = []

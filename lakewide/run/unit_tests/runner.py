@@ -17,6 +17,7 @@ from sqlglot import exp
 
 from lakewide import events
 from lakewide.compiler import CompiledModel
+from lakewide.compiler.upstream import compile_in
 from lakewide.dialect import DIALECT
 from lakewide.errors import ConfigError, LakewideError
 from lakewide.project.manifest import Manifest, load_manifest
@@ -75,7 +76,6 @@ def run_unit_tests(
     A ConfigError (a value that does not fit its column, an expected column the model does not
     have) is raised; a model that fails to run gives an ``error`` result.
     """
-    from lakewide.compiler.upstream import compile_in
 
     declared = declared_types(manifest)
     results = []
@@ -138,7 +138,6 @@ def _run_in_scratch(
 def _run_one(
     manifest: Manifest, adapter: SparkAdapter, test: UnitTest, declared: Declared
 ) -> UnitTestResult:
-    from lakewide.compiler.upstream import compile_in
     from lakewide.run.key_table_run import KeyTableRun
 
     node = manifest.models[test.model]
