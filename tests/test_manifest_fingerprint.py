@@ -10,7 +10,6 @@ import pytest
 
 from lakewide.artifacts import manifest_json
 from lakewide.artifacts.manifest_json import manifest_document, write_manifest_json
-from lakewide.compiler import upstream
 from lakewide.errors import CompileError
 from tests.project_factory import copy_example_project, manifest_of
 
@@ -39,7 +38,7 @@ def refuse_to_compile(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         compiled_names.append(node.name)
         raise CompileError("compiled again", model=node.name)
 
-    monkeypatch.setattr(upstream, "compile_in", failing)
+    monkeypatch.setattr(manifest_json, "compile_in", failing)
     return compiled_names
 
 
