@@ -17,7 +17,7 @@ import pytest
 from lakewide.dialect import to_sql
 from lakewide.errors import ConfigError
 from lakewide.project.config.model_config import parse_model_config
-from lakewide.project.durations import parse_timedelta
+from lakewide.project.durations import parse_age
 from lakewide.run.maintenance_steps import expire_before, floor_to, plan_table, protected_snapshots
 from lakewide.state.definition import definition_digest
 from lakewide.state.offsets import OFFSETS, Snapshot, TableColumn, TableMeta
@@ -77,8 +77,9 @@ def test_accepted_settings_and_durations() -> None:
     )
     assert config.maintenance.expire_age == timedelta(days=14)
     assert config.maintenance.orphan_age is None
-    assert parse_timedelta("1 Week") == timedelta(days=7)
-    assert parse_timedelta("90 seconds") == timedelta(seconds=90)
+    assert parse_age("1 Week") == timedelta(days=7)
+    assert parse_age("90 seconds") == timedelta(seconds=90)
+    assert parse_age("0 seconds") == timedelta(0)  # an age may be zero: expire all unneeded
 
 
 def test_maintenance_keys_do_not_change_the_definition_digest(tmp_path: Path) -> None:

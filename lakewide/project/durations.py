@@ -32,10 +32,14 @@ _DURATION = re.compile(
 )
 
 
-def parse_duration(value: Any) -> float:
-    """Seconds of a duration (see the module doc); ValueError saying what is accepted."""
+def parse_duration(value: Any, *, zero: bool = False) -> float:
+    """Seconds of a duration (see the module doc); ValueError saying what is accepted.
+
+    ``zero``: ``'0 seconds'`` is accepted (an age: maintenance may expire everything older
+    than now); a lag or a retention is more than zero.
+    """
     if isinstance(value, dict):
-        return _parse_period(value)
+        return _parse_period(value, zero)
     if isinstance(value, bool) or not isinstance(value, str):
         raise ValueError(f"expected {ACCEPTED} (a string, not {type(value).__name__})")
     match = _DURATION.match(value)
@@ -46,30 +50,30 @@ def parse_duration(value: Any) -> float:
         units = "seconds, minutes, hours, days, weeks (or s, min, h, d, w)"
         raise ValueError(f"unknown unit {match.group('unit')!r}: use {units}")
     seconds = float(match.group("number")) * UNITS[unit]
-    if seconds <= 0:
+    if seconds < 0 or (seconds == 0 and not zero):
         raise ValueError(f"a duration must be more than zero; expected {ACCEPTED}")
     return seconds
 
 
-def parse_timedelta(value: Any) -> timedelta:
-    """A duration (see the module doc) as a timedelta; ValueError saying what is accepted."""
-    return timedelta(seconds=parse_duration(value))
+def parse_age(value: Any) -> timedelta:
+    """An age (a duration that may be zero) as a timedelta; ValueError saying what is accepted."""
+    return timedelta(seconds=parse_duration(value, zero=True))
 
 
-def checked(value: Any) -> Any:
-    """``value`` when it is a duration (a validator for config fields kept as written)."""
-    parse_duration(value)
+def checked_age(value: Any) -> Any:
+    """``value`` when it is an age (a validator for config fields kept as written)."""
+    parse_age(value)
     return value
 
 
-def _parse_period(value: dict[Any, Any]) -> float:
+def _parse_period(value: dict[Any, Any], zero: bool = False) -> float:
     """dbt's ``{count: 12, period: hour}``."""
     count, period = value.get("count"), value.get("period")
     if set(value) != {"count", "period"} or isinstance(count, bool) or not isinstance(count, int):
         raise ValueError(
             f"expected {ACCEPTED}, or dbt's mapping {{'count': 5, 'period': 'minute'}}"
         )
-    return parse_duration(f"{count} {period}")
+    return parse_duration(f"{count} {period}", zero=zero)
 
 
 def normalized(value: Any) -> str:

@@ -31,7 +31,7 @@ RETENTION_TRANSFORMS = {
 MIN_ORPHAN_AGE = timedelta(days=1)
 
 
-Duration = Annotated[str, AfterValidator(durations.checked)]
+Duration = Annotated[str, AfterValidator(durations.checked_age)]
 
 
 class _Section(BaseModel):
@@ -82,7 +82,7 @@ class MaintenanceSpec(_Section):
     def _orphans_settled(self) -> MaintenanceSpec:
         if (
             self.orphan_after is not None
-            and durations.parse_timedelta(self.orphan_after) < MIN_ORPHAN_AGE
+            and durations.parse_age(self.orphan_after) < MIN_ORPHAN_AGE
         ):
             raise RuleError(
                 "maintenance.orphan_after",
@@ -95,11 +95,11 @@ class MaintenanceSpec(_Section):
 
     @property
     def expire_age(self) -> timedelta | None:
-        return None if self.expire_after is None else durations.parse_timedelta(self.expire_after)
+        return None if self.expire_after is None else durations.parse_age(self.expire_after)
 
     @property
     def orphan_age(self) -> timedelta | None:
-        return None if self.orphan_after is None else durations.parse_timedelta(self.orphan_after)
+        return None if self.orphan_after is None else durations.parse_age(self.orphan_after)
 
 
 class RetentionSpec(_Section):
@@ -117,7 +117,7 @@ class RetentionSpec(_Section):
 
     @property
     def age(self) -> timedelta:
-        return durations.parse_timedelta(self.keep)
+        return durations.parse_age(self.keep)
 
 
 class TtlSpec(_Section):
@@ -135,7 +135,7 @@ class TtlSpec(_Section):
 
     @property
     def age(self) -> timedelta:
-        return durations.parse_timedelta(self.keep)
+        return durations.parse_age(self.keep)
 
 
 def retention_granularity(retention: RetentionSpec, partition_by: list[str]) -> str:
