@@ -11,7 +11,6 @@ AGGREGATION = Engine(
     name="aggregation",
     aggregates_values=True,
     takes_aggregates=True,
-    summary="every value column folded by its aggregate function",
 )
 
 

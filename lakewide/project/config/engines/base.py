@@ -45,7 +45,6 @@ class Engine:
     # partial_update: deletes need a policy (ignore_delete, remove_record_on_delete or
     # sequence groups); without one a changelog's deletes are refused
     needs_delete_policy: bool = False
-    summary: str = ""  # one line for docs and messages
 
     @property
     def keeps_last_row(self) -> bool:

@@ -10,7 +10,6 @@ from lakewide.project.config.keys import KeyTableConfig
 DEDUPLICATE = Engine(
     name="deduplicate",
     picks_rows=True,
-    summary="the last row by sequence wins; a delete deletes",
 )
 
 

@@ -14,7 +14,6 @@ FIRST_ROW = Engine(
     keeps_first=True,
     takes_sequence=False,
     takes_retracts=False,
-    summary="the first arrived row wins",
 )
 
 

@@ -19,7 +19,6 @@ PARTIAL_UPDATE = Engine(
     takes_groups=True,
     takes_aggregates=True,
     needs_delete_policy=True,
-    summary="non-null values overwrite, groups by their sequence",
 )
 
 
