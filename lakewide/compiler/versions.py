@@ -89,8 +89,6 @@ def resolve(model: WideModel) -> Versions:
     """The versions ``model`` stores (computed once, from the model's own branches)."""
     if model.engine.picks_rows:
         return Versions(row=len(model.branches) > 1)
-    if not (model.engine.updates_columns or model.engine.aggregates_values):
-        return Versions()
     fixed = {*model.primary_key, *model.sequence, *([model.row_kind] if model.row_kind else [])}
     columns = []
     for column in model.stored:

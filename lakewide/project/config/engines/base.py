@@ -38,8 +38,6 @@ class Engine:
     takes_groups: bool = False
     # ``aggregates`` and ``default_aggregate``
     takes_aggregates: bool = False
-    # whether ``sequence_field`` orders its records (first_row: arrival alone)
-    takes_sequence: bool = True
     # whether retract rows (-U/-D) reach its folds (first_row drops them)
     takes_retracts: bool = True
     # partial_update: deletes need a policy (ignore_delete, remove_record_on_delete or

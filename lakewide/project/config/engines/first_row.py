@@ -12,7 +12,6 @@ FIRST_ROW = Engine(
     name="first_row",
     picks_rows=True,
     keeps_first=True,
-    takes_sequence=False,
     takes_retracts=False,
 )
 
