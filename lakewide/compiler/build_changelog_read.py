@@ -60,9 +60,9 @@ def retract_policy(model: WideModel, driver: str) -> tuple[bool, bool]:
     updated rows like new ones (their before-images dropped) and refuses deletes; aggregates
     that cannot retract drop retracts only where re-reading is harmless, else it is an error.
     """
-    if model.engine == "first_row" or model.deletes.ignore_delete:
+    if not model.engine.takes_retracts or model.deletes.ignore_delete:
         return True, False
-    if model.engine == "partial_update" and not (
+    if model.engine.needs_delete_policy and not (
         model.deletes.remove_record_on_delete or model.groups
     ):
         return True, True

@@ -31,8 +31,8 @@ def folds(rows: Rows) -> list[exp.Expr]:
     model, engine = rows.model, rows.model.engine
     order = rows.order()
     out: list[exp.Expr] = []
-    if engine in ("deduplicate", "first_row"):
-        pick = exp.ArgMax if engine == "deduplicate" else exp.ArgMin
+    if engine.picks_rows:
+        pick = exp.ArgMin if engine.keeps_first else exp.ArgMax
         for column in rows.values():
             out.append(exp.alias_(pick(this=exp.column(column), expression=order.copy()), column))
         if rows.retracts:
@@ -42,7 +42,7 @@ def folds(rows: Rows) -> list[exp.Expr]:
                 )
             )
         if model.versions.row:
-            place = exp.Max if engine == "deduplicate" else exp.Min
+            place = exp.Min if engine.keeps_first else exp.Max
             out.append(exp.alias_(place(this=rows.version()), versions.ROW_VERSION))
         return out
     live = rows.live()
@@ -111,7 +111,7 @@ def _value_folds(rows: Rows, live: exp.Expr | None) -> list[exp.Expr]:
             out.append(_last_of(column, order, keep.copy() if keep else None))
         elif group is not None:
             out += _group_column_fold(rows, group, column, live)
-        elif engine == "aggregation":
+        elif engine.aggregates_values:
             out += _aggregate_fold(rows, column, order, None)
         else:
             cond = and_all(exp.column(column).is_(exp.null()).not_(copy=False), plain_keep)
@@ -228,7 +228,7 @@ def _owners(rows: Rows, column: str) -> exp.Expr | None:
 def keep_key(rows: Rows) -> exp.Expr | None:
     """Bootstrap: which folded keys become rows (deleted ones do not)."""
     model = rows.model
-    if model.engine == "deduplicate" and rows.retracts:
+    if model.engine.keeps_last_row and rows.retracts:
         return exp.not_(exp.func("COALESCE", exp.column(helper("deleted")), exp.false()))
     if rows.removes_on_delete:
         return exp.GT(this=exp.column(helper("live")), expression=exp.Literal.number(0))

@@ -28,7 +28,7 @@ def updates(rows: Rows) -> list[exp.Expr]:
         if stored_version is not None:
             out += _versioned_update(rows, column, stored_version)
             continue
-        if model.engine == "deduplicate":
+        if model.engine.keeps_last_row:
             value: exp.Expr = s
         elif column in model.sequence:
             value = case(wins.copy(), s, t)
@@ -41,7 +41,7 @@ def updates(rows: Rows) -> list[exp.Expr]:
             )
         elif group is not None:
             value = case(_group_wins(group), s, t)
-        elif model.engine == "aggregation":
+        elif model.engine.aggregates_values:
             value = _aggregate_merge(rows, column, wins.copy(), older.copy())
             if column in model.versions.non_null:
                 name = versions.non_null_name(column)
@@ -126,7 +126,7 @@ def whens(rows: Rows) -> list[exp.When]:
     )
     matched: list[tuple[exp.Expr | None, exp.Expr]] = []
     insert_if: exp.Expr | None = None
-    if model.engine == "first_row":
+    if model.engine.keeps_first:
         out = [exp.When(matched=False, source=False, then=insert)]
         if model.versions.row:  # a record of a lower source is first, whenever it arrives
             first = versions.newer(versions.ROW_VERSION, S, T, older=True)
@@ -134,7 +134,7 @@ def whens(rows: Rows) -> list[exp.When]:
                 0, exp.When(matched=True, source=False, condition=first, then=_replace_row(rows))
             )
         return out
-    if model.engine == "deduplicate":
+    if model.engine.keeps_last_row:
         if rows.retracts:
             matched.append((exp.and_(wins.copy(), _flag("deleted")), exp.var("DELETE")))
             insert_if = exp.not_(_flag("deleted"))

@@ -124,7 +124,7 @@ def contract_of(
         for identity, branch in zip(source_identities(model), model.branches)
     ]
     return Contract(
-        engine=model.engine,
+        engine=model.engine.name,
         primary_key=list(model.primary_key),
         sequence_field=list(model.sequence),
         sequence_groups=[

@@ -87,12 +87,12 @@ def delta_joins(model: WideModel) -> list[DeltaJoin]:
 
 def _refuse_model(model: WideModel, name: str) -> None:
     key = f"joins.{name}"
-    if model.engine in ("deduplicate", "first_row") and len(model.branches) > 1:
+    if model.engine.picks_rows and len(model.branches) > 1:
         raise _error(
             model,
             f"a delta join needs each column decided by its own source's records; "
-            f"merge_engine='{model.engine}' with several sources picks whole rows across them. "
-            "Use partial_update, or one source, or 'lookup'",
+            f"merge_engine='{model.engine.name}' with several sources picks whole rows across "
+            "them. Use partial_update, or one source, or 'lookup'",
             key,
         )
     if model.groups:

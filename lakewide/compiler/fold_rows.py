@@ -75,7 +75,7 @@ class Rows:
         return (
             self.has_row_kind
             and not self.model.deletes.ignore_delete
-            and self.model.engine != "first_row"
+            and self.model.engine.takes_retracts
         )
 
     @property

@@ -56,11 +56,7 @@ def _check_groups(model: WideModel) -> None:
                     f"{', '.join(missing)}; a source writes a whole group or none of it",
                 )
     default = model.default_function
-    if (
-        model.engine == "partial_update"
-        and default is not None
-        and default.name != DEFAULT_AGGREGATE
-    ):
+    if model.engine.takes_groups and default is not None and default.name != DEFAULT_AGGREGATE:
         fixed = {*model.primary_key, *model.sequence, model.row_kind}
         outside = [
             c
@@ -85,7 +81,7 @@ def typed_aggregates(model: WideModel) -> dict[str, tuple[str, tuple[str, ...]]]
     for column in model.stored:
         if column in model.primary_key + model.sequence or column == model.row_kind:
             continue
-        if model.engine != "aggregation" and not model.group_aggregated(column):
+        if not model.engine.aggregates_values and not model.group_aggregated(column):
             continue
         aggregate = model.aggregate(column)
         types = aggregate.function.types

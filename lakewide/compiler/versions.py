@@ -78,19 +78,17 @@ def non_null_name(column: str) -> str:
 
 def picks(model: WideModel, column: str) -> str | None:
     """``'last'`` / ``'first'`` when the column's value is one record's value chosen by order."""
-    if model.engine == "partial_update":
+    if model.engine.updates_columns:
         return "last"
-    if model.engine == "aggregation":
+    if model.engine.aggregates_values:
         return model.aggregate(column).function.picks
     return None
 
 
 def resolve(model: WideModel) -> Versions:
     """The versions ``model`` stores (computed once, from the model's own branches)."""
-    if model.engine in ("deduplicate", "first_row"):
+    if model.engine.picks_rows:
         return Versions(row=len(model.branches) > 1)
-    if model.engine not in ("partial_update", "aggregation"):
-        return Versions()
     fixed = {*model.primary_key, *model.sequence, *([model.row_kind] if model.row_kind else [])}
     columns = []
     for column in model.stored:
@@ -101,11 +99,11 @@ def resolve(model: WideModel) -> Versions:
             continue
         owners = sum(1 for b in model.branches if column in b.owned)
         first_value = (
-            model.engine == "aggregation" and model.aggregate(column).name == "first_value"
+            model.engine.aggregates_values and model.aggregate(column).name == "first_value"
         )
         if model.sequence or owners > 1 or first_value:
             columns.append(column)
-    count = model.engine == "aggregation" and model.row_kind is None
+    count = model.engine.aggregates_values and model.row_kind is None
     non_null = tuple(
         c
         for c in model.stored
@@ -117,7 +115,7 @@ def resolve(model: WideModel) -> Versions:
     plain = tuple(
         c
         for c in columns
-        if model.engine == "partial_update"
+        if model.engine.updates_columns
         and len(model.sequence) == 1
         and sum(1 for b in model.branches if c in b.owned) == 1
     )

@@ -18,6 +18,7 @@ from lakewide.compiler.trees import copy_without
 from lakewide.compiler.versions import Versions, resolve
 from lakewide.dialect import DIALECT
 from lakewide.errors import CompileError
+from lakewide.project.config.engines.base import Engine
 from lakewide.project.config.model_config import KeyTableConfig, SequenceGroup
 from lakewide.project.nodes import ModelNode
 
@@ -91,7 +92,7 @@ class WideModel:
     SQL and config: builders read this, never the node's config."""
 
     node: ModelNode  # where the model comes from (name, file, relation)
-    engine: str
+    engine: Engine  # the merge engine's traits (its module owns its rules)
     columns: list[str]
     primary_key: list[str]
     sequence: list[str]
@@ -122,9 +123,9 @@ class WideModel:
     def aggregated(self) -> list[str]:
         """The stored columns an aggregate function folds (none for deduplicate and
         first_row; partial_update: those ``aggregates`` names and aggregated group columns)."""
-        if self.engine == "aggregation":
+        if self.engine.aggregates_values:
             return [c for c in self.stored if c not in self.primary_key + self.sequence]
-        if self.engine == "partial_update":
+        if self.engine.takes_aggregates:
             return [c for c in self.stored if c in self.aggregates]
         return []
 
@@ -138,7 +139,7 @@ class WideModel:
         (its own in ``aggregates``, else ``default_aggregate``, as Paimon applies it)."""
         group = self.group_of(column)
         return (
-            self.engine == "partial_update"
+            self.engine.takes_groups
             and group is not None
             and column in group.columns
             and column in self.aggregates
@@ -206,9 +207,9 @@ def _aggregates(
     }
     default = config.default_aggregate
     function = REGISTRY[default.function] if default is not None else None
-    if config.merge_engine == "aggregation":
+    if config.engine.aggregates_values:
         defaulted = value_columns
-    elif config.merge_engine == "partial_update" and default is not None:
+    elif config.engine.takes_groups and default is not None:
         defaulted = [c for g in groups for c in g.columns]
     else:
         defaulted = []
@@ -266,7 +267,7 @@ def analyze(node: ModelNode) -> WideModel:
     aggregates, default = _aggregates(config, [c for c in columns if c not in fixed], groups)
     model = WideModel(
         node,
-        str(config.merge_engine),
+        config.engine,
         columns,
         list(config.primary_key),
         list(config.sequence_field),

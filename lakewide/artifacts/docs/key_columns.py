@@ -37,10 +37,10 @@ def merge_roles(model: WideModel) -> dict[str, str]:
             roles[column] = "sequence field"
         elif column == model.row_kind:
             roles[column] = "row kind"
-        elif model.engine in ("partial_update", "aggregation"):
+        elif not model.engine.picks_rows:
             group = model.group_of(column)
             name = model.aggregate(column).name
             roles[column] = f"{name} (group {group.name})" if group is not None else name
         else:
-            roles[column] = model.engine.replace("_", " ")
+            roles[column] = model.engine.label
     return roles

@@ -1,6 +1,7 @@
 """The keys of ``{{ config(...) }}`` every model takes, and the table and key-table models.
 
-The per-engine models (``lakewide.project.config.engines``) extend ``KeyTableConfig``;
+The per-engine models (one module each in ``lakewide.project.config.engines``) extend
+``KeyTableConfig``;
 ``lakewide.project.config.model_config.parse_model_config`` picks one by ``merge_engine``.
 """
 
@@ -17,6 +18,7 @@ from pydantic import (
     model_validator,
 )
 
+from lakewide.project.config.engines.base import ENGINE_NAMES, Engine, MergeEngine
 from lakewide.project.config.maintenance import (
     MaintenanceSpec,
     RetentionSpec,
@@ -32,8 +34,6 @@ from lakewide.project.config.specs import (
 )
 from lakewide.project.durations import normalized
 
-MergeEngine = Literal["partial_update", "aggregation", "deduplicate", "first_row"]
-ENGINES = ("partial_update", "aggregation", "deduplicate", "first_row")
 Materialized = Literal["view", "table", "incremental", "primary_key", "snapshot"]
 WriteMode = Literal["copy-on-write", "merge-on-read"]
 JoinSemantics = Literal["lookup", "delta"]
@@ -191,7 +191,7 @@ class TableConfig(_Keys):
             raise RuleError(
                 "merge_engine",
                 "materialized='primary_key' needs a merge_engine "
-                f"(expected one of {', '.join(ENGINES)})",
+                f"(expected one of {', '.join(ENGINE_NAMES)})",
                 compile_error=False,
             )
         if self.changelog_producer == "lookup":
@@ -207,7 +207,7 @@ class TableConfig(_Keys):
                 raise RuleError(
                     key,
                     f"{key} applies to primary-key tables: set merge_engine "
-                    f"(one of {', '.join(ENGINES)}) or drop {key}",
+                    f"(one of {', '.join(ENGINE_NAMES)}) or drop {key}",
                     compile_error=False,
                 )
 
@@ -217,8 +217,7 @@ class KeyTableConfig(_Keys):
     not take, naming the engine that does)."""
 
     merge_engine: MergeEngine
-    takes_groups: ClassVar[bool] = False  # sequence_groups and the remove_record_* keys
-    takes_aggregates: ClassVar[bool] = False  # aggregates and default_aggregate
+    engine: ClassVar[Engine]  # the engine's traits (each engine module's class sets it)
 
     def rules(self) -> None:
         """The rules every key table follows; engine classes add theirs (RuleError)."""
@@ -244,12 +243,12 @@ class KeyTableConfig(_Keys):
             "remove_record_on_delete",
             "remove_record_on_sequence_group",
         ):
-            if getattr(self, key) and not self.takes_groups:
+            if getattr(self, key) and not self.engine.takes_groups:
                 raise RuleError(
                     key,
                     f"{key} applies to merge_engine='partial_update', not '{self.merge_engine}'",
                 )
-        if (self.aggregates or self.default_aggregate) and not self.takes_aggregates:
+        if (self.aggregates or self.default_aggregate) and not self.engine.takes_aggregates:
             raise RuleError(
                 "aggregates",
                 "aggregates apply to merge_engine='aggregation' (or "

@@ -19,13 +19,12 @@ from pydantic import (
 )
 
 from lakewide.errors import CompileError, ConfigError
-from lakewide.project.config.engines import (
-    AggregationConfig,
-    DeduplicateConfig,
-    FirstRowConfig,
-    PartialUpdateConfig,
-)
-from lakewide.project.config.keys import ENGINES, KeyTableConfig, TableConfig
+from lakewide.project.config.engines.aggregation import AggregationConfig
+from lakewide.project.config.engines.base import ENGINE_NAMES
+from lakewide.project.config.engines.deduplicate import DeduplicateConfig
+from lakewide.project.config.engines.first_row import FirstRowConfig
+from lakewide.project.config.engines.partial_update import PartialUpdateConfig
+from lakewide.project.config.keys import KeyTableConfig, TableConfig
 from lakewide.project.config.snapshot import SNAPSHOT_KEYS, SnapshotConfig
 from lakewide.project.config.specs import (
     DELETE_POLICIES,
@@ -39,7 +38,7 @@ from lakewide.project.config.specs import (
 __all__ = [
     "ACCEPTED_KEYS",
     "DELETE_POLICIES",
-    "ENGINES",
+    "ENGINE_NAMES",
     "POLICY_CHOICES",
     "AggregateSpec",
     "AggregationConfig",
@@ -65,10 +64,10 @@ def _engine_of(value: Any) -> str:
 
 ModelConfig = Annotated[
     Annotated[TableConfig, Tag("table")]
-    | Annotated[PartialUpdateConfig, Tag("partial_update")]
-    | Annotated[AggregationConfig, Tag("aggregation")]
-    | Annotated[DeduplicateConfig, Tag("deduplicate")]
-    | Annotated[FirstRowConfig, Tag("first_row")]
+    | Annotated[PartialUpdateConfig, Tag(PartialUpdateConfig.engine.name)]
+    | Annotated[AggregationConfig, Tag(AggregationConfig.engine.name)]
+    | Annotated[DeduplicateConfig, Tag(DeduplicateConfig.engine.name)]
+    | Annotated[FirstRowConfig, Tag(FirstRowConfig.engine.name)]
     | Annotated[SnapshotConfig, Tag("snapshot")],
     Discriminator(_engine_of),
 ]
@@ -121,9 +120,9 @@ def parse_model_config(
                 **where,
             )
     engine = raw.get("merge_engine")
-    if engine is not None and engine not in ENGINES:
+    if engine is not None and engine not in ENGINE_NAMES:
         raise ConfigError(
-            f"invalid value {engine!r}: expected one of {', '.join(ENGINES)}",
+            f"invalid value {engine!r}: expected one of {', '.join(ENGINE_NAMES)}",
             key="merge_engine",
             **where,
         )

@@ -1,10 +1,11 @@
-"""``{{ config(...) }}`` per merge engine: the keys each engine takes and Paimon's rules
-that need only the config (model validators)."""
+"""The partial_update merge engine: non-null values overwrite, sequence groups order their
+own columns; Paimon's partial-update rules that need only the config (model validators)."""
 
 from __future__ import annotations
 
 from typing import ClassVar, Literal
 
+from lakewide.project.config.engines.base import Engine
 from lakewide.project.config.keys import KeyTableConfig
 from lakewide.project.config.specs import (
     DEFAULT_AGGREGATE,
@@ -12,13 +13,20 @@ from lakewide.project.config.specs import (
     RuleError,
 )
 
+PARTIAL_UPDATE = Engine(
+    name="partial_update",
+    updates_columns=True,
+    takes_groups=True,
+    takes_aggregates=True,
+    needs_delete_policy=True,
+)
+
 
 class PartialUpdateConfig(KeyTableConfig):
     """``merge_engine='partial_update'``: non-null values overwrite, groups by their sequence."""
 
     merge_engine: Literal["partial_update"]
-    takes_groups: ClassVar[bool] = True
-    takes_aggregates: ClassVar[bool] = True
+    engine: ClassVar[Engine] = PARTIAL_UPDATE
 
     def rules(self) -> None:
         """Paimon's partial-update rules: one delete policy, groups without keys, aggregate
@@ -79,36 +87,3 @@ class PartialUpdateConfig(KeyTableConfig):
                     f"'{column}' with {spec.function} only inside a sequence group; "
                     "add it to sequence_groups",
                 )
-
-
-class AggregationConfig(KeyTableConfig):
-    """``merge_engine='aggregation'``: every value column folded by its aggregate function."""
-
-    merge_engine: Literal["aggregation"]
-    takes_aggregates: ClassVar[bool] = True
-
-
-class DeduplicateConfig(KeyTableConfig):
-    """``merge_engine='deduplicate'``: the last row by sequence wins; a delete deletes."""
-
-    merge_engine: Literal["deduplicate"]
-
-
-class FirstRowConfig(KeyTableConfig):
-    """``merge_engine='first_row'``: the first arrived row wins."""
-
-    merge_engine: Literal["first_row"]
-
-    def rules(self) -> None:
-        """first_row has no sequence and cannot take retracts."""
-        super().rules()
-        if self.sequence_field:
-            raise RuleError(
-                "sequence_field",
-                "first_row keeps the first arrived row and takes "
-                "no sequence_field; drop it or use merge_engine='deduplicate'",
-            )
-        if self.row_kind_column and not self.ignore_delete:
-            raise RuleError(
-                "ignore_delete", "first_row cannot take -U/-D rows; set ignore_delete=true"
-            )
