@@ -18,13 +18,40 @@ records older than a delete that arrive after it come back (see the README's con
 
 from __future__ import annotations
 
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from sqlglot import exp
 
-if TYPE_CHECKING:
-    from lakewide.compiler.wide_model import WideModel
+from lakewide.compiler.column_aggregates import ColumnAggregate
+from lakewide.project.config.engines.base import Engine
+
+
+class _Branch(Protocol):
+    @property
+    def owned(self) -> Collection[str]: ...
+
+
+class WideModel(Protocol):
+    """What the versions are resolved from: the analyzed model
+    (``lakewide.compiler.wide_model.WideModel``, which resolves its versions here)."""
+
+    @property
+    def engine(self) -> Engine: ...
+    @property
+    def primary_key(self) -> Sequence[str]: ...
+    @property
+    def sequence(self) -> Sequence[str]: ...
+    @property
+    def row_kind(self) -> str | None: ...
+    @property
+    def branches(self) -> Sequence[_Branch]: ...
+    @property
+    def stored(self) -> list[str]: ...
+    def aggregate(self, column: str) -> ColumnAggregate: ...
+    def group_of(self, column: str) -> object | None: ...
+
 
 PREFIX = "__lw_v_"
 ROW_VERSION = "__lw_v"
