@@ -132,7 +132,10 @@ SPECS: dict[str, type[BaseModel]] = {
 
 
 def _cell(text: str) -> str:
-    return " ".join(text.split()).replace("|", "\\|")
+    """Text for a table cell: one line, ``|`` escaped outside code spans (mkdocs' tables keep a
+    code span's ``|`` as it is, and would print the backslash)."""
+    parts = " ".join(text.split()).split("`")
+    return "`".join(p if i % 2 else p.replace("|", "\\|") for i, p in enumerate(parts))
 
 
 def commands(
@@ -164,7 +167,7 @@ def _param_row(param: click.Parameter) -> str:
     unset = type(param.default).__name__ == "Sentinel"  # click's UNSET: no default
     shown = not unset and param.default not in (None, False, (), []) and not callable(param.default)
     default = f"`{param.default}`" if shown else ""
-    return f"| `{_cell(flags + metavar)}` | {_cell(param.help or '')} | {_cell(default)} |"
+    return f"| {_cell(f'`{flags}{metavar}`')} | {_cell(param.help or '')} | {_cell(default)} |"
 
 
 def commands_page() -> str:
@@ -245,7 +248,7 @@ def config_page() -> str:
     for key in ACCEPTED_KEYS:
         field = fields[key]
         out.append(
-            f"| `{key}` | {_applies(key)} | `{_cell(_type(types[key]))}` | "
+            f"| `{key}` | {_applies(key)} | {_cell(f'`{_type(types[key])}`')} | "
             f"{_cell(_default(field) if key != 'merge_engine' else '')} | "
             f"{_cell(_text(key, field, KEY_TEXT))} |"
         )
@@ -254,7 +257,7 @@ def config_page() -> str:
         for key, field in spec.model_fields.items():
             text = _text(f"{name}.{key}", field, SPEC_TEXT)
             out.append(
-                f"| `{key}` | `{_cell(_type(field.annotation))}` | "
+                f"| `{key}` | {_cell(f'`{_type(field.annotation)}`')} | "
                 f"{_cell(_default(field))} | {_cell(text)} |"
             )
     return "\n".join(out).rstrip() + "\n"
