@@ -112,3 +112,14 @@ def test_one_dialect_constant() -> None:
         if spelled.search(line) and path.name != "dialect.py"
     ]
     assert found == []
+
+
+def test_the_architecture_page_names_every_folder() -> None:
+    """docs/architecture.md is where a contributor finds a layer: every folder is on it."""
+    page = (REPO_ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    folders = [
+        p.relative_to(PACKAGE).as_posix()
+        for p in PACKAGE.rglob("*")
+        if p.is_dir() and (p / "__init__.py").exists()
+    ]
+    assert [f for f in folders if f"`{f}/`" not in page] == []

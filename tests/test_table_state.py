@@ -135,7 +135,7 @@ def test_noop_check_skips_a_model_whose_definition_is_unchanged(tmp_path: Path) 
 def test_noop_check_sends_an_edited_key_model_to_the_run(tmp_path: Path) -> None:
     manifest = project(tmp_path, {"m": KEY_MODEL})
     build_state(manifest, "m", "0" * 64)
-    # not fresh: the run compares the table's stored contract (README "Schema changes")
+    # not fresh: the run compares the table's stored contract (docs/how-to/schema-changes.md)
     assert fresh_models(manifest, ["m"]) == set()
 
 

@@ -75,8 +75,8 @@ def show(options: Options, model: str | None, inline: str | None, limit: int) ->
 
 
 def _print(columns: list[str], rows: list[tuple[Any, ...]]) -> None:
-    """The rows as a plain table; lakewide's own columns (stored versions, row counts: README
-    "Run boundaries") hidden."""
+    """The rows as a plain table; lakewide's own columns (stored versions, row counts:
+    docs/concepts/run-boundaries.md) hidden."""
     shown = [i for i, c in enumerate(columns) if not c.startswith("__lw_")]
     print_table(rows_table([columns[i] for i in shown], [[r[i] for i in shown] for r in rows]))
 

@@ -36,8 +36,9 @@ def reduce_per_key(rows: Rows, source: exp.Query, arrival: exp.Expr | None = Non
     # (Rows.order), which Spark aggregates by hash, without a partial-aggregate shuffle (the
     # rows are distributed already); ordering by the STRUCT of the sequence fields, source and
     # arrival made Spark sort-aggregate, comparing structs once per row and aggregate (1M keys
-    # x 4 sources: the bootstrap took 1.7-1.8x the JVM CPU it takes now; README "Folds ordered
-    # by position"). Folds that order nothing by position (sums, sequence groups) skip the sort.
+    # x 4 sources: the bootstrap took 1.7-1.8x the JVM CPU it takes now;
+    # benchmarks/logs.md#folds-ordered-by-position). Folds that order nothing by position
+    # (sums, sequence groups) skip the sort.
     keys = [exp.column(k) for k in model.primary_key]
     numbered.set("distribute", exp.Distribute(expressions=[k.copy() for k in keys]))
     aggregates, windows = folds(rows), rows.windows()

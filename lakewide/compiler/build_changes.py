@@ -62,7 +62,7 @@ def _side(view: str, columns: list[str], key: list[str], keys_view: str | None) 
         select = select.join(keys.subquery("kv"), on=on, join_type="LEFT SEMI")
         # the batch's keys are few: broadcast them, as session defaults no longer broadcast by
         # estimated size (lakewide.spark.runtime.MERGE_PRUNING_CONF); else the whole target
-        # would be shuffled for the semi join (README "Benchmarks")
+        # would be shuffled for the semi join (benchmarks/logs.md#where-a-merges-time-goes)
         hint = exp.JoinHint(this="BROADCAST", expressions=[exp.to_table("kv")])
         select.set("hint", exp.Hint(expressions=[hint]))
     return select

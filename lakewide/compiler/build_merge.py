@@ -43,7 +43,7 @@ def merge_source(model: WideModel, view: str) -> exp.Subquery:
     a selective filter, and only a selective filter over a scan lets its optimizer build a
     runtime Bloom filter of the batch's keys and apply it to the target scan, so that only the
     matching target rows are shuffled and sorted for the MERGE's join instead of the whole
-    table (README "Benchmarks": the session settings this needs, ``lakewide.spark.runtime``).
+    table (docs/reference/defaults.md: the session settings this needs, ``lakewide.spark.runtime``).
     """
     keys = exp.and_(
         *(exp.EQ(this=exp.column(k), expression=exp.column(k)) for k in model.primary_key)

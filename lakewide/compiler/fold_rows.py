@@ -2,7 +2,7 @@
 
 ``Rows`` says which stored columns they carry and which predicates apply (retracts, deletes,
 record order); the fold and MERGE rules (``build_folds``, ``build_whens``) take it. The
-contract is the README's "Merge semantics".
+contract is docs/concepts/merge-engines.md.
 """
 
 from __future__ import annotations

@@ -14,7 +14,8 @@ from lakewide.project.nodes import ModelNode
 WRITE_MODE_PROPERTIES = ("write.merge.mode", "write.update.mode", "write.delete.mode")
 # Key tables are written merge-on-read unless ``write_mode`` says otherwise: a MERGE writes only
 # delete files and the changed rows instead of rewriting every data file it touches, and
-# downstream models read the changes from the model's own changelog (README "Write mode").
+# downstream models read the changes from the model's own changelog (``write_mode`` in
+# docs/reference/config.md).
 KEY_TABLE_WRITE_MODE = "merge-on-read"
 
 

@@ -13,7 +13,7 @@ pick whole rows and store one row version ``__lw_v``.
 Versions are stored only where they change a result: a model with a sequence field, or a
 column with several owning sources (the source index orders their records), or first_value
 (whose stored NULL may be a first record's value). Rows keep no version of a deleted row, so
-records older than a delete that arrive after it come back (see the README's contract).
+records older than a delete that arrive after it come back (see docs/concepts/run-boundaries.md).
 """
 
 from __future__ import annotations

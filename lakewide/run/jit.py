@@ -1,4 +1,4 @@
-"""Which just-in-time compiler a run's JVM starts with (README "Defaults chosen").
+"""Which just-in-time compiler a run's JVM starts with (docs/reference/defaults.md).
 
 A run that only merges into existing tables is short: much of its JVM's CPU goes to compiling
 hot code with C2, which pays off only in long jobs. Such a run starts its JVM with C1 only

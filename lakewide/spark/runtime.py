@@ -26,15 +26,15 @@ ICEBERG_CATALOG = "org.apache.iceberg.spark.SparkCatalog"
 LOG_CONFIG = Path(__file__).with_name("log4j2.properties")
 _LOG_OPTION = "-Dlog4j2.configurationFile=" + LOG_CONFIG.as_uri()
 JAVA_OPTIONS = "spark.driver.extraJavaOptions"
-# Session defaults that let Spark's runtime Bloom filter prune the target rows of a MERGE before
-# its join shuffles them (README "Benchmarks", "Defaults chosen"). Iceberg rewrites a MERGE with
-# WHEN NOT MATCHED into ``target RIGHT OUTER JOIN source``; Spark 3.5 adds the filter only when
-# it plans a shuffle join, and it takes a source under the broadcast threshold for a broadcast
-# join although a right outer join cannot broadcast its right side. So joins are not broadcast
-# by estimated size at planning time; adaptive execution still broadcasts a side whose measured
-# size is under 10 MB. The Bloom filter's creation side has no size limit: a staged batch's size
-# is its origin plan's estimate, which for a branch with a join is the product of the joined
-# tables' sizes (terabytes for a few thousand rows). Any key set in the profile's spark_conf wins.
+# Session defaults that let Spark's runtime Bloom filter prune the target rows of a MERGE before its
+# join shuffles them (docs/benchmarks.md, docs/reference/defaults.md). Iceberg rewrites a MERGE with
+# WHEN NOT MATCHED into ``target RIGHT OUTER JOIN source``; Spark 3.5 adds the filter only when it
+# plans a shuffle join, and it takes a source under the broadcast threshold for a broadcast join
+# although a right outer join cannot broadcast its right side. So joins are not broadcast by
+# estimated size at planning time; adaptive execution still broadcasts a side whose measured size is
+# under 10 MB. The Bloom filter's creation side has no size limit: a staged batch's size is its
+# origin plan's estimate, which for a branch with a join is the product of the joined tables' sizes
+# (terabytes for a few thousand rows). Any key set in the profile's spark_conf wins.
 MERGE_PRUNING_CONF = {
     "spark.sql.autoBroadcastJoinThreshold": "-1",
     "spark.sql.adaptive.autoBroadcastJoinThreshold": "10MB",
@@ -54,8 +54,8 @@ def spark_conf(
     """Full Spark conf for an Iceberg catalog named ``catalog``; ``user_conf`` always wins.
 
     ``spark.driver.extraJavaOptions`` from ``user_conf`` follows lakewide's log configuration
-    option instead of replacing it, unless it names a log configuration of its own (README
-    "Defaults chosen": ``-XX:TieredStopAtLevel=1``).
+    option instead of replacing it, unless it names a log configuration of its own
+    (docs/reference/defaults.md: ``-XX:TieredStopAtLevel=1``).
 
     Bundled jars are added only when ``user_conf`` sets neither ``spark.jars`` nor
     ``spark.jars.packages`` (users who can reach Maven bring their own). ``driver_classpath``

@@ -42,7 +42,7 @@ from lakewide.state.offsets import DEFINITION, VERSION, TableMeta, last_commit
 
 # Bump when lakewide changes the layout of the tables it builds (hidden columns, types, ...) so
 # that a table built before the change can no longer take the new incremental plan.
-LAYOUT_VERSION = 3  # 2: hidden version and row-count columns (README "Run boundaries")
+LAYOUT_VERSION = 3  # 2: hidden version and row-count columns (docs/concepts/run-boundaries.md)
 # 3: non-null input counts of sum/product columns in aggregation models without row kinds
 
 # Config keys that change neither the table nor any statement lakewide runs on it.

@@ -53,7 +53,7 @@ def _hadoop_profile(
     folder: Path, _request: pytest.FixtureRequest
 ) -> tuple[dict[str, str], dict[str, str]]:
     # Every worker reaches this folder because they all run on this machine; a real cluster
-    # needs a shared file system here (README "Team set-up").
+    # needs a shared file system here (docs/how-to/team-setup.md).
     return {"catalog_type": "hadoop", "warehouse": str(folder / "warehouse")}, {}
 
 

@@ -8,13 +8,13 @@ Every example builds two tiny projects (one model ``m`` over sources ``src.t0..t
   snapshot); the first run bootstraps, the later runs merge;
 * **bootstrap**: the source tables hold all records of all batches in arrival order; one run.
 
-The contract (README "Merge semantics"): results do not depend on run boundaries. So the split
+The contract (docs/concepts/run-boundaries.md): results do not depend on run boundaries. So the split
 of the records into runs is one more random choice, sequences are drawn with no regard to the
 run a record lands in (late records, ties across runs and sources, NULLs), and both tables
 must equal ``oracle.bootstrap`` of all records: the plain fold in place order
 ``(sequence, source, arrival)``.
 
-The README lists what still depends on run boundaries; only there do the generators constrain
+docs/concepts/run-boundaries.md lists what still depends on run boundaries; only there do the generators constrain
 records (``Case.constrained``) and compare with the per-run rule ``oracle.incremental``:
 
 * sequence groups: equal group sequences of one key in two batches come from the same source
@@ -704,7 +704,9 @@ def row_kind_cases(draw: Any) -> Case:
         return rec
 
     batches = draw(batches_of(sources, draw(st.integers(1, 4)), record))
-    if policy == "remove_record_on_delete":  # a removed row keeps no version (README)
+    if (
+        policy == "remove_record_on_delete"
+    ):  # a removed row keeps no version (docs/concepts/run-boundaries.md)
         batches, _ = constrain_row_sequence(
             spec, batches, sources, lambda prev: not any(_kind(spec, r) == "-D" for r in prev)
         )
@@ -729,7 +731,7 @@ AGG_COLUMNS = {  # column: (function, type, retractable)
     "kv": ("merge_map", "MAP<STRING, INT>", True),
 }
 # their element order (and merge_map's surviving value per map key) follows run boundaries
-# under late data: the README states it; they are checked against the per-run oracle
+# under late data: docs/concepts/run-boundaries.md states it; they are checked against the per-run oracle
 ORDER_SENSITIVE = {"listagg", "collect", "merge_map"}
 
 
@@ -813,7 +815,7 @@ def aggregation_cases(draw: Any) -> Case:
 def deduplicate_cases(draw: Any) -> Case:
     sequence = draw(st.sampled_from([["s"], ["s"], []]))
     policy = draw(st.sampled_from(["deletes", "ignore_delete", "none"]))
-    # a deleted row keeps no version: with deletes and no sequence, one source (README)
+    # a deleted row keeps no version: with deletes and no sequence, one source (docs/concepts/run-boundaries.md)
     sources = draw(st.integers(1, 1 if policy == "deletes" and not sequence else 3))
     types = {"k": "INT", "a": "INT", "b": "STRING", "s": "INT", "op": "STRING"}
     owned = draw(ownership(sources, ["a", "b"]))
@@ -837,7 +839,9 @@ def deduplicate_cases(draw: Any) -> Case:
         return rec
 
     batches = draw(batches_of(sources, draw(st.integers(1, 4)), record))
-    if sequence and policy == "deletes":  # a deleted row keeps no version (README)
+    if (
+        sequence and policy == "deletes"
+    ):  # a deleted row keeps no version (docs/concepts/run-boundaries.md)
         batches, _ = constrain_row_sequence(
             spec,
             batches,

@@ -1,4 +1,4 @@
-"""A pure-Python reference of lakewide's merge engines, written from the README's "Merge semantics" only.
+"""A pure-Python reference of lakewide's merge engines, written from docs/concepts/merge-engines.md only.
 
 It shares no code with ``lakewide.compiler``. The model is described by a :class:`Spec`; a
 record is ``(source_index, {column: value})``. The columns a source owns are ``Spec.owned`` of
@@ -11,7 +11,7 @@ source does not own is *absent* from its records, which is different from a NULL
 * :func:`incremental` is the per-run rule: it runs batches one after another (the first run
   bootstraps on the first batch; every later run applies the sources in branch order, each
   source's part folded to one state per key and merged into the stored row judged by the
-  row-level sequence). It is the reference only where the README states that results depend
+  row-level sequence). It is the reference only where the docs state that results depend
   on run boundaries (sequence groups, removed rows, element order of listagg/collect/merge_map).
 
 Both return ``{key_tuple: {stored_column: value}}`` (every stored column present, NULL = None).

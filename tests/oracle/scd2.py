@@ -1,5 +1,5 @@
 """A plain-Python reference of snapshot models (dbt snapshots) and temporal joins, written from
-the README's "Snapshots and temporal joins" only; it shares no code with lakewide.
+docs/concepts/temporal-joins.md only; it shares no code with lakewide.
 
 A history is ``{key: [Version]}``; each run hands the oracle the input rows it reads (every row
 of the input on a full read, the appended rows on an append read) and the run's time ``now``

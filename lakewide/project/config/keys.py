@@ -63,13 +63,14 @@ class _Keys(BaseModel):
     write_mode: WriteMode | None = None
     merge_filter: bool = False
     changelog_producer: Literal["none", "lookup"] | None = None  # None: when a key table refs it
-    # what a run does when the model no longer matches its table's stored contract (README
-    # "Schema changes"); None: append_new_columns. dbt's ``ignore`` cannot apply to a key table
+    # what a run does when the model no longer matches its table's stored contract
+    # (docs/how-to/schema-changes.md); None: append_new_columns. dbt's ``ignore`` cannot apply
+    # to a key table
     on_schema_change: Literal["append_new_columns", "sync_all_columns", "fail"] | None = None
     maintenance: MaintenanceSpec = MaintenanceSpec()  # lakewide maintain (config_maintenance)
     retention: RetentionSpec | None = None
     ttl: TtlSpec | None = None
-    # joined relation (alias or table name) -> its join semantics (README "Dimension joins")
+    # joined relation (alias or table name) -> its join semantics (docs/concepts/dimension-joins.md)
     joins: dict[str, JoinSemantics] = {}
     schema_: str | None = None
     alias: str | None = None

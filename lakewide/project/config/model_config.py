@@ -2,8 +2,9 @@
 
 ``parse_model_config`` picks the model class by ``merge_engine`` (a table or view has none),
 rejects unknown keys and keys the engine does not take, and checks the rules that need only
-the config (Paimon's, listed in the README's "Validation") as model validators. Rules that need
-the model's columns are the compiler's (``lakewide.compiler.validate``).
+the config (Paimon's, listed in
+docs/concepts/merge-engines.md#validation-compile-errors-paimons-rules) as model validators.
+Rules that need the model's columns are the compiler's (``lakewide.compiler.validate``).
 """
 
 from __future__ import annotations

@@ -1,11 +1,11 @@
 """The target of a unit test: its columns, and the stored rows ``this`` gives it.
 
-A ``this`` row is stored as the model's bootstrap would have stored it had one record of each
-value set that value: the hidden version of a column (``__lw_v_<column>``, README "Run
-boundaries") is the row's own sequence fields and the lowest source index owning the column
-(NULL, "never set", when the value is NULL); a row version (``__lw_v``) is the row's sequence
-fields and source 0; an aggregation row count (``__lw_rows``) is 1. A hidden column given in
-the row is stored as given.
+A ``this`` row is stored as the model's bootstrap would have stored it had one record of each value
+set that value: the hidden version of a column (``__lw_v_<column>``,
+docs/concepts/run-boundaries.md) is the row's own sequence fields and the lowest source index owning
+the column (NULL, "never set", when the value is NULL); a row version (``__lw_v``) is the row's
+sequence fields and source 0; an aggregation row count (``__lw_rows``) is 1. A hidden column given
+in the row is stored as given.
 """
 
 from __future__ import annotations

@@ -1,0 +1,1 @@
+"""The repository's docs site sources; ``docs.gen`` generates its reference pages."""

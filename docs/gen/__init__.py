@@ -1,0 +1,1 @@
+"""Generators of the docs site's reference pages (``python -m docs.gen.reference``)."""
