@@ -39,9 +39,9 @@ class Read:
 
     ``kind``: ``snapshot`` (the table at ``at``; at the table's current state when ``at`` is
     unbound), ``appends`` (rows appended after ``after`` up to ``at``, oldest commit first),
-    ``lineage`` (rows at ``at`` whose row lineage sequence number is above ``newer_than``),
-    ``changes`` (Iceberg's changelog view after ``after`` up to ``at``) or ``empty`` (no rows,
-    the table's columns).
+    ``changes`` (the changelog after ``after`` up to ``at``: Iceberg's, or by row position
+    where delete files came in, lakewide.spark.position_changes) or ``empty`` (no rows, the
+    table's columns).
     """
 
     view: str
@@ -49,7 +49,6 @@ class Read:
     kind: str
     at: str | None = None
     after: str | None = None
-    newer_than: str | None = None
     when: str | None = None
     checkpoint: str | None = None  # crash-test point reached before the read (lakewide.faults)
 

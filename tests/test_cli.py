@@ -122,7 +122,7 @@ def test_compile_example_project_writes_bootstrap_and_merges(example: Path) -> N
     compiled = example / "target" / "compiled"
     # every plan a run can take, changelog reads included
     plans = {f.name for f in (compiled / "order_detail/plans").iterdir()}
-    for mode in ("incremental", "full", "lineage", "changelog", "empty"):
+    for mode in ("incremental", "full", "changelog", "empty"):
         assert f"incremental_02_order_address_read_{mode}.sql" in plans
     assert {
         "bootstrap.sql",
@@ -132,7 +132,7 @@ def test_compile_example_project_writes_bootstrap_and_merges(example: Path) -> N
         "incremental_01_order_info_merge_changelog.sql",
     } <= plans
     read = compiled / "order_detail/plans/incremental_02_order_address_read_changelog.sql"
-    assert "-- read __lw_new_2 := lw.ods.order_address Iceberg changelog" in read.read_text()
+    assert "-- read __lw_new_2 := lw.ods.order_address changelog after" in read.read_text()
     merge_all = (compiled / "order_detail/plans/incremental_all_merge.sql").read_text()
     assert "FROM __lw_new_1" in merge_all and "FROM __lw_new_2" in merge_all
     assert "-- commit to the table, with the offsets" in merge_all

@@ -57,7 +57,6 @@ def plan(
     start: int | None,
     *,
     consumed: bool = True,
-    version: int = 2,
 ) -> ReadPlan:
     end = meta.current if meta is not None else None
     return choose_read(
@@ -68,7 +67,6 @@ def plan(
         end,
         consumed=consumed,
         meta=lambda: meta,
-        format_version=lambda: version,
     )
 
 
@@ -83,19 +81,19 @@ def test_a_branch_missing_from_the_offsets_cannot_be_reread_by_sum() -> None:
 
 
 @pytest.mark.parametrize(
-    "operations, deletes, version, expected",
+    "operations, deletes, expected",
     [
-        (("append", "append", "append"), 0, 2, "incremental"),
-        (("append", "overwrite", "append"), 0, 2, "changelog"),
-        (("append", "delete", "replace"), 0, 2, "changelog"),
-        (("append", "overwrite"), 1, 3, "lineage"),
-        (("append", "overwrite"), 1, 2, "full"),
+        (("append", "append", "append"), 0, "incremental"),
+        (("append", "overwrite", "append"), 0, "changelog"),
+        (("append", "delete", "replace"), 0, "changelog"),
+        (("append", "overwrite"), 1, "positions"),  # merge-on-read: by row position
+        (("append", "delete", "replace"), 1, "changelog"),  # a compaction's delete files
     ],
 )
 def test_modes_by_upstream_history(
-    operations: tuple[str, ...], deletes: int, version: int, expected: str
+    operations: tuple[str, ...], deletes: int, expected: str
 ) -> None:
-    assert plan(PARTIAL, history(*operations, deletes=deletes), 1, version=version).mode == expected
+    assert plan(PARTIAL, history(*operations, deletes=deletes), 1).mode == expected
 
 
 def test_nothing_new_reads_nothing() -> None:
@@ -103,10 +101,11 @@ def test_nothing_new_reads_nothing() -> None:
     assert plan(SUM, None, None).mode == "none"
 
 
-def test_merge_on_read_source_for_sum_names_the_fix() -> None:
-    for version in (2, 3):
-        with pytest.raises(ModelRunError, match="write_mode='copy-on-write'.*--full-refresh"):
-            plan(SUM, history("append", "overwrite", deletes=1), 1, version=version)
+def test_merge_on_read_sources_are_read_by_position_for_every_engine() -> None:
+    """Old images come with the changes: sum retracts them, as over a copy-on-write source."""
+    for config in (SUM, PARTIAL, MAX, {"merge_engine": "deduplicate"}):
+        read = plan(config, history("append", "overwrite", deletes=1), 1)
+        assert (read.mode, read.reads, read.changes) == ("positions", "changelog", True)
 
 
 def test_a_replaced_source_is_no_descendant() -> None:

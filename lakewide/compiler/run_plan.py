@@ -151,10 +151,6 @@ class _Builder:
         reads: dict[str, list[p.Step]] = {
             "incremental": [p.Read(view, driver, "appends", at=end, after=start)],
             "full": [p.Read(view, driver, "snapshot", at=end)],
-            "lineage": [
-                p.Sequence(driver, start, f"sequence_{b + 1}"),
-                p.Read(view, driver, "lineage", at=end, newer_than=f"sequence_{b + 1}"),
-            ],
             "changelog": [p.Read(view, driver, "changes", at=end, after=start)],
             "empty": [p.Read(view, driver, "empty", at=end)],
         }

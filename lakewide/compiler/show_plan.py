@@ -20,13 +20,13 @@ def _shown(step: p.Step, to_sql: Callable[[exp.Expression], str]) -> str:
             "snapshot": "at :{at} (arrival order)",
             "version": "at :{at}",
             "appends": "rows appended after :{after} up to :{at}",
-            "lineage": "rows at :{at} with _last_updated_sequence_number > :{newer_than}",
-            "changes": "Iceberg changelog (create_changelog_view) after :{after} up to :{at}",
+            "changes": "changelog after :{after} up to :{at} (Iceberg's create_changelog_view; "
+            "by row position where delete files came in)",
             "empty": "no rows (its columns at :{at})",
         }[step.kind]
         text = (
             f"-- read {step.view} := {step.table} "
-            + what.format(at=step.at or "current", after=step.after, newer_than=step.newer_than)
+            + what.format(at=step.at or "current", after=step.after)
             + "\n"
         )
     elif isinstance(step, p.Sequence):

@@ -13,8 +13,9 @@ from typing import Protocol
 
 from lakewide import plan as p
 from lakewide.run.outcomes import KeyTableOutcome, SourceRange
-from lakewide.run.read_modes import delete_files_after
+from lakewide.run.read_modes import CHANGES
 from lakewide.state.offsets import TableMeta, appends_only, offset_key
+from lakewide.state.upstream_changes import delete_files_after
 
 
 class KeyTableRun(Protocol):
@@ -55,12 +56,15 @@ def choose_dimension_read(
     if appends_only(meta, start, end):
         return "incremental", "dimension appends: the fact rows of the new keys derived again"
     if delete_files_after(meta, start, end):
-        return "full", "dimension delete files (merge-on-read): every fact row derived again"
+        return "changelog", (
+            "dimension delete files (merge-on-read): its changes by row position, the fact "
+            "rows of changed keys derived again"
+        )
     return "changelog", "dimension changelog: the fact rows of changed keys derived again"
 
 
 #: fact read modes that change or remove rows already merged (``lakewide.run.read_modes``)
-FACT_CHANGES = ("changelog", "lineage")
+FACT_CHANGES = CHANGES
 
 
 def derived_keys(dimension: str, facts: str) -> str | None:

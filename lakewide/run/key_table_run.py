@@ -321,10 +321,10 @@ class KeyTableRun:
                 self.progress[key] = end
                 continue
             assert end is not None
-            if read.mode == "changelog" and branch.changelog is None:
+            if read.changes and branch.changelog is None:
                 raise ModelRunError(branch.changelog_refusal or "no changelog plan")
             reads.append(BranchRead(branch, key, end, read, source_range))
-        together = [r for r in reads if r.read.mode != "changelog"]
+        together = [r for r in reads if not r.read.changes]
         if len(together) < 2 or self.plans.combined is None:
             together = []
         for branch_read in together:
@@ -369,7 +369,7 @@ class KeyTableRun:
     def _merge_alone(self, read: BranchRead) -> None:
         """One source's new rows, merged into the columns it owns."""
         branch = read.plan
-        merge = branch.changelog if read.read.mode == "changelog" else branch.merge
+        merge = branch.changelog if read.read.changes else branch.merge
         assert merge is not None
         self._run(branch.reads[read.read.reads])
         params = self._run(merge)
@@ -404,7 +404,6 @@ class KeyTableRun:
             end,
             consumed=consumed,
             meta=lambda: self.metas[driver],
-            format_version=lambda: self.adapter.format_version(self.plans.tables[driver]),
             produced=produced,
             first=contract and not consumed,
         )

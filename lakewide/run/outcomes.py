@@ -14,7 +14,7 @@ class SourceRange:
     relation: str
     start: int | None
     end: int | None
-    mode: str  # none | incremental | changelog | lineage | full (lakewide.run.read_modes)
+    mode: str  # none | incremental | changelog | positions | full (lakewide.run.read_modes)
     keys: int = 0
     reason: str = ""
 

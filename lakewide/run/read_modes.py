@@ -7,8 +7,10 @@ Modes (``SourceRange.mode`` in ``target/run_results.json``):
 * ``changelog``: an upstream model's own changelog table (``changelog_producer``), when it
   covers every data commit of the range; else overwrite/delete snapshots without delete files
   (copy-on-write updates and deletes): Iceberg's changelog; both fed to the engine as row kinds;
-* ``lineage``: a format-v3 upstream with delete files (merge-on-read): the rows whose
-  ``_last_updated_sequence_number`` is newer than the consumed snapshot (new row images only);
+* ``positions``: an upstream with delete files after the consumed snapshot (merge-on-read:
+  position deletes, deletion vectors, equality deletes), which Iceberg's changelog scan
+  refuses: its changes read by row position (lakewide.spark.position_changes), fed to the
+  engine like a changelog;
 * ``full``: every row at the pinned snapshot: a source nothing was consumed from yet, or a
   fallback where re-reading is harmless for the engine.
 """
@@ -21,43 +23,33 @@ from dataclasses import dataclass
 from lakewide.errors import ModelRunError
 from lakewide.plan import BranchPlan
 from lakewide.state.offsets import TableMeta, appends_only
-
-COPY_ON_WRITE = (
-    "set write_mode='copy-on-write' on it (TBLPROPERTIES 'write.delete.mode', "
-    "'write.update.mode', 'write.merge.mode' = 'copy-on-write') so its changes can "
-    "be read through Iceberg's changelog"
-)
+from lakewide.state.upstream_changes import delete_files_after
 
 
 @dataclass(frozen=True)
 class ReadPlan:
     """How a branch reads its upstream this run."""
 
-    mode: str  # none | incremental | changelog | lineage | full
+    mode: str  # none | incremental | changelog | positions | full
     reason: str
     produced: bool = False  # changelog: read from the upstream model's changelog table
 
     @property
     def reads(self) -> str:
         """The key of the branch's compiled read steps (``BranchPlan.reads``)."""
-        return "produced" if self.produced else self.mode
+        if self.produced:
+            return "produced"
+        return "changelog" if self.changes else self.mode
+
+    @property
+    def changes(self) -> bool:
+        """Whether the branch reads row changes (old and new images) through its changelog
+        plan, rather than new rows merged like appends."""
+        return self.mode in CHANGES
 
 
-def delete_files_after(meta: TableMeta, start: int, end: int) -> bool:
-    """Whether a snapshot after ``start`` up to ``end`` holds delete files (merge-on-read).
-
-    Iceberg 1.10's changelog scan refuses those ("Delete files are currently not supported in
-    changelog scans"); it skips ``replace`` snapshots (compactions) altogether.
-    """
-    for snapshot in meta.ancestors(end):
-        if snapshot.id == start:
-            return False
-        if (
-            snapshot.operation != "replace"
-            and int(snapshot.summary.get("total-delete-files", "0") or 0) > 0
-        ):
-            return True
-    return False
+#: read modes that give old and new row images (``_change_type``)
+CHANGES = ("changelog", "positions")
 
 
 def _fallback(branch: BranchPlan, engine: str, driver: str, why: str, fix: str) -> ReadPlan:
@@ -79,7 +71,6 @@ def choose_read(
     *,
     consumed: bool,
     meta: Callable[[], TableMeta | None],
-    format_version: Callable[[], int],
     produced: Callable[[int, int], bool] | None = None,
     first: bool = False,
 ) -> ReadPlan:
@@ -141,18 +132,8 @@ def choose_read(
         return ReadPlan(
             "changelog", "overwrite/delete snapshots without delete files: Iceberg changelog"
         )
-    if format_version() >= 3 and branch.reread_safe:
-        return ReadPlan(
-            "lineage",
-            "delete files (merge-on-read), format v3: rows with a newer "
-            "_last_updated_sequence_number (deletes are not seen)",
-        )
-    return _fallback(
-        branch,
-        engine,
-        driver,
-        "has delete files (merge-on-read) after the consumed "
-        "snapshot, which Iceberg changelog scans cannot read",
-        f"If {driver} is a lakewide model, set changelog_producer='lookup' on it "
-        f"(its own changelog); else on {driver}, {COPY_ON_WRITE}",
+    return ReadPlan(
+        "positions",
+        "delete files (merge-on-read): new data files and rows newly marked _deleted, "
+        "read by row position",
     )

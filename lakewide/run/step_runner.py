@@ -69,11 +69,8 @@ class StepRunner:
         at = params.get(step.at) if step.at else None
         if step.kind == "changes":
             assert step.after is not None and at is not None, "a changes read is bounded"
-            self.adapter.register_changelog(step.view, relation, params[step.after], at)
-        elif step.kind == "lineage":
-            assert step.newer_than is not None, "a lineage read names its sequence"
-            self.adapter.register_read(
-                step.view, relation, at, newer_than_sequence=params[step.newer_than]
+            self.adapter.register_changelog(
+                step.view, relation, params[step.after], at, self.metas.get(step.table)
             )
         elif step.kind == "version":  # one plain read: row order does not matter
             self.adapter.register_read(step.view, relation, at, ordered=False)

@@ -16,13 +16,13 @@ from lakewide.project.nodes import Relation
 from lakewide.spark.errors import is_conflict, short
 from lakewide.spark.file_load import FileLoading
 from lakewide.spark.ordered_read import OrderedReads
+from lakewide.spark.position_changes import PositionChanges
 from lakewide.state.arrival import Read, arrival_reads
 from lakewide.state.offsets import TableMeta
+from lakewide.state.upstream_changes import delete_files_after
 
-LINEAGE_SEQUENCE = "_last_updated_sequence_number"
 
-
-class SparkAdapter(FileLoading, OrderedReads):
+class SparkAdapter(FileLoading, OrderedReads, PositionChanges):
     """Runs lakewide's statements on one lazily started SparkSession (lakewide.spark.session):
     staged batches, pinned and incremental reads, commits carrying properties; table metadata
     (lakewide.spark.table_metadata), reads in commit order (lakewide.spark.ordered_read), CSV
@@ -85,7 +85,6 @@ class SparkAdapter(FileLoading, OrderedReads):
         relation: Relation,
         snapshot: int | None,
         after: int | None = None,
-        newer_than_sequence: int | None = None,
         meta: TableMeta | None = None,
         empty: bool = False,
         ordered: bool = True,
@@ -97,9 +96,6 @@ class SparkAdapter(FileLoading, OrderedReads):
         needed: lakewide.spark.ordered_read says when). ``empty``: no rows, the table's
         columns. ``ordered``: the rows in commit order, the fold's arrival (lakewide.state.arrival);
         else one plain read.
-
-        ``newer_than_sequence`` keeps only rows whose row lineage
-        (``_last_updated_sequence_number``, format v3) is newer: rows added or updated since.
         """
         where = "" if snapshot is None else f" @ {snapshot}"
         since = "" if after is None else f" after {after}"
@@ -116,12 +112,6 @@ class SparkAdapter(FileLoading, OrderedReads):
                     frame = self._by_snapshot(relation, snapshot, after, meta)
             if empty:
                 frame = frame.limit(0)
-            elif newer_than_sequence is not None:
-                frame = (
-                    frame.select("*", LINEAGE_SEQUENCE)
-                    .where(frame[LINEAGE_SEQUENCE] > newer_than_sequence)
-                    .drop(LINEAGE_SEQUENCE)
-                )
             frame.createOrReplaceTempView(view)
         except Exception as err:  # noqa: BLE001
             raise ModelRunError(short(err)) from err
@@ -145,42 +135,31 @@ class SparkAdapter(FileLoading, OrderedReads):
         if self._reader(relation) is not None:
             self.refresh(relation)
 
-    def register_changelog(self, view: str, relation: Relation, after: int, snapshot: int) -> None:
-        """Temporary view of ``relation``'s changes after ``after`` up to ``snapshot``.
+    def register_changelog(
+        self, view: str, relation: Relation, after: int, snapshot: int, meta: TableMeta | None
+    ) -> None:
+        """Temporary view of ``relation``'s changes after ``after`` up to ``snapshot``: every
+        changed row with ``_change_type`` and ``_change_ordinal``.
 
-        Iceberg's ``create_changelog_view`` procedure: every changed row with ``_change_type``
-        and ``_change_ordinal``, carry-over rows of copy-on-write rewrites removed.
+        Iceberg's ``create_changelog_view`` procedure (carry-over rows of copy-on-write
+        rewrites removed); where delete files came in (merge-on-read), which that procedure
+        refuses, the changes by row position (lakewide.spark.position_changes). Computed
+        once: the run's queries over it (NULL keys, deletes, the staged batch) read the
+        materialized changes, not the upstream's files again.
         """
-
-        def arg(name: str, value: exp.Expression) -> exp.Kwarg:
-            return exp.Kwarg(this=exp.var(name), expression=value)
-
         try:
             self._catch_up(relation)
+            meta = meta or self.table_meta(relation)
+            if meta is not None and delete_files_after(meta, after, snapshot):
+                frame = self.position_changes(relation, meta, after, snapshot)
+            else:
+                self.sql(_changelog_call(view, relation, after, snapshot))
+                frame = self.spark.table(view)
+            frame.localCheckpoint(eager=True).createOrReplaceTempView(view)
+        except ModelRunError:
+            raise
         except Exception as err:  # noqa: BLE001
             raise ModelRunError(short(err)) from err
-        options = exp.Anonymous(
-            this="map",
-            expressions=[
-                exp.Literal.string(v)
-                for v in ("start-snapshot-id", str(after), "end-snapshot-id", str(snapshot))
-            ],
-        )
-        procedure = exp.Anonymous(
-            this="create_changelog_view",
-            expressions=[
-                arg("table", exp.Literal.string(str(relation))),
-                arg("options", options),
-                arg("changelog_view", exp.Literal.string(view)),
-            ],
-        )
-        target = exp.Dot.build(
-            [exp.to_identifier(relation.catalog), exp.to_identifier("system"), procedure]
-        )
-        # sqlglot has no CALL node: the call is built as a tree, rendered here at the boundary
-        self.sql(
-            exp.Command(this="CALL", expression=exp.Literal.string(to_sql(target, pretty=False)))
-        )
 
     def mark(self, relation: Relation, properties: dict[str, str]) -> None:
         """Commit a snapshot that changes no row and carries ``properties`` (an empty Iceberg
@@ -210,3 +189,32 @@ class SparkAdapter(FileLoading, OrderedReads):
             if is_conflict(err.__cause__):
                 raise CommitConflict(err.message, sql=err.sql) from err.__cause__
             raise
+
+
+def _changelog_call(view: str, relation: Relation, after: int, snapshot: int) -> exp.Command:
+    """``CALL <catalog>.system.create_changelog_view(...)`` of ``relation`` after ``after`` up
+    to ``snapshot`` into ``view``."""
+
+    def arg(name: str, value: exp.Expression) -> exp.Kwarg:
+        return exp.Kwarg(this=exp.var(name), expression=value)
+
+    options = exp.Anonymous(
+        this="map",
+        expressions=[
+            exp.Literal.string(v)
+            for v in ("start-snapshot-id", str(after), "end-snapshot-id", str(snapshot))
+        ],
+    )
+    procedure = exp.Anonymous(
+        this="create_changelog_view",
+        expressions=[
+            arg("table", exp.Literal.string(str(relation))),
+            arg("options", options),
+            arg("changelog_view", exp.Literal.string(view)),
+        ],
+    )
+    target = exp.Dot.build(
+        [exp.to_identifier(relation.catalog), exp.to_identifier("system"), procedure]
+    )
+    # sqlglot has no CALL node: the call is built as a tree, rendered here at the boundary
+    return exp.Command(this="CALL", expression=exp.Literal.string(to_sql(target, pretty=False)))

@@ -169,7 +169,7 @@ def test_a_sum_rederived_replaces_its_count_of_non_null_inputs_too() -> None:
         ("changelog", "incremental", "dimension"),
         ("incremental", "none", "dimension"),
         ("none", "changelog", "facts"),  # retractions, moved keys, NULL that never overwrites
-        ("none", "lineage", "facts"),
+        ("none", "positions", "facts"),
         ("changelog", "changelog", "both"),
         ("full", "changelog", "full"),
         ("none", "full", "full"),

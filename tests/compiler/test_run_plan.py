@@ -132,7 +132,6 @@ def test_every_parameter_a_step_names_is_bound_before_it() -> None:
     assert set(plans.branches[1].reads) == {
         "incremental",
         "full",
-        "lineage",
         "changelog",
         "produced",
         "empty",

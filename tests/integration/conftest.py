@@ -139,6 +139,20 @@ class ModelRun:
         return self.run.rows("m")
 
 
+def hadoop_project(root: Path, warehouse: Path, namespace: str) -> None:
+    """An empty project at ``root`` (``models/``, profile ``t``) writing ``namespace`` of the
+    hadoop catalog ``lw`` in ``warehouse``."""
+    (root / "models").mkdir(parents=True)
+    (root / "pyproject.toml").write_text(
+        '[project]\nname = "t"\n\n[tool.lakewide]\nprofile = "t"\n'
+    )
+    (root / "profiles.yml").write_text(
+        "t:\n  target: test\n  outputs:\n    test:\n      catalog: lw\n"
+        f"      catalog_type: hadoop\n      warehouse: {warehouse}\n"
+        f"      namespace: {namespace}\n"
+    )
+
+
 @pytest.fixture
 def model_run(tmp_path: Path, spark: Any, warehouse: Path) -> Callable[..., ModelRun]:
     """Factory: ``model_run(sql, schemas)`` builds a project with model ``m`` over ``src``."""
@@ -147,15 +161,7 @@ def model_run(tmp_path: Path, spark: Any, warehouse: Path) -> Callable[..., Mode
         n = next(_counter)
         namespace, seed_schema = f"m{n}_analytics", f"m{n}_src"
         root = tmp_path / f"model{n}"
-        (root / "models").mkdir(parents=True)
-        (root / "pyproject.toml").write_text(
-            '[project]\nname = "t"\n\n[tool.lakewide]\nprofile = "t"\n'
-        )
-        (root / "profiles.yml").write_text(
-            "t:\n  target: test\n  outputs:\n    test:\n      catalog: lw\n"
-            f"      catalog_type: hadoop\n      warehouse: {warehouse}\n"
-            f"      namespace: {namespace}\n"
-        )
+        hadoop_project(root, warehouse, namespace)
         tables = "".join(f"      - name: {t}\n" for t in schemas)
         (root / "models" / "sources.yml").write_text(
             f"sources:\n  - name: src\n    schema: {seed_schema}\n    tables:\n{tables}"

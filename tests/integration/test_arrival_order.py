@@ -143,13 +143,14 @@ def test_a_schema_changed_since_the_snapshot_reads_that_snapshot_s_columns(
     assert m.step({}) == expected("deduplicate", commits)
 
 
-@pytest.mark.parametrize("version, mode", [(2, "full"), (3, "lineage")])
+@pytest.mark.parametrize("version", [2, 3])
 def test_merge_on_read_source_written_by_a_merge(
-    model_run: Callable[..., ModelRun], version: int, mode: str
+    model_run: Callable[..., ModelRun], version: int
 ) -> None:
-    """Two appends tie on each of orders 1-4, then a MERGE (merge-on-read: a delete file)
-    updates order 5: the run re-reads the source (v2) or its rows newer than the consumed
-    snapshot (v3 row lineage); both, and the --full-refresh, keep 'Second' and the merged row."""
+    """Two appends tie on each of orders 1-4, then a MERGE (merge-on-read: a position delete
+    file in v2, a deletion vector in v3) updates order 5: the run reads the changes by row
+    position, one commit at a time, so the ties keep their arrival order: it and the
+    --full-refresh keep 'Second' and the merged row."""
     m, source = project(model_run, "partial_update", version)
     m.run.spark.sql(
         f"CREATE TABLE {source.name} ({SCHEMA}) USING iceberg TBLPROPERTIES ("
@@ -168,7 +169,7 @@ def test_merge_on_read_source_written_by_a_merge(
     want = [*((k, 20, "Second") for k in range(1, 5)), (5, 30, "Merged")]
     assert want == expected("partial_update", [*commits, [(5, 30, "Merged")]])
     assert m.step({}) == want
-    assert [r["mode"] for r in m.last.ranges] == [mode]
+    assert [r["mode"] for r in m.last.ranges] == ["positions"]
     assert m.step({}, full_refresh=True) == want
 
 

@@ -127,15 +127,14 @@ def test_a_run_stopped_before_the_changelog_is_completed_by_the_next(
     assert len(recorded) == len(set(recorded)) == 2  # each MERGE's changes exactly once
 
 
-def test_without_a_changelog_a_merge_on_read_upstream_is_refused_for_sum(
+def test_without_a_changelog_a_merge_on_read_upstream_feeds_a_sum_by_row_position(
     model_run: Callable[..., ModelRun],
 ) -> None:
+    """No ``<model>__changelog``: the sum reads the wide table's changes by row position (its
+    delete files mark the old images), and subtracts the old amounts as it would from one."""
     m = _chain(model_run, ", changelog_producer='none'")
-    m.write("fact", [(1, 5)])
-    from lakewide.run.executor import run_models
-
-    manifest = m.run.manifest()
-    results = {r.name: r for r in run_models(manifest, ["wide", "m"], m.run.adapter(manifest))}
-    assert results["m"].status == "error"
-    assert "changelog_producer" in results["m"].message
+    m.step({"fact": [(1, 5), (300, 7)], "dim": [(300, "new")]})
+    assert _wide_range(m)["mode"] == "positions"
+    assert m.run.rows("m") == _groups(m.run.rows("wide"))
+    _check(m)
     assert not m.run.spark.catalog.tableExists(f"lw.{m.run.namespace}.wide__changelog")

@@ -1,0 +1,109 @@
+"""The changes of a merge-on-read upstream, read by row position.
+
+Iceberg 1.10's changelog scan refuses delete files, and a full re-read cannot see a deleted
+row. Data files never change, so between a commit ``b`` and its parent ``a`` (compactions
+skipped, lakewide.state.upstream_changes) a row changed exactly when:
+
+* it is live at ``b`` in a data file ``a`` did not have: an INSERT (new rows, new images);
+* it is marked ``_deleted`` at ``b`` (Iceberg's metadata column: hidden by a position delete,
+  a deletion vector or an equality delete) in a data file ``a`` had, and was not deleted at
+  ``a`` already: a DELETE carrying its old image;
+* it was live at ``a`` in a data file ``b`` no longer has (a copy-on-write rewrite inside the
+  range): a DELETE, its rewritten copy an INSERT.
+
+The view has the columns of Iceberg's changelog view (``_change_type``, ``_change_ordinal``:
+the commit's position in the range, ``_commit_snapshot_id``), so the branch's changelog plan
+reads it unchanged: an update's old and new images share their commit's ordinal, and commits
+keep their order. Per commit it reads the table at ``b`` once (the branch's columns; a
+filter, no shuffle), the data-file lists of both snapshots from the ``files`` metadata table,
+and the positions deleted at ``a`` only where ``a`` has delete files.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lakewide.project.nodes import Relation
+from lakewide.state.offsets import TableMeta
+from lakewide.state.upstream_changes import data_commits, has_deletes
+
+FILE, POS, DELETED = "__lw_file", "__lw_pos", "__lw_deleted"
+CHANGE_TYPE, ORDINAL, COMMIT = "_change_type", "_change_ordinal", "_commit_snapshot_id"
+
+
+def _column(name: str) -> Any:
+    from pyspark.sql import functions as f
+
+    return f.col("`" + name.replace("`", "``") + "`")
+
+
+class PositionChanges:
+    """Mixin of lakewide.spark.adapter.SparkAdapter: merge-on-read changes as a view."""
+
+    spark: Any
+
+    def active(self) -> Any: ...  # lakewide.spark.session.Session
+
+    def _at(self, relation: Relation, snapshot: int, table: str = "") -> Any:
+        with self.active():
+            return (
+                self.spark.read.format("iceberg")
+                .option("snapshot-id", str(snapshot))
+                .load(str(relation) + table)
+            )
+
+    def _data_files(self, relation: Relation, snapshot: int) -> set[str]:
+        files = self._at(relation, snapshot, ".files").where("content = 0")
+        return {row[0] for row in files.select("file_path").collect()}
+
+    def _marked(self, relation: Relation, snapshot: int, columns: list[str]) -> Any:
+        """The table at ``snapshot``: those of ``columns`` it has, each row's data file and
+        position, and whether a delete hides it."""
+        from pyspark.sql import functions as f
+
+        frame = self._at(relation, snapshot)
+        return frame.select(
+            *[_column(c) for c in columns if c in frame.columns],
+            f.col("_file").alias(FILE),
+            f.col("_pos").alias(POS),
+            f.col("_deleted").alias(DELETED),
+        )
+
+    def position_changes(self, relation: Relation, meta: TableMeta, after: int, up_to: int) -> Any:
+        """The changes of ``relation`` after snapshot ``after`` up to ``up_to`` as a DataFrame
+        with the columns of Iceberg's changelog view."""
+        from pyspark.sql import functions as f
+
+        columns = list(self._at(relation, up_to).columns)
+        frame = None
+        for ordinal, (a, b) in enumerate(data_commits(meta, after, up_to)):
+            before, now = self._data_files(relation, a), self._data_files(relation, b)
+            new, removed = sorted(now - before), sorted(before - now)
+            is_new = f.col(FILE).isin(new) if new else f.lit(False)
+            at_b = self._marked(relation, b, columns)
+            added = at_b.where(~f.col(DELETED) & is_new)
+            gone = at_b.where(f.col(DELETED) & ~is_new)
+            if has_deletes(meta, a):
+                earlier = self._marked(relation, a, []).where(f.col(DELETED))
+                gone = gone.join(earlier.select(FILE, POS), [FILE, POS], "left_anti")
+            parts = [(added, "INSERT"), (gone, "DELETE")]
+            if removed:
+                at_a = self._marked(relation, a, columns)
+                parts.append((at_a.where(~f.col(DELETED) & f.col(FILE).isin(removed)), "DELETE"))
+            for part, kind in parts:
+                rows = part.select(
+                    *[_column(c) for c in columns if c in part.columns],
+                    f.lit(kind).alias(CHANGE_TYPE),
+                    f.lit(ordinal).alias(ORDINAL),
+                    f.lit(b).cast("bigint").alias(COMMIT),
+                )
+                frame = rows if frame is None else frame.unionByName(rows, allowMissingColumns=True)
+        if frame is None:  # nothing but compactions: no change
+            frame = self._marked(relation, up_to, columns).limit(0)
+            frame = frame.select(
+                *[_column(c) for c in columns],
+                f.lit("INSERT").alias(CHANGE_TYPE),
+                f.lit(0).alias(ORDINAL),
+                f.lit(up_to).cast("bigint").alias(COMMIT),
+            )
+        return frame

@@ -1,0 +1,52 @@
+"""How the changes of an upstream between two snapshots can be read: its write mode, from
+snapshot summaries alone.
+
+* copy-on-write (overwrite/delete snapshots without delete files): Iceberg's changelog scan;
+* merge-on-read (position deletes, deletion vectors, equality deletes): Iceberg 1.10's
+  changelog scan refuses delete files, so lakewide reads the changes by row position
+  (lakewide.spark.position_changes), one commit at a time; compactions (``replace``
+  snapshots) rewrite files without changing rows and are skipped.
+"""
+
+from __future__ import annotations
+
+from lakewide.state.offsets import TableMeta
+
+
+def _count(summary: dict[str, str], key: str) -> int:
+    return int(summary.get(key, "0") or 0)
+
+
+def delete_files_after(meta: TableMeta, start: int, end: int) -> bool:
+    """Whether a snapshot after ``start`` up to ``end`` holds delete files (merge-on-read).
+
+    Iceberg 1.10's changelog scan refuses those ("Delete files are currently not supported in
+    changelog scans"); it skips ``replace`` snapshots (compactions) altogether.
+    """
+    for snapshot in meta.ancestors(end):
+        if snapshot.id == start:
+            return False
+        if snapshot.operation != "replace" and _count(snapshot.summary, "total-delete-files") > 0:
+            return True
+    return False
+
+
+def data_commits(meta: TableMeta, start: int, end: int) -> list[tuple[int, int]]:
+    """``(parent, snapshot)`` of every snapshot after ``start`` up to ``end`` that may change
+    rows, oldest first: a compaction (``replace``) rewrites files without changing a row, so
+    it is skipped, and each other commit is read against its parent (one changelog ordinal
+    each, as Iceberg's changelog numbers them)."""
+    found: list[tuple[int, int]] = []
+    for snapshot in meta.ancestors(end):
+        if snapshot.id == start:
+            break
+        if snapshot.operation != "replace":
+            assert snapshot.parent is not None, "a snapshot after another has a parent"
+            found.append((snapshot.parent, snapshot.id))
+    return found[::-1]
+
+
+def has_deletes(meta: TableMeta, snapshot: int) -> bool:
+    """Whether the table at ``snapshot`` has delete files (rows hidden by them)."""
+    found = meta.snapshots.get(snapshot)
+    return found is None or _count(found.summary, "total-delete-files") > 0
