@@ -246,6 +246,59 @@ def bench(out: Path, keys: int, warmup: int, modes: list[str], names: list[str])
     return result
 
 
+def _ratio(entry: dict[str, Any], metric: str) -> str:
+    return f"{entry['lakewide'][metric] / entry['join'][metric]:.2f}"
+
+
+def _written(entry: dict[str, Any]) -> str:
+    writes = entry["writes"].values()
+    total = {k: sum(w.get(k, 0) for w in writes) for k in SUMMARY}
+    return (
+        f"{total['deleted-data-files']}/{total['added-data-files']} files, "
+        f"{total['removed-files-size'] / 2**20:.1f}/{total['added-files-size'] / 2**20:.1f} MiB"
+        f", {total['added-delete-files']} delete files ({total['added-dvs']} DVs), "
+        f"{sum(w['seconds'] for w in writes):.1f} s"
+    )
+
+
+def markdown(result: dict[str, Any]) -> str:
+    """Tables of one run: x JOIN (wall, CPU), read modes, what the MERGEs wrote, where the
+    run's seconds went."""
+    modes = result["modes"]
+    head = ["| step | " + " | ".join(modes) + " |", "|---|" + "---|" * len(modes)]
+    tables: dict[str, list[str]] = {
+        "lakewide / JOIN rebuild, wall (JVM CPU); `!=` rows differ from the rebuild": [],
+        "JOIN rebuild wall s / lakewide wall s": [],
+        "read mode of the changed sources": [],
+        "upstream MERGEs: data files removed/added, MiB removed/added, delete files, seconds": [],
+        "lakewide run seconds: Stage (read + pre-reduce) / Commit (MERGE) / other": [],
+    }
+    rows = list(tables.values())
+    for step, entries in result["steps"].items():
+        cells: list[list[str]] = [[] for _ in rows]
+        for mode in modes:
+            e = entries.get(mode)
+            if e is None:
+                for c in cells:
+                    c.append("n/a")
+                continue
+            flag = "" if e["equal"] else " !="
+            cells[0].append(f"{_ratio(e, 's')} ({_ratio(e, 'cpu')}){flag}")
+            cells[1].append(f"{e['join']['s']:.1f} / {e['lakewide']['s']:.1f}")
+            read = sorted({r["mode"] for r in e["ranges"]} - {"none"}) or ["none"]
+            cells[2].append(", ".join(read))
+            cells[3].append(_written(e) if e["writes"] else "-")
+            st = e["lakewide_steps"]
+            other = sum(st.values()) - st.get("Stage", 0) - st.get("Commit", 0)
+            cells[4].append(f"{st.get('Stage', 0):.1f} / {st.get('Commit', 0):.1f} / {other:.1f}")
+        for row, c in zip(rows, cells):
+            row.append(f"| {step} | " + " | ".join(c) + " |")
+    out = [f"### {result['keys']:,} keys, {result['sources']} sources x 4 value columns"]
+    for title, body in tables.items():
+        out += ["", f"{title}:", "", *head, *body]
+    return "\n".join(out) + "\n"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -255,9 +308,13 @@ def main() -> None:
     parser.add_argument("--modes", nargs="+", choices=list(MODES), default=list(MODES))
     parser.add_argument("--steps", nargs="+", choices=list(STEPS), default=list(STEPS))
     parser.add_argument("--out", type=Path, default=Path(__file__).parent / "out")
+    parser.add_argument("--report", type=Path, metavar="JSON", help="only print its tables")
     args = parser.parse_args()
+    if args.report:
+        print(markdown(json.loads(args.report.read_text())))
+        return
     args.out.mkdir(parents=True, exist_ok=True)
-    bench(args.out, args.keys, args.warmup, args.modes, args.steps)
+    print(markdown(bench(args.out, args.keys, args.warmup, args.modes, args.steps)))
 
 
 if __name__ == "__main__":
