@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
+import statistics
 import sys
 import time
 from collections import defaultdict
@@ -246,8 +247,12 @@ def bench(out: Path, keys: int, warmup: int, modes: list[str], names: list[str])
     return result
 
 
-def _ratio(entry: dict[str, Any], metric: str) -> str:
-    return f"{entry['lakewide'][metric] / entry['join'][metric]:.2f}"
+def _ratios(runs: list[dict[str, Any]], metric: str) -> list[float]:
+    return sorted(e["lakewide"][metric] / e["join"][metric] for e in runs)
+
+
+def _median(values: list[float]) -> float:
+    return statistics.median(values)
 
 
 def _written(entry: dict[str, Any]) -> str:
@@ -256,44 +261,57 @@ def _written(entry: dict[str, Any]) -> str:
     return (
         f"{total['deleted-data-files']}/{total['added-data-files']} files, "
         f"{total['removed-files-size'] / 2**20:.1f}/{total['added-files-size'] / 2**20:.1f} MiB"
-        f", {total['added-delete-files']} delete files ({total['added-dvs']} DVs), "
-        f"{sum(w['seconds'] for w in writes):.1f} s"
+        f", {total['added-delete-files']} delete files ({total['added-dvs']} DVs)"
     )
 
 
-def markdown(result: dict[str, Any]) -> str:
-    """Tables of one run: x JOIN (wall, CPU), read modes, what the MERGEs wrote, where the
-    run's seconds went."""
-    modes = result["modes"]
+def _cells(runs: list[dict[str, Any]]) -> list[str]:
+    """One (step, mode) of every run: the cell of each table."""
+    wall, cpu = _ratios(runs, "s"), _ratios(runs, "cpu")
+    spread = f" [{wall[0]:.2f}-{wall[-1]:.2f}]" if len(runs) > 1 else ""
+    flag = "" if all(e["equal"] for e in runs) else " !="
+    read = sorted({r["mode"] for r in runs[0]["ranges"]} - {"none"}) or ["none"]
+    steps = [e["lakewide_steps"] for e in runs]
+    stage = _median([st.get("Stage", 0) for st in steps])
+    commit = _median([st.get("Commit", 0) for st in steps])
+    other = _median([sum(st.values()) - st.get("Stage", 0) - st.get("Commit", 0) for st in steps])
+    upstream = _median([sum(w["seconds"] for w in e["writes"].values()) for e in runs])
+    return [
+        f"{_median(wall):.2f} ({_median(cpu):.2f}){spread}{flag}",
+        f"{_median([e['join']['s'] for e in runs]):.1f} / "
+        f"{_median([e['lakewide']['s'] for e in runs]):.1f} / {upstream:.1f}",
+        ", ".join(read),
+        _written(runs[0]) if runs[0]["writes"] else "-",
+        f"{stage:.1f} / {commit:.1f} / {other:.1f}",
+    ]
+
+
+def markdown(results: list[dict[str, Any]]) -> str:
+    """Tables of runs of one size (medians over the runs): x JOIN (wall, CPU), read modes,
+    what the upstream MERGEs wrote, where the run's seconds went."""
+    modes, first = results[0]["modes"], results[0]
     head = ["| step | " + " | ".join(modes) + " |", "|---|" + "---|" * len(modes)]
     tables: dict[str, list[str]] = {
-        "lakewide / JOIN rebuild, wall (JVM CPU); `!=` rows differ from the rebuild": [],
-        "JOIN rebuild wall s / lakewide wall s": [],
+        "lakewide / JOIN rebuild, wall (JVM CPU) [wall range]; `!=`: rows differ from the "
+        "rebuild": [],
+        "seconds: JOIN rebuild / lakewide run / the upstream MERGEs of the step": [],
         "read mode of the changed sources": [],
-        "upstream MERGEs: data files removed/added, MiB removed/added, delete files, seconds": [],
+        "upstream MERGEs: data files removed/added, MiB removed/added, delete files": [],
         "lakewide run seconds: Stage (read + pre-reduce) / Commit (MERGE) / other": [],
     }
     rows = list(tables.values())
-    for step, entries in result["steps"].items():
+    for step in first["steps"]:
         cells: list[list[str]] = [[] for _ in rows]
         for mode in modes:
-            e = entries.get(mode)
-            if e is None:
-                for c in cells:
-                    c.append("n/a")
-                continue
-            flag = "" if e["equal"] else " !="
-            cells[0].append(f"{_ratio(e, 's')} ({_ratio(e, 'cpu')}){flag}")
-            cells[1].append(f"{e['join']['s']:.1f} / {e['lakewide']['s']:.1f}")
-            read = sorted({r["mode"] for r in e["ranges"]} - {"none"}) or ["none"]
-            cells[2].append(", ".join(read))
-            cells[3].append(_written(e) if e["writes"] else "-")
-            st = e["lakewide_steps"]
-            other = sum(st.values()) - st.get("Stage", 0) - st.get("Commit", 0)
-            cells[4].append(f"{st.get('Stage', 0):.1f} / {st.get('Commit', 0):.1f} / {other:.1f}")
+            runs = [r["steps"][step][mode] for r in results if mode in r["steps"].get(step, {})]
+            for column, cell in zip(cells, _cells(runs) if runs else ["n/a"] * len(rows)):
+                column.append(cell)
         for row, c in zip(rows, cells):
             row.append(f"| {step} | " + " | ".join(c) + " |")
-    out = [f"### {result['keys']:,} keys, {result['sources']} sources x 4 value columns"]
+    out = [
+        f"### {first['keys']:,} keys, {first['sources']} sources x 4 value columns, "
+        f"median of {len(results)} run(s)"
+    ]
     for title, body in tables.items():
         out += ["", f"{title}:", "", *head, *body]
     return "\n".join(out) + "\n"
@@ -308,13 +326,15 @@ def main() -> None:
     parser.add_argument("--modes", nargs="+", choices=list(MODES), default=list(MODES))
     parser.add_argument("--steps", nargs="+", choices=list(STEPS), default=list(STEPS))
     parser.add_argument("--out", type=Path, default=Path(__file__).parent / "out")
-    parser.add_argument("--report", type=Path, metavar="JSON", help="only print its tables")
+    parser.add_argument(
+        "--report", type=Path, nargs="+", metavar="JSON", help="only print their tables (medians)"
+    )
     args = parser.parse_args()
     if args.report:
-        print(markdown(json.loads(args.report.read_text())))
+        print(markdown([json.loads(path.read_text()) for path in args.report]))
         return
     args.out.mkdir(parents=True, exist_ok=True)
-    print(markdown(bench(args.out, args.keys, args.warmup, args.modes, args.steps)))
+    print(markdown([bench(args.out, args.keys, args.warmup, args.modes, args.steps)]))
 
 
 if __name__ == "__main__":
