@@ -16,17 +16,16 @@ def source_columns(index: int) -> list[str]:
     return [f"s{index}_c{j}" for j in range(COLUMNS)]
 
 
-def write_source(
+def source_frame(
     spark: Any,
-    table: str,
     index: int,
     keys: int,
     round_no: int,
     fraction: float = 1.0,
     seed: int = 7,
     clustered: bool = False,
-) -> int:
-    """Append one round of source ``index``: all keys (round 0) or ``fraction`` of them.
+) -> Any:
+    """One round of source ``index`` as a DataFrame: all keys (round 0) or ``fraction`` of them.
 
     ``clustered``: the changed keys are one contiguous key range (recent keys, a day of
     orders) instead of being spread uniformly over the whole key space.
@@ -46,22 +45,31 @@ def write_source(
         .alias(c)
         for c in source_columns(index)
     ]
-    frame = frame.select("k", F.lit(round_no).cast("int").alias("seq"), *values)
+    return frame.select("k", F.lit(round_no).cast("int").alias("seq"), *values)
+
+
+def write_source(
+    spark: Any, table: str, index: int, keys: int, round_no: int, **options: Any
+) -> int:
+    """Append one round of source ``index`` (``source_frame`` with ``options``) to ``table``."""
+    frame = source_frame(spark, index, keys, round_no, **options)
     if spark.catalog.tableExists(table):
         frame.writeTo(table).append()
     else:
         frame.writeTo(table).using("iceberg").create()
-    return int(frame.count()) if fraction < 1.0 else keys
+    return int(frame.count()) if options.get("fraction", 1.0) < 1.0 else keys
 
 
-def wide_model(sources: int, config: str) -> str:
+def wide_model(sources: int, config: str, source: str = "bench") -> str:
     """The UNION ALL model: each source owns its own columns of the wide table."""
     everything = [c for i in range(sources) for c in source_columns(i)]
     branches = []
     for i in range(sources):
         mine = set(source_columns(i))
         cols = [c if c in mine else f"CAST(NULL AS BIGINT) AS {c}" for c in everything]
-        branches.append(f"SELECT k, {', '.join(cols)}, seq FROM {{{{ source('bench', 's{i}') }}}}")
+        branches.append(
+            f"SELECT k, {', '.join(cols)}, seq FROM {{{{ source('{source}', 's{i}') }}}}"
+        )
     return f"{{{{ config({config}) }}}}\n" + "\nUNION ALL\n".join(branches) + "\n"
 
 

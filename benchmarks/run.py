@@ -200,6 +200,15 @@ def table_files(spark: Any, table: str) -> dict[str, int]:
     return {"data_files": counts.get(0, 0), "delete_files": counts.get(1, 0) + counts.get(2, 0)}
 
 
+def open_session(project: Path, app: str) -> tuple[Any, dict[str, str], Any]:
+    """The bench profile's output of ``project``, its Spark settings and a session on them."""
+    output = load_output(project / "profiles.yml", "bench", None, project)
+    conf = spark_conf(
+        output.master, output.catalog, output.iceberg_catalog_properties(), output.spark_conf
+    )
+    return output, conf, create_session(app, output.master, conf)
+
+
 def bench_size(
     out: Path,
     keys: int,
@@ -218,11 +227,7 @@ def bench_size(
         {f"wide_{v}": generate.wide_model(sources, VARIANTS[v]) for v in variants},
     )
     manifest_project = load_project(project)
-    output = load_output(project / "profiles.yml", "bench", None, project)
-    conf = spark_conf(
-        output.master, output.catalog, output.iceberg_catalog_properties(), output.spark_conf
-    )
-    spark = create_session("lakewide-bench", output.master, conf)
+    output, conf, spark = open_session(project, "lakewide-bench")
     clock = Clock(spark)
     spark.sql("CREATE NAMESPACE IF NOT EXISTS lw.bench")
     spark.sql("CREATE NAMESPACE IF NOT EXISTS lw.wide")
