@@ -219,7 +219,10 @@ class ModelPlans:
     after the pins; ``bootstrap``/``full_refresh``: a new table from every source;
     ``branches`` and ``combined`` (several sources with new rows folded and merged at once):
     incremental; ``recover``: the changes of commits a stopped run left without them, into
-    ``changelog_table`` (the relation key of the model's own changelog; None when it keeps none).
+    ``changelog_table`` (the relation key of the model's own changelog; None when it keeps none);
+    ``refold``: every source folded again into the table's own history (an overwrite carrying
+    the offsets), which a run takes where reading the changes would cost more
+    (``refold_exact``: the re-fold keeps the rows the incremental runs keep).
     """
 
     relation: Relation
@@ -233,6 +236,8 @@ class ModelPlans:
     recover: list[Step] | None = None
     changelog_table: str | None = None
     delta_joins: list[DeltaJoinPlan] = field(default_factory=list)
+    refold: list[Step] = field(default_factory=list)
+    refold_exact: bool = False
 
 
 def start(branch: int) -> str:

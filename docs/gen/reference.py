@@ -68,6 +68,11 @@ KEY_TEXT = {
     "format_version": "Iceberg format version",
     "write_mode": "`merge-on-read` (default for key tables: a MERGE writes delete files and the "
     "changed rows only) or `copy-on-write` (Iceberg's default, kept for `table` models)",
+    "refresh_mode": "how an incremental run refreshes the key table: `auto` (default) reads "
+    "the sources' changes or folds every source again into the table's own history, whichever "
+    "its estimate from snapshot summaries says costs less, re-folding only where that keeps "
+    "the same rows; `incremental` always reads the changes; `full` always re-folds (see "
+    "[CDC sources](../how-to/cdc-sources.md))",
     "changelog_producer": "`lookup`: the key table appends its row changes to "
     "`<model>__changelog` after every MERGE (Paimon's `changelog-producer`); `none`: it does "
     "not; unset: `lookup` exactly when another key table `ref()`s the model",

@@ -171,3 +171,13 @@ def build_bootstrap(model: WideModel, *, replace: bool = False) -> exp.Create:
     if keys:
         query = query.order_by(*keys, copy=False)
     return create_table_as(model.node, query, replace=replace)
+
+
+def build_refold(model: WideModel) -> exp.Insert:
+    """``INSERT OVERWRITE <model> (<stored columns>) <fold of all sources>``: the bootstrap's
+    rows written into the table's own history (a re-fold chosen by a run, where reading the
+    sources' changes would cost more; its downstream models read it as an overwrite)."""
+    query = build_bootstrap(model).expression
+    columns = [exp.to_identifier(c) for c in model.stored]
+    target = exp.Schema(this=model.node.relation.table(), expressions=columns)
+    return exp.Insert(this=target, expression=query, overwrite=True)

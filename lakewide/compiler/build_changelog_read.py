@@ -44,6 +44,21 @@ class ChangelogMerge:
     refuse_deletes: bool  # partial_update without a delete policy
 
 
+def refolds_exactly(model: WideModel) -> bool:
+    """Whether folding the sources' current rows gives the rows incremental runs keep, so a
+    run may re-fold instead of reading changes: every change reaches the engine with its old
+    image and is taken back (deduplicate; aggregation whose every function retracts). Not
+    first_row, ``ignore_delete``/``ignore_update_before``, ``ignore_retract`` or a function
+    that cannot retract (they keep what a source no longer has), nor partial_update (a NULL
+    never overwrites, and a delete policy removes or keeps columns other sources gave)."""
+    engine = model.engine
+    if not engine.takes_retracts or engine.needs_delete_policy:
+        return False
+    if model.deletes.ignore_delete or model.deletes.ignore_update_before:
+        return False
+    return all(model.aggregate(c).retracts for c in model.aggregated)
+
+
 def _unretractable(model: WideModel) -> list[tuple[str, str]]:
     """(column, function) pairs whose aggregate cannot retract and does not ignore retracts."""
     return [

@@ -16,8 +16,18 @@ from sqlglot import exp
 
 from lakewide import plan as p
 from lakewide.compiler import build_changes
-from lakewide.compiler.build_bootstrap import null_key_count, tagged_branch, union_all
-from lakewide.compiler.build_changelog_read import changelog_merge, refused_deletes, reread_safe
+from lakewide.compiler.build_bootstrap import (
+    build_refold,
+    null_key_count,
+    tagged_branch,
+    union_all,
+)
+from lakewide.compiler.build_changelog_read import (
+    changelog_merge,
+    refolds_exactly,
+    refused_deletes,
+    reread_safe,
+)
 from lakewide.compiler.build_delta_join import (
     batch_view,
     changed_keys,
@@ -126,6 +136,20 @@ class _Builder:
             ]
         if self.compiled.write_order is not None:  # metadata only: no snapshot, no offsets
             steps.append(p.Run(self.compiled.write_order))
+        return steps
+
+    def refold(self, model: WideModel) -> list[p.Step]:
+        """The bootstrap's fold overwriting the table in its own history, with the offsets;
+        then, for a model keeping its changelog, the changes of every key."""
+        union = union_all(
+            [replace_tables(tagged_branch(model, b), self.pinned) for b in model.branches]
+        )
+        steps: list[p.Step] = [
+            p.Query(null_key_count(model, union), ("rejected",)),
+            p.Commit(self.self_key, replace_tables(build_refold(model), self.pinned)),
+        ]
+        if self.context.produces:
+            steps += self.changes(None, when="snapshot")
         return steps
 
     def checks(self) -> list[p.CheckTypes]:
@@ -364,6 +388,8 @@ class _Builder:
             self.changes(None, when=None) if produces else None,
             self.changelog_key if produces else None,
             [self.delta_join(j, n + 1) for n, j in enumerate(compiled.deltas)],
+            [] if model is None else self.refold(model),
+            model is not None and refolds_exactly(model),
         )
 
 

@@ -95,4 +95,7 @@ def plan_files(plans: p.ModelPlans, to_sql: Callable[[exp.Expression], str]) -> 
         out["plans/incremental_all_merge.sql"] = plan_text(plans.combined, to_sql)
     if plans.recover is not None:
         out["plans/changelog_recover.sql"] = plan_text(plans.recover, to_sql)
+    if plans.refold:
+        exact = "" if plans.refold_exact else "-- taken only with refresh_mode='full'\n"
+        out["plans/refold.sql"] = exact + pins + plan_text(plans.refold, to_sql)
     return out

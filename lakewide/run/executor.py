@@ -32,7 +32,7 @@ class ModelResult:
 
     name: str
     status: str  # success | error | skipped
-    plan: str = ""  # bootstrap | full-refresh | incremental | view | table
+    plan: str = ""  # bootstrap | full-refresh | incremental | refold | view | table
     statements: int = 0
     rows: int | None = None
     seconds: float = 0.0
@@ -41,6 +41,7 @@ class ModelResult:
     rows_read: int = 0  # keys staged from new source rows
     ranges: list[dict[str, Any]] = field(default_factory=list)
     commits: list[int] = field(default_factory=list)
+    refresh: str = ""  # incremental runs: why they read the changes or re-folded
 
 
 #: plans of one model a run makes when other writers keep committing to its table
@@ -118,6 +119,10 @@ def _run_one(
         result.plan, result.statements = outcome.plan, outcome.statements
         result.commits, result.rejected = outcome.commits, outcome.rejected
         result.ranges = [asdict(r) for r in outcome.ranges]
+        result.refresh = outcome.refresh
+        if outcome.refresh:
+            took = "re-folded" if outcome.plan == "refold" else "read the changes"
+            result.message = f"{took}: {outcome.refresh}"
         result.rows_read = sum(r.keys for r in outcome.ranges)
         if outcome.rejected:
             result.message = f"rejected {outcome.rejected} row(s) with a NULL primary key"

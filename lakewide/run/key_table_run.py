@@ -28,6 +28,7 @@ from lakewide.project.manifest import Manifest
 from lakewide.run.delta_join_run import delta_offsets, run_delta_joins
 from lakewide.run.outcomes import KeyTableOutcome, SourceRange
 from lakewide.run.read_modes import ReadPlan, choose_read
+from lakewide.run.refresh_choice import PlannedRead, choose_refresh
 from lakewide.run.schema_steps import (
     ModelSchema,
     SchemaChangeRefused,
@@ -324,6 +325,17 @@ class KeyTableRun:
             if read.changes and branch.changelog is None:
                 raise ModelRunError(branch.changelog_refusal or "no changelog plan")
             reads.append(BranchRead(branch, key, end, read, source_range))
+        refresh = choose_refresh(
+            self.compiled.node.config.refresh_mode,
+            self.plans.refold_exact,
+            [PlannedRead(r.plan.driver or "", r.range.start, r.end, r.read.mode) for r in reads],
+            self.metas,
+            self.pinned,
+            meta,
+        )
+        outcome.refresh = refresh.reason
+        if refresh.refolds:
+            return self._refold(refresh.reason, schema)
         together = [r for r in reads if not r.read.changes]
         if len(together) < 2 or self.plans.combined is None:
             together = []
@@ -339,6 +351,22 @@ class KeyTableRun:
         run_delta_joins(self, consumed)  # after the facts: dimension changes re-derive rows
         self._record_offsets(consumed)
         if schema.stored != schema.configured:  # after the data: a stopped run plans again
+            write_contract(self.adapter, self.compiled.node, schema.configured)
+        return outcome
+
+    def _refold(self, reason: str, schema: ModelSchema) -> KeyTableOutcome:
+        """Fold every source at its pinned snapshot again, overwriting the table in its own
+        history: one commit carrying every branch's pinned offset (lakewide.run.refresh_choice
+        says when)."""
+        outcome = self.outcome
+        outcome.plan = "refold"
+        self.progress = branch_offsets(
+            ((b.index, b.driver) for b in self.plans.branches), self.pinned
+        ) | delta_offsets(self.plans, self.pinned)
+        for source_range in outcome.ranges:
+            source_range.mode, source_range.reason = "full", f"re-fold: {reason}"
+        self._run(self.plans.refold)
+        if schema.stored != schema.configured:
             write_contract(self.adapter, self.compiled.node, schema.configured)
         return outcome
 

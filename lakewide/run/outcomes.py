@@ -27,3 +27,4 @@ class KeyTableOutcome:
     rejected: int = 0
     statements: int = 0
     schema: list[str] = field(default_factory=list)  # the schema changes applied
+    refresh: str = ""  # why the run read the changes or re-folded (lakewide.run.refresh_choice)

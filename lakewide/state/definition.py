@@ -53,7 +53,7 @@ LAYOUT_VERSION = 3  # 2: hidden version and row-count columns (docs/concepts/run
 # of the model is applied, not what the table holds.
 _COSMETIC = frozenset(
     {"tags", "description", "enabled", "materialized", "changelog_producer", "freshness"}
-    | {"maintenance", "retention", "ttl", "on_schema_change"}
+    | {"maintenance", "retention", "ttl", "on_schema_change", "refresh_mode"}
 )
 
 # Tokens whose text is a name or a value (kept exactly); all others are keywords and symbols.

@@ -63,6 +63,8 @@ class _Keys(BaseModel):
     write_mode: WriteMode | None = None
     merge_filter: bool = False
     changelog_producer: Literal["none", "lookup"] | None = None  # None: when a key table refs it
+    # incremental runs: read the changes or re-fold every source, whichever costs less (auto)
+    refresh_mode: Literal["auto", "incremental", "full"] = "auto"
     # what a run does when the model no longer matches its table's stored contract
     # (docs/how-to/schema-changes.md); None: append_new_columns. dbt's ``ignore`` cannot apply
     # to a key table

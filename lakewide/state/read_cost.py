@@ -1,0 +1,85 @@
+"""What an incremental run's reads cost against folding every source again, estimated from
+snapshot summaries alone (no file is opened): the bytes each path reads or writes.
+
+* ``incremental`` (appends): the files the range added;
+* ``changelog`` (Iceberg's, copy-on-write): the files each commit removed and added, read
+  and then shuffled whole to pair carry-over rows: twice their bytes;
+* ``positions`` (merge-on-read): the table at each data commit of the range, once;
+* ``full``: the table at the range's end;
+* the MERGE of the changes scans the target once; the re-fold reads every upstream table
+  once and writes the target anew, which costs about twice its bytes (the fold's shuffle and
+  the write).
+
+The constants are rough ratios, checked against lakewide's CDC benchmark
+(benchmarks/cdc_mirrors.py; docs/how-to/cdc-sources.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from lakewide.state.offsets import TableMeta
+from lakewide.state.upstream_changes import data_commits
+
+#: a changelog read pairs the rows of the files it reads through a shuffle of all of them
+CHANGELOG_FACTOR = 2
+#: writing the whole target (the fold's shuffle, the files) against scanning it
+WRITE_FACTOR = 2
+
+
+def _size(meta: TableMeta, snapshot: int | None, key: str = "total-files-size") -> int:
+    found = meta.snapshots.get(snapshot) if snapshot is not None else None
+    return 0 if found is None else int(found.summary.get(key, "0") or 0)
+
+
+def table_bytes(meta: TableMeta | None, snapshot: int | None = None) -> int:
+    """The bytes of the table's files (data and delete files) at ``snapshot`` (default: its
+    current one)."""
+    if meta is None:
+        return 0
+    return _size(meta, meta.current if snapshot is None else snapshot)
+
+
+def read_bytes(meta: TableMeta | None, mode: str, start: int | None, end: int | None) -> int:
+    """The bytes a branch reading its upstream in ``mode`` after ``start`` up to ``end`` reads."""
+    if meta is None or end is None or mode == "none":
+        return 0
+    if mode == "full" or start is None:
+        return table_bytes(meta, end)
+    commits = data_commits(meta, start, end)
+    if mode == "positions":
+        return sum(table_bytes(meta, snapshot) for _, snapshot in commits)
+    changed = sum(
+        _size(meta, snapshot, "added-files-size") + _size(meta, snapshot, "removed-files-size")
+        for _, snapshot in commits
+    )
+    return CHANGELOG_FACTOR * changed if mode == "changelog" else changed
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """The two paths' bytes, and which one is cheaper."""
+
+    incremental: int
+    refold: int
+
+    @property
+    def refold_cheaper(self) -> bool:
+        return self.refold < self.incremental
+
+    def describe(self) -> str:
+        return (
+            f"reading the changes ~{_mib(self.incremental)} against re-folding every source "
+            f"~{_mib(self.refold)}"
+        )
+
+
+def estimate(reads: Iterable[int], upstreams: Iterable[int], target: int) -> Estimate:
+    """``reads``: each branch's read bytes; ``upstreams``: each upstream table's bytes at its
+    pinned snapshot; ``target``: the model's table's bytes."""
+    return Estimate(sum(reads) + target, sum(upstreams) + WRITE_FACTOR * target)
+
+
+def _mib(size: int) -> str:
+    return f"{size / 2**20:.1f} MiB"
