@@ -178,6 +178,6 @@ def build_refold(model: WideModel) -> exp.Insert:
     rows written into the table's own history (a re-fold chosen by a run, where reading the
     sources' changes would cost more; its downstream models read it as an overwrite)."""
     query = build_bootstrap(model).expression
-    columns = [exp.to_identifier(c) for c in model.stored]
+    columns = [exp.to_identifier(c) for c in query.named_selects]  # stored and helper columns
     target = exp.Schema(this=model.node.relation.table(), expressions=columns)
     return exp.Insert(this=target, expression=query, overwrite=True)

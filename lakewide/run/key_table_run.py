@@ -328,7 +328,10 @@ class KeyTableRun:
         refresh = choose_refresh(
             self.compiled.node.config.refresh_mode,
             self.plans.refold_exact,
-            [PlannedRead(r.plan.driver or "", r.range.start, r.end, r.read.mode) for r in reads],
+            [
+                PlannedRead(r.plan.driver or "", r.range.start, r.end, r.read.mode, r.read.lossy)
+                for r in reads
+            ],
             self.metas,
             self.pinned,
             meta,
@@ -336,6 +339,9 @@ class KeyTableRun:
         outcome.refresh = refresh.reason
         if refresh.refolds:
             return self._refold(refresh.reason, schema)
+        refused = next((r.read.refusal for r in reads if r.read.refusal), None)
+        if refused is not None:
+            raise ModelRunError(refused)
         together = [r for r in reads if not r.read.changes]
         if len(together) < 2 or self.plans.combined is None:
             together = []

@@ -20,7 +20,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from lakewide.errors import ModelRunError
 from lakewide.plan import BranchPlan
 from lakewide.state.offsets import TableMeta, appends_only
 from lakewide.state.upstream_changes import delete_files_after
@@ -33,6 +32,10 @@ class ReadPlan:
     mode: str  # none | incremental | changelog | positions | full
     reason: str
     produced: bool = False  # changelog: read from the upstream model's changelog table
+    # a full re-read where the changes cannot be read: rows the upstream lost stay merged;
+    # a re-fold of the model is exact where one keeps the same rows (lakewide.run.refresh_choice)
+    lossy: bool = False
+    refusal: str | None = None  # why the re-read is wrong for the engine: refused unless re-folded
 
     @property
     def reads(self) -> str:
@@ -53,12 +56,25 @@ CHANGES = ("changelog", "positions")
 
 
 def _fallback(branch: BranchPlan, engine: str, driver: str, why: str, fix: str) -> ReadPlan:
+    """A full re-read where the changes cannot be read: the model is re-folded instead where
+    that keeps the same rows; else re-read where folding rows again is harmless (rows the
+    upstream lost stay), else refused with ``fix``."""
     if branch.reread_safe:
-        return ReadPlan("full", f"{why}: re-read in full (harmless for merge_engine='{engine}')")
-    raise ModelRunError(
-        f"source {driver} {why}; re-reading all its rows would double-count in "
-        f"merge_engine='{engine}'. {fix}, or run with --full-refresh to rebuild from "
-        "scratch"
+        return ReadPlan(
+            "full",
+            f"{why}: re-read in full (rows it no longer has stay merged: a re-fold or "
+            "--full-refresh drops them)",
+            lossy=True,
+        )
+    return ReadPlan(
+        "full",
+        f"{why}: re-folded",
+        lossy=True,
+        refusal=(
+            f"source {driver} {why}; re-reading all its rows would double-count in "
+            f"merge_engine='{engine}'. {fix}, or run with --full-refresh to rebuild from "
+            "scratch"
+        ),
     )
 
 
@@ -82,7 +98,8 @@ def choose_read(
     changes of every data commit after ``start`` up to ``end``.
     ``first``: the table's contract knows the branch as a source none of whose rows were
     merged yet (a source added to the model, lakewide.run.schema_steps): its whole history is new.
-    Raises ModelRunError, saying what to change, where no mode gives the right table.
+    Where no read gives the right table, the plan carries the refusal saying what to change
+    (``refusal``), raised unless the run re-folds the model.
     """
     if end is None:
         return ReadPlan("none", "the upstream has no snapshot yet")

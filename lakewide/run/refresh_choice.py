@@ -34,6 +34,7 @@ class PlannedRead:
     start: int | None
     end: int | None
     mode: str
+    lossy: bool = False  # a full re-read standing in for changes it cannot read
 
 
 def choose_refresh(
@@ -61,6 +62,13 @@ def choose_refresh(
         (table_bytes(metas.get(t), pinned.get(t)) for t in metas),
         table_bytes(target),
     )
+    lost = [r.table for r in reads if r.lossy]
+    if lost and exact:
+        return Refresh(
+            "refold",
+            f"the changes of {', '.join(lost)} cannot be read (a re-read would keep rows it "
+            "lost): every source folded again",
+        )
     if not exact:
         return Refresh(
             "incremental",

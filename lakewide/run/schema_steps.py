@@ -51,6 +51,7 @@ _NOT_OPTIONS = frozenset(
         "retention",
         "ttl",
         "merge_filter",
+        "refresh_mode",
         "merge_engine",
         "primary_key",
         "sequence_field",

@@ -101,16 +101,35 @@ def test_resume_skips_maintenance_commits(model_run: Callable[..., ModelRun]) ->
     assert rows == totals([{"a": [(1, 1), (2, 2)], "b": [(1, 1)]}, {"a": [(1, 10)]}])
 
 
-def test_aggregation_refuses_a_replaced_source(model_run: Callable[..., ModelRun]) -> None:
+def test_aggregation_refolds_over_a_replaced_source_or_refuses_it(
+    model_run: Callable[..., ModelRun],
+) -> None:
+    """A replaced source's changes cannot be read and re-reading it would count twice: the
+    sums re-fold every source (refresh_mode='auto'), or, kept incremental, refuse."""
     m = model_run(COUNTERS, SCHEMAS)
     m.step({"a": [(1, 1)], "b": [(1, 1)]})
     m.run.spark.sql(
         f"CREATE OR REPLACE TABLE lw.{m.run.seed_schema}.a USING iceberg "
         "AS SELECT 1 AS k, CAST(5 AS BIGINT) AS clicks"
     )
-    manifest = m.run.manifest()
     from lakewide.run.executor import run_models
 
+    manifest = m.run.manifest()
+    [result] = run_models(manifest, ["m"], m.run.adapter(manifest))
+    assert result.plan == "refold" and "cannot be read" in result.refresh, result
+    assert m.run.rows("m") == [(1, 5, 1, 2)]  # the fold of the sources as they are
+
+    model = m.run.root / "models" / "m.sql"
+    model.write_text(
+        model.read_text().replace(
+            "primary_key='k',", "primary_key='k', refresh_mode='incremental',"
+        )
+    )
+    m.run.spark.sql(
+        f"CREATE OR REPLACE TABLE lw.{m.run.seed_schema}.a USING iceberg "
+        "AS SELECT 1 AS k, CAST(7 AS BIGINT) AS clicks"
+    )
+    manifest = m.run.manifest()
     [result] = run_models(manifest, ["m"], m.run.adapter(manifest))
     assert result.status == "error"
     assert "no longer descends" in result.message and "--full-refresh" in result.message
