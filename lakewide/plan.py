@@ -40,8 +40,8 @@ class Read:
     ``kind``: ``snapshot`` (the table at ``at``; at the table's current state when ``at`` is
     unbound), ``appends`` (rows appended after ``after`` up to ``at``, oldest commit first),
     ``changes`` (the changelog after ``after`` up to ``at``: Iceberg's, or by row position
-    where delete files came in, lakewide.spark.position_changes) or ``empty`` (no rows, the
-    table's columns).
+    where delete files came in, lakewide.spark.position_changes), ``empty`` (no rows, the
+    table's columns) or ``no_changes`` (no rows, the columns of a changelog view).
     """
 
     view: str
@@ -220,6 +220,8 @@ class ModelPlans:
     ``branches`` and ``combined`` (several sources with new rows folded and merged at once):
     incremental; ``recover``: the changes of commits a stopped run left without them, into
     ``changelog_table`` (the relation key of the model's own changelog; None when it keeps none);
+    ``combined_changes``: several sources read as changes (their ``changelog`` reads; the
+    others' ``no_changes``) folded and merged at once;
     ``refold``: every source folded again into the table's own history (an overwrite carrying
     the offsets), which a run takes where reading the changes would cost more
     (``refold_exact``: the re-fold keeps the rows the incremental runs keep).
@@ -238,6 +240,7 @@ class ModelPlans:
     delta_joins: list[DeltaJoinPlan] = field(default_factory=list)
     refold: list[Step] = field(default_factory=list)
     refold_exact: bool = False
+    combined_changes: list[Step] | None = None  # several sources read as changes, one MERGE
 
 
 def start(branch: int) -> str:

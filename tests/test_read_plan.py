@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from lakewide import plan as p
 from lakewide.compiler import PlanContext, compile_model
 from lakewide.compiler.build_changelog_read import KIND, changelog_merge, retract_policy
 from lakewide.compiler.wide_model import WideModel, analyze
@@ -154,3 +155,33 @@ def test_changelog_batch_orders_retracts_first_and_pairs_updates_per_model_key()
     # arrival: commit order, retracts (0) before adds (1), then read order
     assert "STRUCT(__lw_change_order, MONOTONICALLY_INCREASING_ID())" in text
     assert f"{KIND} IN ('-U', '-D', 'UPDATE_BEFORE', 'DELETE')" in text  # sum retracts
+
+
+TWO = "SELECT k, n, v FROM lw.ods.src UNION ALL SELECT k, n, v FROM lw.ods.other"
+
+
+@pytest.mark.parametrize(
+    "config, combined",
+    [
+        (SUM, True),
+        ({"merge_engine": "deduplicate"}, True),
+        ({**PARTIAL, "remove_record_on_delete": True}, True),
+        (PARTIAL, False),  # deletes refused per source, with its name: each merges alone
+        (MAX, True),  # retracts dropped: harmless
+    ],
+)
+def test_sources_read_as_changes_merge_at_once_where_none_is_refused(
+    config: dict[str, Any], combined: bool
+) -> None:
+    context = PlanContext(
+        {"lw.ods.src": Relation("lw", "ods", "src"), "lw.ods.other": Relation("lw", "ods", "other")}
+    )
+    plans = compile_model(node(config, TWO), context).plans
+    assert plans is not None
+    assert (plans.combined_changes is not None) is combined
+    if combined:
+        assert plans.combined_changes is not None
+        text = " ".join(
+            to_sql(s.statement) for s in plans.combined_changes if isinstance(s, p.Commit)
+        )
+        assert text.count("MERGE INTO") == 1

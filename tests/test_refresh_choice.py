@@ -67,6 +67,10 @@ def test_auto_refolds_where_the_changes_cost_more_than_the_fold() -> None:
     assert WRITE_FACTOR == 2
     # a tenth rewritten: 2 x 20 + 50 against 200: the changes
     assert not _choose("auto", True, 3, "changelog").refolds
+    # a small table: the re-fold would save less than MIN_SAVING (64 MiB)
+    small = table(("append", MIB, 0, MIB), ("overwrite", MIB, MIB, MIB))
+    reads = [PlannedRead("src", 1, 2, "changelog")]
+    assert not choose_refresh("auto", True, reads, {"src": small}, {"src": 2}, small).refolds
 
 
 def test_auto_never_refolds_a_model_whose_refold_would_differ() -> None:

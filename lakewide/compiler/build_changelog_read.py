@@ -121,8 +121,16 @@ def _qualifier(branch: Branch) -> str | None:
 
 def _source(model: WideModel, branch: Branch, carried: list[str]) -> exp.Select:
     """The branch's changelog rows as model columns plus KIND and ORDER."""
+    return changes_source(model, branch, branch.projected(carried), carried)
+
+
+def changes_source(
+    model: WideModel, branch: Branch, inner: exp.Select, carried: list[str]
+) -> exp.Select:
+    """``inner`` (the branch's SELECT over its changelog view, giving ``carried``) plus KIND
+    and ORDER: a DELETE of a key the same commit adds again is an UPDATE_BEFORE, and within a
+    commit retracts come before adds."""
     qualifier = _qualifier(branch)
-    inner = branch.projected(carried)
     inner.select(
         exp.alias_(exp.column(CHANGE_TYPE, table=qualifier), RAW_KIND),
         exp.alias_(exp.column(CHANGE_ORDINAL, table=qualifier), ORDINAL),

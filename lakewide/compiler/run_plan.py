@@ -28,6 +28,7 @@ from lakewide.compiler.build_changelog_read import (
     refused_deletes,
     reread_safe,
 )
+from lakewide.compiler.build_combined_changes import combined_changes
 from lakewide.compiler.build_delta_join import (
     batch_view,
     changed_keys,
@@ -177,6 +178,7 @@ class _Builder:
             "full": [p.Read(view, driver, "snapshot", at=end)],
             "changelog": [p.Read(view, driver, "changes", at=end, after=start)],
             "empty": [p.Read(view, driver, "empty", at=end)],
+            "no_changes": [p.Read(view, driver, "no_changes", at=end)],
         }
         if driver in self.context.producing:
             changes = build_changes.changelog_relation(self.context.upstream[driver])
@@ -307,6 +309,22 @@ class _Builder:
             *self.commit(combined.statement, combined, COMBINED_VIEW),
         ]
 
+    def combined_changes(self, model: WideModel) -> list[p.Step] | None:
+        """Every branch's changelog rows folded together and MERGEd at once."""
+        change = combined_changes(model, lambda b, query: replace_tables(query, self.views(b)))
+        if change is None or self.compiled.combined is None:
+            return None
+        union = union_all(
+            [replace_tables(tagged_branch(model, b), self.views(b)) for b in model.branches]
+        )
+        indexes = [b.index for b in model.branches]
+        return [
+            p.Query(null_key_count(model, union), ("rejected",)),
+            p.Stage(COMBINED_VIEW, change.batch, "staged", checkpoint="before-stage"),
+            p.Query(keys_touched(indexes), tuple(f"keys_{i + 1}" for i in indexes), when="staged"),
+            *self.commit(change.statement, self.compiled.combined, COMBINED_VIEW),
+        ]
+
     def delta_join(self, join: DeltaJoin, number: int) -> p.DeltaJoinPlan:
         """Read the dimension's changed keys, fold the fact rows of the keys joined to them
         (and of the run's changed fact rows) again and replace the columns the dimension feeds
@@ -390,6 +408,7 @@ class _Builder:
             [self.delta_join(j, n + 1) for n, j in enumerate(compiled.deltas)],
             [] if model is None else self.refold(model),
             model is not None and refolds_exactly(model),
+            None if model is None else self.combined_changes(model),
         )
 
 

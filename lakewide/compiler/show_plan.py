@@ -23,6 +23,7 @@ def _shown(step: p.Step, to_sql: Callable[[exp.Expression], str]) -> str:
             "changes": "changelog after :{after} up to :{at} (Iceberg's create_changelog_view; "
             "by row position where delete files came in)",
             "empty": "no rows (its columns at :{at})",
+            "no_changes": "no rows (the columns of its changelog at :{at})",
         }[step.kind]
         text = (
             f"-- read {step.view} := {step.table} "
@@ -93,6 +94,8 @@ def plan_files(plans: p.ModelPlans, to_sql: Callable[[exp.Expression], str]) -> 
         out[f"{stem}_rederive.sql"] = plan_text(join.rederive, to_sql)
     if plans.combined is not None:
         out["plans/incremental_all_merge.sql"] = plan_text(plans.combined, to_sql)
+    if plans.combined_changes is not None:
+        out["plans/incremental_all_merge_changes.sql"] = plan_text(plans.combined_changes, to_sql)
     if plans.recover is not None:
         out["plans/changelog_recover.sql"] = plan_text(plans.recover, to_sql)
     if plans.refold:

@@ -274,8 +274,10 @@ class KeyTableRun:
     # ------------------------------------------------------------------ incremental
     def incremental(self) -> KeyTableOutcome:
         """MERGE the rows changed since the consumed offsets: one MERGE (one target scan, one
-        commit) for every source read by appends, lineage or a full re-read; a source read
-        through its upstream's changelog merges on its own."""
+        commit) for every source read by appends or a full re-read, and one for every source
+        read as changes (old and new images), where the engine refuses none of them (else
+        each such source merges on its own); or, where lakewide.run.refresh_choice says so,
+        one re-fold of every source."""
         self.outcome = outcome = KeyTableOutcome("incremental")
         meta = self.adapter.table_meta(self.relation)
         self.pin_all()
@@ -345,12 +347,15 @@ class KeyTableRun:
         together = [r for r in reads if not r.read.changes]
         if len(together) < 2 or self.plans.combined is None:
             together = []
-        for branch_read in together:
-            self.progress[branch_read.key] = branch_read.end
+        changing = [r for r in reads if r.read.changes]
+        if len(changing) < 2 or self.plans.combined_changes is None:
+            changing = []
         if together:
-            self._merge_together(together)
+            self._merge_together(together, self.plans.combined, "empty")
+        if changing:
+            self._merge_together(changing, self.plans.combined_changes, "no_changes")
         for branch_read in reads:
-            if branch_read in together:
+            if branch_read in together or branch_read in changing:
                 continue
             self.progress[branch_read.key] = branch_read.end
             self._merge_alone(branch_read)
@@ -387,16 +392,21 @@ class KeyTableRun:
         ):
             self._run(self.plans.recover, parent=parent, snapshot=snapshot)
 
-    def _merge_together(self, reads: list[BranchRead]) -> None:
-        """Fold the new rows of several sources per key together and MERGE them at once
-        (sources without new rows read as empty)."""
+    def _merge_together(
+        self, reads: list[BranchRead], steps: list[p.Step] | None, absent: str
+    ) -> None:
+        """Fold the rows of several sources per key together and MERGE them at once with
+        ``steps`` (``combined``: new rows; ``combined_changes``: changes with old and new
+        images); the sources not in ``reads`` read as ``absent`` (no rows)."""
         chosen = {r.plan.index: r for r in reads}
         registering: list[p.Step] = []
         for branch in self.plans.branches:
             read = chosen.get(branch.index)
-            registering += branch.reads[read.read.reads if read else "empty"]
+            registering += branch.reads[read.read.reads if read else absent]
         self._run(registering)
-        params = self._run(self.plans.combined or [])
+        for read in reads:
+            self.progress[read.key] = read.end
+        params = self._run(steps or [])
         for read in reads:
             read.range.keys = int(params.get(f"keys_{read.plan.index + 1}") or 0)
 

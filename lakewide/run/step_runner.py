@@ -72,6 +72,8 @@ class StepRunner:
             self.adapter.register_changelog(
                 step.view, relation, params[step.after], at, self.metas.get(step.table)
             )
+        elif step.kind == "no_changes":
+            self.adapter.register_no_changes(step.view, relation, at)
         elif step.kind == "version":  # one plain read: row order does not matter
             self.adapter.register_read(step.view, relation, at, ordered=False)
         else:

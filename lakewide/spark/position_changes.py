@@ -37,6 +37,18 @@ def _column(name: str) -> Any:
     return f.col("`" + name.replace("`", "``") + "`")
 
 
+def _changes_of(frame: Any, columns: list[str], kind: str, ordinal: int, commit: int) -> Any:
+    """``frame``'s ``columns`` (those it has) as changelog rows of one kind and commit."""
+    from pyspark.sql import functions as f
+
+    return frame.select(
+        *[_column(c) for c in columns if c in frame.columns],
+        f.lit(kind).alias(CHANGE_TYPE),
+        f.lit(ordinal).alias(ORDINAL),
+        f.lit(commit).cast("bigint").alias(COMMIT),
+    )
+
+
 class PositionChanges:
     """Mixin of lakewide.spark.adapter.SparkAdapter: merge-on-read changes as a view."""
 
@@ -69,6 +81,18 @@ class PositionChanges:
             f.col("_deleted").alias(DELETED),
         )
 
+    def register_no_changes(self, view: str, relation: Relation, snapshot: int | None) -> None:
+        """Temporary view with the columns of a changelog view of ``relation`` and no rows
+        (a source without changes next to sources read as changes)."""
+        frame = (
+            self._at(relation, snapshot)
+            if snapshot is not None
+            else self.spark.table(str(relation))
+        )
+        _changes_of(frame.limit(0), list(frame.columns), "INSERT", 0, 0).createOrReplaceTempView(
+            view
+        )
+
     def position_changes(self, relation: Relation, meta: TableMeta, after: int, up_to: int) -> Any:
         """The changes of ``relation`` after snapshot ``after`` up to ``up_to`` as a DataFrame
         with the columns of Iceberg's changelog view."""
@@ -91,19 +115,8 @@ class PositionChanges:
                 at_a = self._marked(relation, a, columns)
                 parts.append((at_a.where(~f.col(DELETED) & f.col(FILE).isin(removed)), "DELETE"))
             for part, kind in parts:
-                rows = part.select(
-                    *[_column(c) for c in columns if c in part.columns],
-                    f.lit(kind).alias(CHANGE_TYPE),
-                    f.lit(ordinal).alias(ORDINAL),
-                    f.lit(b).cast("bigint").alias(COMMIT),
-                )
+                rows = _changes_of(part, columns, kind, ordinal, b)
                 frame = rows if frame is None else frame.unionByName(rows, allowMissingColumns=True)
         if frame is None:  # nothing but compactions: no change
-            frame = self._marked(relation, up_to, columns).limit(0)
-            frame = frame.select(
-                *[_column(c) for c in columns],
-                f.lit("INSERT").alias(CHANGE_TYPE),
-                f.lit(0).alias(ORDINAL),
-                f.lit(up_to).cast("bigint").alias(COMMIT),
-            )
+            frame = _changes_of(self._at(relation, up_to).limit(0), columns, "INSERT", 0, up_to)
         return frame

@@ -26,6 +26,9 @@ from lakewide.state.upstream_changes import data_commits
 CHANGELOG_FACTOR = 2
 #: writing the whole target (the fold's shuffle, the files) against scanning it
 WRITE_FACTOR = 2
+#: a re-fold must save at least this much to be taken: below it both paths take seconds,
+#: and reading the changes keeps a downstream's changes narrow
+MIN_SAVING = 64 * 2**20
 
 
 def _size(meta: TableMeta, snapshot: int | None, key: str = "total-files-size") -> int:
@@ -66,7 +69,8 @@ class Estimate:
 
     @property
     def refold_cheaper(self) -> bool:
-        return self.refold < self.incremental
+        """The re-fold costs less, by at least MIN_SAVING (read at call time)."""
+        return self.incremental - self.refold >= max(MIN_SAVING, 1)
 
     def describe(self) -> str:
         return (

@@ -128,6 +128,7 @@ def test_every_parameter_a_step_names_is_bound_before_it() -> None:
         walk(branch.changelog, up_front)
     assert plans.combined is not None and plans.recover is not None
     walk(plans.combined, up_front)
+    walk(plans.combined_changes or [], up_front)
     walk(plans.recover, up_front | {"parent", "snapshot"})
     assert set(plans.branches[1].reads) == {
         "incremental",
@@ -135,6 +136,7 @@ def test_every_parameter_a_step_names_is_bound_before_it() -> None:
         "changelog",
         "produced",
         "empty",
+        "no_changes",
     }
     assert "produced" not in plans.branches[0].reads
 

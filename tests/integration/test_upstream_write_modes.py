@@ -272,6 +272,9 @@ def check(
             assert inc.rows(name) == expected.rows(name), (i, name, results[name].ranges)
             if i:
                 seen.update(r["mode"] for r in results[name].ranges)
+            changed = [r for r in results[name].ranges if r["mode"] in ("changelog", "positions")]
+            if len(changed) == len(results[name].ranges) == 2:  # both sources' changes: one MERGE
+                assert len(results[name].commits) == 1, (name, results[name].ranges)
     # a REBUILT model's expectation after each run is the upstream's current rows; the rebuild
     # itself is compared after the last run (a full refresh per run would double the time)
     rebuilt.run(full_refresh=True)

@@ -1,0 +1,85 @@
+"""Rule: several sources read as changes (old and new images) folded per key together and
+MERGEd at once, as the combined batch folds several sources' appended rows
+(lakewide.compiler.build_merge): one target scan and one commit for every source whose
+upstream was updated or deleted in place, instead of one per source.
+
+Each branch's changelog rows get their row kinds as a lone branch's do
+(lakewide.compiler.build_changelog_read: a DELETE the same commit adds again is an update,
+retracts before adds), then the fold takes them in (sequence, source, change order) order,
+the bootstrap's order. Where the engine would refuse a delete (partial_update without a
+policy) or a function cannot retract, there is no combined plan: each source merges on its
+own and says so there.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from sqlglot import exp
+
+from lakewide.compiler.build_bootstrap import reduce_per_key, tagged_branch, union_all
+from lakewide.compiler.build_changelog_read import (
+    KIND,
+    ORDER,
+    changes_source,
+    retract_policy,
+)
+from lakewide.compiler.build_merge import build_combined_merge, touched
+from lakewide.compiler.fold_rows import Rows
+from lakewide.compiler.ordering import BRANCH_COLUMN
+from lakewide.compiler.wide_model import Branch, WideModel
+from lakewide.errors import ModelRunError
+
+
+@dataclass(frozen=True)
+class CombinedChanges:
+    """The combined changes step: its batch (staged as COMBINED_VIEW) and MERGE."""
+
+    batch: exp.Select
+    statement: exp.Merge
+
+
+def _changes(
+    model: WideModel, branch: Branch, bind: Callable[[Branch, exp.Select], exp.Select]
+) -> exp.Select:
+    """The branch's changelog rows as every model column (NULL where it owns none), its
+    position, KIND and ORDER."""
+    inner = bind(branch, tagged_branch(model, branch))
+    carried = [*model.columns, BRANCH_COLUMN]
+    return changes_source(model, branch, inner, carried)
+
+
+def combined_changes(
+    model: WideModel, bind: Callable[[Branch, exp.Select], exp.Select] = lambda _, q: q
+) -> CombinedChanges | None:
+    """The batch and MERGE folding every branch's changelog rows together (a branch with no
+    changes this run reads an empty changelog view; ``bind`` puts each branch's views in);
+    None where a source must merge alone."""
+    if model.row_kind is not None or len(model.branches) < 2:
+        return None
+    try:
+        drop, refuse = retract_policy(model, "")
+    except ModelRunError:
+        return None
+    if refuse:
+        return None
+    branches = [
+        Branch(b.index, b.name, b.select, {**b.owned, KIND: exp.column(KIND)})
+        for b in model.branches
+    ]
+    deletes = dataclasses.replace(model.deletes, ignore_delete=model.deletes.ignore_delete or drop)
+    derived = dataclasses.replace(
+        model, row_kind=KIND, deletes=deletes, columns=[*model.columns, KIND], branches=branches
+    )
+    rows = Rows(derived, derived.stored, with_branch=True, has_row_kind=True)
+    arrival = exp.Struct(expressions=[exp.column(ORDER), exp.func("MONOTONICALLY_INCREASING_ID")])
+    source = union_all([_changes(model, b, bind) for b in model.branches])
+    batch = reduce_per_key(rows, source, arrival)
+    for branch in model.branches:
+        mine = exp.EQ(this=exp.column(BRANCH_COLUMN), expression=exp.Literal.number(branch.index))
+        batch.select(
+            exp.alias_(exp.func("BOOL_OR", mine), touched(branch.index)), append=True, copy=False
+        )
+    return CombinedChanges(batch, build_combined_merge(derived))
