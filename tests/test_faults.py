@@ -16,9 +16,7 @@ from typing import Any
 
 import pytest
 
-from lakewide.errors import ConfigError
 from lakewide.project.profiles import Output
-from lakewide.spark.jars import check_catalog_supported
 from lakewide.state.lock import WarehouseLock
 from tests.project_factory import make_project
 from tests.test_bad_inputs import MODEL, assert_clean_failure, run_main, session_adapter  # noqa: F401
@@ -186,64 +184,6 @@ def test_writable_warehouse_passes_and_leaves_no_probe(tmp_path: Path) -> None:
     assert (tmp_path / "new" / "wh").is_dir() and not any((tmp_path / "new" / "wh").iterdir())
     check_warehouse_writable(Output(catalog_type="hadoop", warehouse="s3://bucket/wh"))
     check_warehouse_writable(Output(catalog_type="jdbc", warehouse=str(tmp_path / "a_file")))
-
-
-# ------------------------------------------------------------------------ REST catalog
-
-
-@pytest.mark.parametrize("command", ["run", "seed", "build", "test", "show m", "debug"])
-def test_rest_catalog_refused_before_spark(
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-    tmp_path: Path,
-    command: str,
-) -> None:
-    root = project_with(
-        tmp_path, catalog_type="rest", uri="http://localhost:8181", warehouse="s3://bucket/wh"
-    )
-    code, output = run_main(monkeypatch, capsys, "--project-dir", str(root), *command.split())
-    assert_clean_failure(
-        code,
-        output,
-        "profiles.yml",
-        "[demo.outputs.dev.catalog_type]",
-        "HttpClient 5",
-        "jdbc",
-        "hadoop",
-        "spark.jars.packages",
-    )
-
-
-@pytest.mark.parametrize(
-    ("settings", "refused"),
-    [
-        ({"catalog_type": "rest"}, True),
-        (
-            {
-                "catalog_properties": {"catalog-impl": "org.apache.iceberg.rest.RESTCatalog"},
-                "catalog_type": "jdbc",
-            },
-            True,
-        ),
-        (
-            {
-                "catalog_type": "rest",
-                "spark_conf": {"spark.jars.packages": "org.apache.iceberg:x:1"},
-            },
-            False,
-        ),
-        ({"catalog_type": "rest", "spark_conf": {"spark.jars": "/opt/iceberg-runtime.jar"}}, False),
-        ({"catalog_type": "jdbc"}, False),
-        ({"catalog_type": "hadoop"}, False),
-    ],
-)
-def test_rest_refused_only_with_bundled_jars(settings: dict, refused: bool) -> None:
-    output = Output(**settings)
-    if refused:
-        with pytest.raises(ConfigError, match="HttpClient 5"):
-            check_catalog_supported(output)
-    else:
-        check_catalog_supported(output)
 
 
 # ------------------------------------------------------------------------ seed values
