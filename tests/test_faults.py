@@ -186,6 +186,51 @@ def test_writable_warehouse_passes_and_leaves_no_probe(tmp_path: Path) -> None:
     check_warehouse_writable(Output(catalog_type="jdbc", warehouse=str(tmp_path / "a_file")))
 
 
+# ------------------------------------------------------------------------ REST catalog profile
+
+
+@pytest.mark.parametrize(
+    ("settings", "key", "says"),
+    [
+        ({"catalog_type": "rest"}, "uri", "needs `uri`"),
+        ({"catalog_type": "rest", "uri": "thrift://h:9083"}, "uri", "http:// or https://"),
+        (
+            {
+                "catalog_type": "rest",
+                "uri": "http://h",
+                "credential": "\"{{ env_var('LW_T_C') }}\"",
+            },
+            "credential",
+            "CLIENT_ID:CLIENT_SECRET",
+        ),
+        ({"catalog_type": "hadoop", "token": "\"{{ env_var('LW_T_C') }}\""}, "token", "REST"),
+    ],
+)
+@pytest.mark.parametrize("command", ["run", "debug"])
+def test_bad_rest_settings_exit_2_before_spark_without_the_secret(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    settings: dict[str, str],
+    key: str,
+    says: str,
+    command: str,
+) -> None:
+    monkeypatch.setenv("LW_T_C", "no-colon-secret-123")
+    root = project_with(tmp_path, **settings)
+    code, output = run_main(monkeypatch, capsys, "--project-dir", str(root), command)
+    assert_clean_failure(code, output, "profiles.yml", f"[demo.outputs.dev.{key}]", says)
+    assert "no-colon-secret-123" not in output
+
+
+def test_rest_secrets_are_set_at_runtime_and_masked() -> None:
+    output = Output(catalog_type="rest", uri="http://h", credential="id:pw-1", token="tk-2")
+    assert output.catalog_secrets() == {"credential": "id:pw-1", "token": "tk-2"}
+    assert "credential" not in output.iceberg_catalog_properties()
+    assert "pw-1" not in repr(output) and "tk-2" not in repr(output)
+    assert set(output.secret_values()) == {"id:pw-1", "tk-2", "pw-1"}
+
+
 # ------------------------------------------------------------------------ seed values
 
 
