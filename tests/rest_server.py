@@ -1,26 +1,28 @@
-"""Apache Iceberg's REST catalog test server for the test session (REST catalogs on a real server).
+"""Apache Iceberg's REST catalog test server for the tests (REST catalogs on a real server).
 
-The server is ``org.apache.iceberg.rest.RESTCatalogServer`` from Maven Central's
-``org.apache.iceberg:iceberg-open-api:<version>:test-fixtures`` (the server behind the
-``apache/iceberg-rest-fixture`` image), on iceberg-core and Jetty as tests/rest_catalog/pom.xml
-lists them, with Hadoop from pyspark's own jars. It keeps its catalog in a SQLite file through
-Iceberg's JdbcCatalog and its tables in a local warehouse folder; it is configured by
-``CATALOG_*`` environment variables (``CATALOG_WAREHOUSE`` -> ``warehouse``,
-``CATALOG_REST_PORT`` -> ``rest.port``; ``__`` is ``-``, ``_`` is ``.``).
+The server is Iceberg's own: ``RESTCatalogAdapter`` and ``RESTCatalogServlet`` from Maven
+Central's ``org.apache.iceberg:iceberg-core:<version>:tests`` in Jetty 11, the pieces that
+``org.apache.iceberg.rest.RESTCatalogServer`` (``iceberg-open-api`` test fixtures, the server of
+the ``apache/iceberg-rest-fixture`` image) puts together. That class listens on every network
+interface, so tests/rest_catalog/LoopbackRestServer.java (run in Java's source-file mode, no
+build step) puts them together the same way on 127.0.0.1. It keeps its catalog in a SQLite
+file through Iceberg's JdbcCatalog and its tables in a local warehouse folder; its jars are
+listed in tests/rest_catalog/pom.xml, with Hadoop from pyspark's own jars.
 
 API:
 
 * ``rest_classpath()``: the server's classpath, resolved by ``mvn dependency:build-classpath``
   (downloads into ~/.m2 the first time; ``.ci/run`` does it ahead); skips locally, fails in CI,
   when mvn or Maven Central is missing.
-* ``RestServer``: ``uri``, ``warehouse``, ``stop()``; ``start_rest(folder)`` starts one on a free
-  port and waits until ``/v1/config`` answers.
+* ``RestServer``: ``uri``, ``warehouse``, ``stop()``; ``start_rest(folder, classpath, client)``
+  starts one on 127.0.0.1 and a free port and waits until ``/v1/config`` answers; with
+  ``client`` (``ID:SECRET``) it refuses other OAuth2 client credentials and requests without
+  the token it issued (401).
 """
 
 from __future__ import annotations
 
 import contextlib
-import os
 import shutil
 import socket
 import subprocess
@@ -32,7 +34,7 @@ from pathlib import Path
 from tests.postgres_server import missing_prerequisite
 
 POM = Path(__file__).resolve().parent / "rest_catalog" / "pom.xml"
-MAIN = "org.apache.iceberg.rest.RESTCatalogServer"
+LAUNCHER = POM.parent / "LoopbackRestServer.java"
 
 
 def _pyspark_hadoop_jars() -> list[str]:
@@ -85,20 +87,17 @@ class RestServer:
                 self.process.wait()
 
 
-def start_rest(folder: Path, classpath: str) -> RestServer:
-    """Start a REST catalog server over ``folder`` (SQLite catalog, local warehouse)."""
+def start_rest(folder: Path, classpath: str, client: str | None = None) -> RestServer:
+    """Start a REST catalog server over ``folder`` (SQLite catalog, local warehouse); with
+    ``client`` (``ID:SECRET``) it accepts only those OAuth2 client credentials."""
     port = _free_port()
     warehouse = folder / "warehouse"
     warehouse.mkdir(parents=True, exist_ok=True)
-    env = {
-        **os.environ,
-        "CATALOG_WAREHOUSE": str(warehouse),
-        "CATALOG_URI": f"jdbc:sqlite:file:{folder / 'catalog.db'}",
-        "CATALOG_REST_PORT": str(port),
-    }
+    args = [str(port), str(warehouse), f"jdbc:sqlite:file:{folder / 'catalog.db'}"]
+    args += [client] if client else []
     log = (folder / "server.log").open("wb")
     process = subprocess.Popen(
-        ["java", "-Xmx256m", "-cp", classpath, MAIN], env=env, stdout=log, stderr=log
+        ["java", "-Xmx256m", "-cp", classpath, str(LAUNCHER), *args], stdout=log, stderr=log
     )
     server = RestServer(f"http://127.0.0.1:{port}", warehouse, process)
     deadline = time.monotonic() + 60

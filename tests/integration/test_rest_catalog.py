@@ -34,7 +34,7 @@ WIDE = "user_rec_wide"  # recommendations + impressions + clicks, keyed by (user
 @pytest.fixture(scope="module")
 def rest_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RestServer]:
     folder = tmp_path_factory.mktemp("rest")
-    server = start_rest(folder, rest_classpath(folder))
+    server = start_rest(folder, rest_classpath(folder), ENV["LW_IT_REST_CREDENTIAL"])
     yield server
     server.stop()
 
@@ -111,3 +111,18 @@ def test_malformed_credential_exits_2_without_the_secret(
     assert code == 2, output
     assert "credential" in output and "CLIENT_ID:CLIENT_SECRET" in output
     assert SECRET not in output
+
+
+def test_wrong_credential_exits_2_without_the_secret(
+    tmp_path: Path,
+    rest_server: RestServer,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    wrong = "wrong-secret-value-42"
+    monkeypatch.setenv("LW_IT_REST_CREDENTIAL", f"lakewide-tests:{wrong}")
+    root = rest_project(tmp_path / "project", rest_server.uri)
+    code, output = run_main(monkeypatch, capsys, "--project-dir", str(root), "run")
+    assert code == 2, output
+    assert "rest1" in output and "credential" in output and "invalid_client" in output
+    assert wrong not in output and SECRET not in output
