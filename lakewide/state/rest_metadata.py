@@ -53,7 +53,7 @@ class RestMetadataReader:
         lines = str(err).strip().splitlines()
         detail = self._masked(lines[0] if lines else type(err).__name__)[:300]
         return RuntimeSetupError(
-            f"catalog {self.output.catalog} (rest at {self.output.uri}) did not answer: "
+            f"catalog {self.output.catalog} (rest at {self.output.uri}) refused or did not answer: "
             f"{type(err).__name__}: {detail}; check the profile's uri, credential or token"
         )
 

@@ -85,44 +85,36 @@ def test_wide_table_on_rest_runs_incrementally_exact_and_noop_without_jvm(
     assert table_rows(spark, f"rest1.analytics.{WIDE}") == incremental
 
 
-@pytest.mark.parametrize("command", ["run", "debug"])
-def test_wrong_uri_exits_2_without_the_secret(
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-    command: str,
-) -> None:
-    for name, value in ENV.items():
-        monkeypatch.setenv(name, value)
-    closed = "http://127.0.0.1:9"  # discard port: nothing listens
-    root = rest_project(tmp_path / "project", closed)
-    code, output = run_main(monkeypatch, capsys, "--project-dir", str(root), command)
-    assert code == 2, output
-    assert "rest1" in output and closed in output and "uri" in output
-    assert SECRET not in output
+CLOSED = "http://127.0.0.1:9"  # discard port: nothing listens
 
 
-def test_malformed_credential_exits_2_without_the_secret(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    monkeypatch.setenv("LW_IT_REST_CREDENTIAL", SECRET)  # no CLIENT_ID: part
-    root = rest_project(tmp_path / "project", "http://127.0.0.1:9")
-    code, output = run_main(monkeypatch, capsys, "--project-dir", str(root), "run")
-    assert code == 2, output
-    assert "credential" in output and "CLIENT_ID:CLIENT_SECRET" in output
-    assert SECRET not in output
-
-
-def test_wrong_credential_exits_2_without_the_secret(
+@pytest.mark.parametrize(
+    ("command", "uri", "credential", "says"),
+    [
+        ("run", CLOSED, f"lakewide-tests:{SECRET}", ["did not answer", CLOSED, "uri"]),
+        ("debug", CLOSED, f"lakewide-tests:{SECRET}", ["did not answer", CLOSED, "uri"]),
+        ("run", CLOSED, SECRET, ["[lakewide_example.outputs.team.credential]", "CLIENT_ID:"]),
+        ("run", "server", f"lakewide-tests:{SECRET}-wrong", ["invalid_client", "credential"]),
+        ("debug", "server", f"lakewide-tests:{SECRET}-wrong", ["invalid_client", "credential"]),
+    ],
+    ids=["closed-run", "closed-debug", "malformed-credential", "wrong-run", "wrong-debug"],
+)
+def test_bad_uri_or_credential_exits_2_before_spark_without_the_secret(
     tmp_path: Path,
     rest_server: RestServer,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
+    command: str,
+    uri: str,
+    credential: str,
+    says: list[str],
 ) -> None:
-    wrong = "wrong-secret-value-42"
-    monkeypatch.setenv("LW_IT_REST_CREDENTIAL", f"lakewide-tests:{wrong}")
-    root = rest_project(tmp_path / "project", rest_server.uri)
-    code, output = run_main(monkeypatch, capsys, "--project-dir", str(root), "run")
+    monkeypatch.setenv("LW_IT_REST_CREDENTIAL", credential)
+    if command == "run":  # a JVM start would fail (debug checks Java, then the endpoint)
+        monkeypatch.setenv("JAVA_HOME", str(tmp_path / "no-java-here"))
+    root = rest_project(tmp_path / "project", rest_server.uri if uri == "server" else uri)
+    code, output = run_main(monkeypatch, capsys, "--project-dir", str(root), command)
     assert code == 2, output
-    assert "rest1" in output and "credential" in output and "invalid_client" in output
-    assert wrong not in output and SECRET not in output
+    assert "Traceback" not in output
+    assert all(text in output for text in says), output
+    assert SECRET not in output
