@@ -16,9 +16,7 @@ from typing import Any
 
 import pytest
 
-from lakewide.errors import ConfigError
 from lakewide.project.profiles import Output
-from lakewide.spark.jars import check_catalog_supported
 from lakewide.state.lock import WarehouseLock
 from tests.project_factory import make_project
 from tests.test_bad_inputs import MODEL, assert_clean_failure, run_main, session_adapter  # noqa: F401
@@ -188,62 +186,49 @@ def test_writable_warehouse_passes_and_leaves_no_probe(tmp_path: Path) -> None:
     check_warehouse_writable(Output(catalog_type="jdbc", warehouse=str(tmp_path / "a_file")))
 
 
-# ------------------------------------------------------------------------ REST catalog
-
-
-@pytest.mark.parametrize("command", ["run", "seed", "build", "test", "show m", "debug"])
-def test_rest_catalog_refused_before_spark(
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-    tmp_path: Path,
-    command: str,
-) -> None:
-    root = project_with(
-        tmp_path, catalog_type="rest", uri="http://localhost:8181", warehouse="s3://bucket/wh"
-    )
-    code, output = run_main(monkeypatch, capsys, "--project-dir", str(root), *command.split())
-    assert_clean_failure(
-        code,
-        output,
-        "profiles.yml",
-        "[demo.outputs.dev.catalog_type]",
-        "HttpClient 5",
-        "jdbc",
-        "hadoop",
-        "spark.jars.packages",
-    )
+# ------------------------------------------------------------------------ REST catalog profile
 
 
 @pytest.mark.parametrize(
-    ("settings", "refused"),
+    ("settings", "key", "says"),
     [
-        ({"catalog_type": "rest"}, True),
-        (
-            {
-                "catalog_properties": {"catalog-impl": "org.apache.iceberg.rest.RESTCatalog"},
-                "catalog_type": "jdbc",
-            },
-            True,
-        ),
+        ({"catalog_type": "rest"}, "uri", "needs `uri`"),
+        ({"catalog_type": "rest", "uri": "thrift://h:9083"}, "uri", "http:// or https://"),
         (
             {
                 "catalog_type": "rest",
-                "spark_conf": {"spark.jars.packages": "org.apache.iceberg:x:1"},
+                "uri": "http://h",
+                "credential": "\"{{ env_var('LW_T_C') }}\"",
             },
-            False,
+            "credential",
+            "CLIENT_ID:CLIENT_SECRET",
         ),
-        ({"catalog_type": "rest", "spark_conf": {"spark.jars": "/opt/iceberg-runtime.jar"}}, False),
-        ({"catalog_type": "jdbc"}, False),
-        ({"catalog_type": "hadoop"}, False),
+        ({"catalog_type": "hadoop", "token": "\"{{ env_var('LW_T_C') }}\""}, "token", "REST"),
     ],
 )
-def test_rest_refused_only_with_bundled_jars(settings: dict, refused: bool) -> None:
-    output = Output(**settings)
-    if refused:
-        with pytest.raises(ConfigError, match="HttpClient 5"):
-            check_catalog_supported(output)
-    else:
-        check_catalog_supported(output)
+@pytest.mark.parametrize("command", ["run", "debug"])
+def test_bad_rest_settings_exit_2_before_spark_without_the_secret(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    settings: dict[str, str],
+    key: str,
+    says: str,
+    command: str,
+) -> None:
+    monkeypatch.setenv("LW_T_C", "no-colon-secret-123")
+    root = project_with(tmp_path, **settings)
+    code, output = run_main(monkeypatch, capsys, "--project-dir", str(root), command)
+    assert_clean_failure(code, output, "profiles.yml", f"[demo.outputs.dev.{key}]", says)
+    assert "no-colon-secret-123" not in output
+
+
+def test_rest_secrets_are_set_at_runtime_and_masked() -> None:
+    output = Output(catalog_type="rest", uri="http://h", credential="id:pw-1", token="tk-2")
+    assert output.catalog_secrets() == {"credential": "id:pw-1", "token": "tk-2"}
+    assert "credential" not in output.iceberg_catalog_properties()
+    assert "pw-1" not in repr(output) and "tk-2" not in repr(output)
+    assert set(output.secret_values()) == {"id:pw-1", "tk-2", "pw-1"}
 
 
 # ------------------------------------------------------------------------ seed values

@@ -136,17 +136,21 @@ def test_a_file_pyiceberg_refuses_is_one_clear_line(tmp_path: Path, edit, detail
         (Output(catalog_type="hadoop", warehouse="file:///data/wh"), True),
         (Output(catalog_type="hadoop", warehouse="s3://bucket/wh"), False),
         (Output(catalog_type="jdbc", uri="jdbc:postgresql://db/x", warehouse="/data/wh"), True),
-        (Output(catalog_type="rest", uri="http://x", warehouse="/data/wh"), False),
+        (Output(catalog_type="rest", uri="http://x", warehouse="/data/wh"), True),
+        (Output(catalog_type="hive", uri="thrift://x:9083", warehouse="/data/wh"), False),
     ],
 )
 def test_which_catalogs_are_read_without_spark(output: Output, reads: bool) -> None:
     from lakewide.state.jdbc_metadata import JdbcMetadataReader
+    from lakewide.state.rest_metadata import RestMetadataReader
 
     reader = metadata_reader(output)
     assert (reader is not None) == reads
     if reader is not None:
         if output.catalog_type == "jdbc":
             assert isinstance(reader, JdbcMetadataReader) and reader.output is output
+        elif output.catalog_type == "rest":
+            assert isinstance(reader, RestMetadataReader) and reader.output is output
         else:
             assert isinstance(reader, HadoopMetadataReader)
             assert reader.warehouse == Path("/data/wh")

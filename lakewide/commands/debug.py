@@ -39,12 +39,28 @@ def debug(options: Options) -> None:
         f"profile: {manifest.project.profile} -> catalog {manifest.output.catalog} "
         f"({manifest.output.catalog_type}, {manifest.output.warehouse or manifest.output.uri})"
     )
+    rest = _rest_check(manifest)
+    if rest:
+        console.print(rest)
     adapter = SparkAdapter(manifest.output, "lakewide-debug")
     try:
         console.print(_catalog_check(manifest, adapter))
     finally:
         adapter.stop()
     console.print("[green]all checks passed[/green]")
+
+
+def _rest_check(manifest: Manifest) -> str | None:
+    """A REST catalog's endpoint and credential checked through pyiceberg before any JVM
+    starts (RuntimeSetupError, exit 2, secrets masked, when it does not answer or refuses)."""
+    output = manifest.output
+    if output.catalog_type != "rest":
+        return None
+    from lakewide.state.rest_metadata import RestMetadataReader
+
+    RestMetadataReader(output).catalog()  # GET /v1/config, and the OAuth2 exchange if any
+    auth = "credential" if output.credential else "token" if output.token else "no credential"
+    return f"catalog {output.catalog}: REST endpoint {output.uri} answered ({auth} accepted)"
 
 
 def _catalog_check(manifest: Manifest, adapter: SparkAdapter) -> str:

@@ -53,6 +53,9 @@ class Output(BaseModel):
     # jdbc: the database login (through env_var(); the password is never printed)
     user: str | None = None
     password: SecretStr | None = None
+    # rest: OAuth2 client credentials ``id:secret`` or a bearer token (through env_var())
+    credential: SecretStr | None = None
+    token: SecretStr | None = None
     jars: list[str] = []  # extra jars on Spark's driver classpath (a JDBC driver)
     namespace: str = "default"
     catalog_properties: dict[str, str] = {}
@@ -103,10 +106,42 @@ class Output(BaseModel):
 
     def catalog_secrets(self) -> dict[str, str]:
         """Properties of ``spark.sql.catalog.<catalog>.*`` set only once Spark runs (never on
-        the JVM's command line, where ``ps`` would show them): the JDBC password."""
-        if self.password is None:
-            return {}
-        return {"jdbc.password": self.password.get_secret_value()}
+        the JVM's command line, where ``ps`` would show them): the JDBC password, the REST
+        catalog's ``credential`` and ``token``."""
+        secrets = {
+            "jdbc.password": self.password,
+            "credential": self.credential,
+            "token": self.token,
+        }
+        return {key: value.get_secret_value() for key, value in secrets.items() if value}
+
+    def secret_values(self) -> list[str]:
+        """The secrets of this output as text, to mask wherever a message might echo them."""
+        found = [v for v in self.catalog_secrets().values() if v]
+        # a credential's secret part (after the client id, which is not secret) on its own
+        found += [v.split(":", 1)[1] for v in found if ":" in v and v.split(":", 1)[1]]
+        return found
+
+
+def check_rest(output: Output) -> None:
+    """A REST catalog needs ``uri``: its ``http(s)://`` endpoint (ConfigError, exit 2)."""
+    if not output.uri:
+        raise output.config_error(
+            "catalog_type rest needs `uri`: the catalog's endpoint, e.g. "
+            "http://localhost:8181 (Polaris: https://HOST/api/catalog)",
+            "uri",
+        )
+    if urlsplit(output.uri).scheme.lower() not in ("http", "https") or "://" not in output.uri:
+        raise output.config_error(
+            "a REST catalog's `uri` must start with http:// or https:// (the catalog's endpoint)",
+            "uri",
+        )
+    if output.credential and ":" not in output.credential.get_secret_value():
+        raise output.config_error(
+            "`credential` is OAuth2 client credentials `CLIENT_ID:CLIENT_SECRET` (one colon); "
+            "a bearer token goes in `token`",
+            "credential",
+        )
 
 
 def check_master(output: Output) -> None:

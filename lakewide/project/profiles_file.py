@@ -16,7 +16,7 @@ from pydantic import (
 
 from lakewide.errors import ConfigError
 from lakewide.project.jdbc import check_jdbc
-from lakewide.project.profiles import Output, check_master
+from lakewide.project.profiles import Output, check_master, check_rest
 from lakewide.project.text_files import read_utf8
 
 
@@ -257,12 +257,21 @@ def load_output(
             output.warehouse = str((root / warehouse).resolve())
     elif output.catalog_type == "jdbc":
         check_jdbc(output, root)
+    elif output.catalog_type == "rest":
+        check_rest(output)
     for key in ("user", "password"):
         if output.catalog_type != "jdbc" and getattr(output, key) is not None:
             raise output.config_error(
                 f"`{key}` is the database login of a JDBC catalog (catalog_type: jdbc); "
                 f"this output's catalog_type is {output.catalog_type}: remove `{key}` or "
                 "pass it in catalog_properties",
+                key,
+            )
+    for key in ("credential", "token"):
+        if output.catalog_type != "rest" and getattr(output, key) is not None:
+            raise output.config_error(
+                f"`{key}` authenticates to a REST catalog (catalog_type: rest); this output's "
+                f"catalog_type is {output.catalog_type}: remove `{key}`",
                 key,
             )
     return output

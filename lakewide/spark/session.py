@@ -59,9 +59,7 @@ class Session:
         """The SparkSession, started on first use with the profile's catalog and conf."""
         if self._spark is None:
             from lakewide.spark import runtime
-            from lakewide.spark.jars import check_catalog_supported
 
-            check_catalog_supported(self.output)
             conf = self.conf()
             what = f"Spark {self.output.master}{iceberg_version(conf)}"
             events.emit("SparkStarting", f"starting {what} ...", master=self.output.master)

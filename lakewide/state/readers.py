@@ -5,19 +5,21 @@ from __future__ import annotations
 from lakewide.project.profiles import Output, warehouse_path
 from lakewide.state.jdbc_metadata import JdbcMetadataReader
 from lakewide.state.metadata import HadoopMetadataReader, MetadataReader
+from lakewide.state.rest_metadata import RestMetadataReader
 
 
 def metadata_reader(output: Output) -> MetadataReader | None:
     """The reader of ``output``'s catalog; None where metadata is read through Spark.
 
-    The hadoop catalog on a local folder, and JDBC catalogs (their ``iceberg_tables`` rows,
-    lakewide.state.jdbc_metadata). The other catalogs' readers belong here too: pyiceberg's
-    ``load_catalog`` (``rest``, ``hive``), whose ``load_table(...).metadata`` goes through
-    ``table_meta_of``.
+    The hadoop catalog on a local folder, JDBC catalogs (their ``iceberg_tables`` rows,
+    lakewide.state.jdbc_metadata) and REST catalogs (pyiceberg's REST client,
+    lakewide.state.rest_metadata). Hive's reader would belong here too.
     """
     if output.catalog_type == "hadoop":
         warehouse = warehouse_path(output.warehouse)
         return None if warehouse is None else HadoopMetadataReader(warehouse)
     if output.catalog_type == "jdbc":
         return JdbcMetadataReader(output)
+    if output.catalog_type == "rest":
+        return RestMetadataReader(output)
     return None

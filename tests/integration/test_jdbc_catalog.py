@@ -90,14 +90,19 @@ def hadoop_reference(
     return rows
 
 
-def jdbc_project(root: Path, catalog: str, uri: str, warehouse: Path, login: bool) -> Path:
-    """A copy of the example whose profile's only target is a JDBC catalog."""
+def copy_example_parts(root: Path) -> None:
+    """The example's models, seeds, macros and tests copied into a new folder ``root``."""
     root.mkdir(parents=True)
     for part in EXAMPLE_PARTS:
         if (REPO / part).is_dir():
             shutil.copytree(REPO / part, root / part)
         else:
             shutil.copy(REPO / part, root / part)
+
+
+def jdbc_project(root: Path, catalog: str, uri: str, warehouse: Path, login: bool) -> Path:
+    """A copy of the example whose profile's only target is a JDBC catalog."""
+    copy_example_parts(root)
     credentials = (
         "        user: \"{{ env_var('LW_IT_PG_USER') }}\"\n"
         "        password: \"{{ env_var('LW_IT_PG_PASSWORD') }}\"\n"

@@ -30,13 +30,10 @@ def shared_session(spark: Any) -> Iterator[None]:
 
 
 def check_output(output: Output, writes: bool) -> None:
-    """Profile settings Spark would fail on late: a catalog the bundled jars cannot run, a
-    missing JDBC driver jar, and (for writing commands) a local warehouse that cannot be
-    written. No JVM needed."""
+    """Profile settings Spark would fail on late: a missing JDBC driver jar and (for writing
+    commands) a local warehouse that cannot be written. No JVM needed."""
     from lakewide.project.jdbc import driver_jars
-    from lakewide.spark.jars import check_catalog_supported
 
-    check_catalog_supported(output)
     driver_jars(output)
     if writes:
         check_warehouse_writable(output)
