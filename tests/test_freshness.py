@@ -207,12 +207,14 @@ demo:
       uri: http://localhost:1
       namespace: analytics
 """
+HIVE = REST.replace("catalog_type: rest", "catalog_type: hive").replace("http:", "thrift:")
 
 
 @pytest.mark.parametrize(
     ("files", "args", "says"),
     [
-        ({"profiles.yml": REST}, ["freshness"], "reads Iceberg metadata without Spark"),
+        ({"profiles.yml": HIVE}, ["freshness"], "reads Iceberg metadata without Spark"),
+        ({"profiles.yml": REST}, ["freshness"], "refused or did not answer"),
         ({}, ["run", "--watch", "-s", "m"], "none of the selected models (m) sets one"),
         ({}, ["run", "--interval", "5"], "--interval applies to --watch"),
         ({}, ["run", "--watch", "--threads", "2"], "drop --full-refresh and --threads"),

@@ -78,7 +78,7 @@ def freshness(options: Options, select: tuple[str, ...], exclude: tuple[str, ...
     if reader is None:
         raise ConfigError(
             "lakewide freshness reads Iceberg metadata without Spark, which it can for the "
-            "hadoop catalog on a local folder and JDBC catalogs; this target's catalog is "
+            "hadoop catalog on a local folder, JDBC and REST catalogs; this target's catalog is "
             f"catalog_type {output.catalog_type!r} at {output.warehouse or output.uri}",
             key="catalog_type",
         )
