@@ -1,0 +1,188 @@
+"""A 4-source partial_update wide table whose warehouse is on S3 (moto's server on 127.0.0.1,
+tests/s3_server.py) behind a JDBC catalog in PostgreSQL: bootstrap, an incremental run exact
+against a plain-Python fold, the no-op run and ``lineage`` reading metadata over S3 without a
+JVM, run tags, ``maintain`` and a ``--full-refresh`` twin. Spark writes through Iceberg's
+S3FileIO with the AWS SDK bundle from Maven Central on its classpath.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lakewide.commands.shared.spark_start import shared_session
+from lakewide.project.jdbc import DATABASES
+from lakewide.project.nodes import Relation
+from lakewide.state.readers import metadata_reader
+from tests.integration.conftest import REPO, ProjectRun
+from tests.integration.test_jdbc_catalog import add_catalog, cli, no_java, require_jdbc
+from tests.integration.test_newcomer import SOURCES, _fold, _model, _rows
+from tests.postgres_server import PostgresServer, missing_prerequisite
+from tests.project_factory import run_main
+from tests.s3_server import S3Server, aws_bundle_jar
+
+pytestmark = [pytest.mark.spark, pytest.mark.slow]
+
+SECRET_ENV = "LW_IT_S3_SECRET"
+COLUMNS = ["customer_id", *(c for owned in SOURCES.values() for c in owned)]
+# downstream of the wide table: it reads customer_360__changelog (a tier change retracts)
+TIERS = """
+{{ config(merge_engine='aggregation', primary_key='tier', aggregates={'n': 'sum'}) }}
+SELECT tier, CAST(1 AS BIGINT) AS n FROM {{ ref('customer_360') }} WHERE tier IS NOT NULL
+"""
+FIRST: dict[str, list[dict[str, Any]]] = {
+    "profiles": [
+        {"customer_id": 1, "name": "Ada", "tier": "gold"},
+        {"customer_id": 2, "name": "Grace", "tier": "silver"},
+    ],
+    "orders": [{"customer_id": 1, "order_count": 3, "zip": "00123"}],
+    "tickets": [{"customer_id": 4, "ticket_id": "T2"}],
+    "loyalty": [{"customer_id": 1, "points": 10}],
+}
+LATER: dict[str, list[dict[str, Any]]] = {
+    "profiles": [{"customer_id": 1, "name": "Ada", "tier": "bronze"}],
+    "loyalty": [{"customer_id": 5, "points": 3}, {"customer_id": 1, "points": 12}],
+}
+
+
+def bundle() -> Path:
+    jar = aws_bundle_jar()
+    if jar is None:
+        missing_prerequisite(
+            "iceberg-aws-bundle missing from ~/.m2: mvn dependency:get "
+            "-Dartifact=org.apache.iceberg:iceberg-aws-bundle:1.10.1"
+        )
+    assert jar is not None
+    return jar
+
+
+def s3_profile(catalog: str, target: str, s3: S3Server, key_id: str, jars: list[Path]) -> str:
+    """A profile whose target ``target`` (YAML lines of the catalog) keeps its tables on S3."""
+    listed = ", ".join(f"'{j}'" for j in jars)
+    return (
+        "shop:\n  target: team\n  outputs:\n    team:\n"
+        f"      master: local[2]\n      catalog: {catalog}\n{target}"
+        f"      s3_endpoint: {s3.endpoint}\n      s3_region: us-east-1\n"
+        "      s3_path_style_access: true\n"
+        f"      s3_access_key_id: {key_id}\n"
+        f"      s3_secret_access_key: \"{{{{ env_var('{SECRET_ENV}') }}}}\"\n"
+        f"      jars: [{listed}]\n      namespace: analytics\n"
+    )
+
+
+def write_project(root: Path, profile: str) -> Path:
+    """The customer_360 project (four sources in namespace ``raw``) with ``profile``."""
+    (root / "models").mkdir(parents=True)
+    (root / "pyproject.toml").write_text('[tool.lakewide]\nprofile = "shop"\n')
+    (root / "profiles.yml").write_text(profile)
+    tables = "".join(f"      - name: {t}\n" for t in SOURCES)
+    (root / "models" / "sources.yml").write_text(
+        f"sources:\n  - name: raw\n    schema: raw\n    tables:\n{tables}"
+    )
+    config = (
+        "changelog_producer='lookup', maintenance={'expire_after': '0 seconds', 'retain_last': 1}"
+    )
+    model = _model(SOURCES).replace("'customer_id')", f"'customer_id', {config})")
+    (root / "models" / "customer_360.sql").write_text(model)
+    (root / "models" / "tiers.sql").write_text(TIERS)
+    return root
+
+
+def tiers(wide: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """The downstream's oracle: customers per tier of the wide table's rows."""
+    counts: dict[str, int] = {}
+    for row in wide:
+        tier = row[COLUMNS.index("tier")]
+        if tier is not None:
+            counts[tier] = counts.get(tier, 0) + 1
+    return sorted(counts.items())
+
+
+def insert(spark: Any, catalog: str, rows: dict[str, list[dict[str, Any]]]) -> None:
+    """Append ``rows`` (source -> rows) to the source tables."""
+    for source, batch in rows.items():
+        columns = ["customer_id", *SOURCES[source]]
+        values = ", ".join(
+            "(" + ", ".join(repr(r[c]) if r.get(c) is not None else "NULL" for c in columns) + ")"
+            for r in batch
+        )
+        spark.sql(f"INSERT INTO {catalog}.raw.{source} VALUES {values}")
+
+
+def test_wide_table_on_jdbc_and_s3(
+    tmp_path: Path,
+    spark: Any,
+    postgres_server: PostgresServer,
+    s3_server: S3Server,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    require_jdbc("postgresql")
+    key_id, secret = s3_server.writer
+    database = postgres_server.create_database("s3_wide")
+    target = (
+        "      catalog_type: jdbc\n"
+        f"      uri: {postgres_server.jdbc_uri(database)}\n"
+        f"      user: {postgres_server.user}\n"
+        f"      password: {postgres_server.password}\n"
+        f"      warehouse: s3://{s3_server.bucket}/jdbc-wh\n"
+    )
+    jars = [DATABASES["postgresql"].debian_jar, bundle()]
+    root = write_project(tmp_path / "shop", s3_profile("pgs3", target, s3_server, key_id, jars))
+    env = {SECRET_ENV: secret}
+    monkeypatch.setenv(SECRET_ENV, secret)
+    run = ProjectRun(root, spark, "analytics", "raw")
+    output = run.manifest().output
+    add_catalog(spark, output)
+    spark.sql("CREATE NAMESPACE IF NOT EXISTS pgs3.raw")
+    for source, owned in SOURCES.items():
+        columns = ", ".join(f"{c} {t}" for c, t in {"customer_id": "int", **owned}.items())
+        spark.sql(f"CREATE TABLE pgs3.raw.{source} ({columns}) USING iceberg")
+    insert(spark, "pgs3", FIRST)
+    relation = "pgs3.analytics.customer_360"
+
+    assert run.run()["customer_360"].plan == "bootstrap"
+    assert _rows(spark, relation, COLUMNS) == _fold(FIRST, COLUMNS)
+    insert(spark, "pgs3", LATER)
+    with shared_session(spark):  # the CLI's run, on this session: it tags the run
+        code, out = run_main(monkeypatch, capsys, "--project-dir", str(root), "run")
+    assert code == 0, out
+    assert secret not in out
+    both = {s: FIRST.get(s, []) + LATER.get(s, []) for s in SOURCES}
+    expected = _fold(both, COLUMNS)
+    assert _rows(spark, relation, COLUMNS) == expected
+    assert _rows(spark, "pgs3.analytics.tiers", ["tier", "n"]) == tiers(expected)
+    assert spark.catalog.tableExists(relation + "__changelog")
+    files = spark.sql(f"SELECT file_path FROM {relation}.files").collect()
+    assert files and all(r[0].startswith(f"s3://{s3_server.bucket}/jdbc-wh/") for r in files)
+
+    # metadata over S3 without a JVM: the reader (signed GETs) sees the run tags Spark wrote
+    reader = metadata_reader(output)
+    assert reader is not None
+    meta = reader.table_meta(Relation("pgs3", "analytics", "customer_360"))
+    assert meta is not None and meta.tags, meta
+    pythonpath = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
+    for args in (("run",), ("lineage", "customer_360")):
+        done, seconds = cli(root, {**env, **no_java(tmp_path), "PYTHONPATH": pythonpath}, *args)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert secret not in done.stdout + done.stderr
+        print(f"\njdbc+s3: `lakewide {' '.join(args)}` without a JVM took {seconds:.2f} s")
+    results = json.loads((root / "target" / "run_results.json").read_text())
+    assert results["spark_started"] is False
+
+    # maintain (compaction, expiry, orphan files) on S3, then the full-refresh twin
+    with shared_session(spark):
+        code, out = run_main(monkeypatch, capsys, "--project-dir", str(root), "maintain")
+    assert code == 0, out
+    assert secret not in out
+    assert "2 maintained, 0 failed" in out, out
+    kinds = spark.sql(f"SELECT operation FROM {relation}.snapshots").collect()
+    assert "replace" in {r[0] for r in kinds}  # the compaction committed on S3
+    assert _rows(spark, relation, COLUMNS) == expected
+    assert run.run(full_refresh=True)["customer_360"].plan == "full-refresh"
+    assert _rows(spark, relation, COLUMNS) == expected
+    assert _rows(spark, "pgs3.analytics.tiers", ["tier", "n"]) == tiers(expected)
