@@ -1,7 +1,8 @@
 """A 4-source partial_update wide table whose warehouse is on S3 (moto's server on 127.0.0.1,
-tests/s3_server.py) behind a JDBC catalog in PostgreSQL: bootstrap, an incremental run exact
-against a plain-Python fold, the no-op run and ``lineage`` reading metadata over S3 without a
-JVM, run tags, ``maintain`` and a ``--full-refresh`` twin. Spark writes through Iceberg's
+tests/s3_server.py) behind a JDBC catalog in PostgreSQL and behind Iceberg's REST catalog test
+server (tests/rest_server.py, S3FileIO on its side too): bootstrap, an incremental run exact
+against a plain-Python fold, the no-op run, ``lineage`` and ``docs generate`` reading metadata
+without a JVM (JDBC: the metadata file over S3; REST: inline in the server's answer), run tags, ``maintain`` and a ``--full-refresh`` twin. Spark writes through Iceberg's
 S3FileIO with the AWS SDK bundle from Maven Central on its classpath.
 """
 
@@ -23,6 +24,7 @@ from tests.integration.test_jdbc_catalog import add_catalog, cli, no_java, requi
 from tests.integration.test_newcomer import SOURCES, _fold, _model, _rows
 from tests.postgres_server import PostgresServer, missing_prerequisite
 from tests.project_factory import run_main
+from tests.rest_server import rest_classpath, start_rest
 from tests.s3_server import S3Server, aws_bundle_jar
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
@@ -113,41 +115,32 @@ def insert(spark: Any, catalog: str, rows: dict[str, list[dict[str, Any]]]) -> N
         spark.sql(f"INSERT INTO {catalog}.raw.{source} VALUES {values}")
 
 
-def test_wide_table_on_jdbc_and_s3(
-    tmp_path: Path,
+def lifecycle(
+    root: Path,
     spark: Any,
-    postgres_server: PostgresServer,
-    s3_server: S3Server,
+    s3: S3Server,
+    label: str,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    require_jdbc("postgresql")
-    key_id, secret = s3_server.writer
-    database = postgres_server.create_database("s3_wide")
-    target = (
-        "      catalog_type: jdbc\n"
-        f"      uri: {postgres_server.jdbc_uri(database)}\n"
-        f"      user: {postgres_server.user}\n"
-        f"      password: {postgres_server.password}\n"
-        f"      warehouse: s3://{s3_server.bucket}/jdbc-wh\n"
-    )
-    jars = [DATABASES["postgresql"].debian_jar, bundle()]
-    root = write_project(tmp_path / "shop", s3_profile("pgs3", target, s3_server, key_id, jars))
-    env = {SECRET_ENV: secret}
+    """Bootstrap, a tagged incremental CLI run, JVM-free no-op run / lineage / docs, maintain,
+    full refresh: each exact, none printing the S3 secret."""
+    key_id, secret = s3.writer
     monkeypatch.setenv(SECRET_ENV, secret)
     run = ProjectRun(root, spark, "analytics", "raw")
     output = run.manifest().output
+    catalog = output.catalog
     add_catalog(spark, output)
-    spark.sql("CREATE NAMESPACE IF NOT EXISTS pgs3.raw")
+    spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {catalog}.raw")
     for source, owned in SOURCES.items():
         columns = ", ".join(f"{c} {t}" for c, t in {"customer_id": "int", **owned}.items())
-        spark.sql(f"CREATE TABLE pgs3.raw.{source} ({columns}) USING iceberg")
-    insert(spark, "pgs3", FIRST)
-    relation = "pgs3.analytics.customer_360"
+        spark.sql(f"CREATE TABLE {catalog}.raw.{source} ({columns}) USING iceberg")
+    insert(spark, catalog, FIRST)
+    relation = f"{catalog}.analytics.customer_360"
 
     assert run.run()["customer_360"].plan == "bootstrap"
     assert _rows(spark, relation, COLUMNS) == _fold(FIRST, COLUMNS)
-    insert(spark, "pgs3", LATER)
+    insert(spark, catalog, LATER)
     with shared_session(spark):  # the CLI's run, on this session: it tags the run
         code, out = run_main(monkeypatch, capsys, "--project-dir", str(root), "run")
     assert code == 0, out
@@ -155,24 +148,26 @@ def test_wide_table_on_jdbc_and_s3(
     both = {s: FIRST.get(s, []) + LATER.get(s, []) for s in SOURCES}
     expected = _fold(both, COLUMNS)
     assert _rows(spark, relation, COLUMNS) == expected
-    assert _rows(spark, "pgs3.analytics.tiers", ["tier", "n"]) == tiers(expected)
+    assert _rows(spark, f"{catalog}.analytics.tiers", ["tier", "n"]) == tiers(expected)
     assert spark.catalog.tableExists(relation + "__changelog")
     files = spark.sql(f"SELECT file_path FROM {relation}.files").collect()
-    assert files and all(r[0].startswith(f"s3://{s3_server.bucket}/jdbc-wh/") for r in files)
+    assert files and all(r[0].startswith(f"s3://{s3.bucket}/{label}-wh/") for r in files)
 
-    # metadata over S3 without a JVM: the reader (signed GETs) sees the run tags Spark wrote
+    # metadata without a JVM (over S3 for JDBC): the reader sees the run tags Spark wrote
     reader = metadata_reader(output)
     assert reader is not None
-    meta = reader.table_meta(Relation("pgs3", "analytics", "customer_360"))
+    meta = reader.table_meta(Relation(catalog, "analytics", "customer_360"))
     assert meta is not None and meta.tags, meta
     pythonpath = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
-    for args in (("run",), ("lineage", "customer_360")):
-        done, seconds = cli(root, {**env, **no_java(tmp_path), "PYTHONPATH": pythonpath}, *args)
+    env = {SECRET_ENV: secret, **no_java(root.parent), "PYTHONPATH": pythonpath}
+    for args in (("run",), ("lineage", "customer_360"), ("docs", "generate")):
+        done, seconds = cli(root, env, *args)
         assert done.returncode == 0, done.stdout + done.stderr
         assert secret not in done.stdout + done.stderr
-        print(f"\njdbc+s3: `lakewide {' '.join(args)}` without a JVM took {seconds:.2f} s")
-    results = json.loads((root / "target" / "run_results.json").read_text())
-    assert results["spark_started"] is False
+        print(f"\n{label}+s3: `lakewide {' '.join(args)}` without a JVM took {seconds:.2f} s")
+        if args == ("run",):
+            results = json.loads((root / "target" / "run_results.json").read_text())
+            assert results["spark_started"] is False
 
     # maintain (compaction, expiry, orphan files) on S3, then the full-refresh twin
     with shared_session(spark):
@@ -185,4 +180,58 @@ def test_wide_table_on_jdbc_and_s3(
     assert _rows(spark, relation, COLUMNS) == expected
     assert run.run(full_refresh=True)["customer_360"].plan == "full-refresh"
     assert _rows(spark, relation, COLUMNS) == expected
-    assert _rows(spark, "pgs3.analytics.tiers", ["tier", "n"]) == tiers(expected)
+    assert _rows(spark, f"{catalog}.analytics.tiers", ["tier", "n"]) == tiers(expected)
+
+
+def test_wide_table_on_jdbc_and_s3(
+    tmp_path: Path,
+    spark: Any,
+    postgres_server: PostgresServer,
+    s3_server: S3Server,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    require_jdbc("postgresql")
+    database = postgres_server.create_database("s3_wide")
+    target = (
+        "      catalog_type: jdbc\n"
+        f"      uri: {postgres_server.jdbc_uri(database)}\n"
+        f"      user: {postgres_server.user}\n"
+        f"      password: {postgres_server.password}\n"
+        f"      warehouse: s3://{s3_server.bucket}/jdbc-wh\n"
+    )
+    jars = [DATABASES["postgresql"].debian_jar, bundle()]
+    profile = s3_profile("pgs3", target, s3_server, s3_server.writer[0], jars)
+    root = write_project(tmp_path / "shop", profile)
+    lifecycle(root, spark, s3_server, "jdbc", monkeypatch, capsys)
+
+
+def test_wide_table_on_rest_and_s3(
+    tmp_path: Path,
+    spark: Any,
+    s3_server: S3Server,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    key_id, secret = s3_server.writer
+    server_side = {
+        "io-impl": "org.apache.iceberg.aws.s3.S3FileIO",
+        "s3.endpoint": s3_server.endpoint,
+        "s3.path-style-access": "true",
+        "s3.access-key-id": key_id,
+        "s3.secret-access-key": secret,
+        "client.region": "us-east-1",
+    }
+    folder = tmp_path / "rest"
+    folder.mkdir()
+    warehouse = f"s3://{s3_server.bucket}/rest-wh"
+    server = start_rest(
+        folder, rest_classpath(folder), warehouse_uri=warehouse, catalog_properties=server_side
+    )
+    try:
+        target = f"      catalog_type: rest\n      uri: {server.uri}\n"
+        profile = s3_profile("rests3", target, s3_server, key_id, [bundle()])
+        root = write_project(tmp_path / "shop", profile)
+        lifecycle(root, spark, s3_server, "rest", monkeypatch, capsys)
+    finally:
+        server.stop()
