@@ -14,7 +14,8 @@ API:
 * ``S3Server``: ``endpoint`` (``http://127.0.0.1:PORT``), ``bucket`` (created, empty),
   ``writer`` and ``reader`` (``(access key id, secret)``: every S3 action / only reads; keys
   are checked only inside ``with server.authenticated():``),
-  ``create_bucket(name)``, ``stop()``.
+  ``user(name, actions)`` (a new user and its key), ``allow(name, actions)`` (its policy
+  replaced), ``create_bucket(name)``, ``stop()``; ``READ_ONLY``: the actions of a reader.
 * ``aws_bundle_jar()``: Iceberg's ``iceberg-aws-bundle`` jar in ~/.m2 (``.ci/run`` fetches it),
   or None.
 """
@@ -40,7 +41,7 @@ from tests.postgres_server import free_port, missing_prerequisite
 
 AWS_BUNDLE_VERSION = "1.10.1"  # the newest 1.10.x Maven Central serves (the runtime is 1.10.2)
 _M2 = Path.home() / ".m2" / "repository" / "org" / "apache" / "iceberg" / "iceberg-aws-bundle"
-_READ_ONLY = ["s3:GetObject", "s3:ListBucket", "s3:GetBucketLocation"]
+READ_ONLY = ["s3:GetObject", "s3:ListBucket", "s3:GetBucketLocation"]
 
 
 def aws_bundle_jar() -> Path | None:
@@ -81,19 +82,23 @@ class S3Server:
         query = urllib.parse.urlencode({"Action": action, "Version": "2010-05-08", **params})
         return self._call("POST", "/?" + query, b"", "iam").decode()
 
-    def _user(self, name: str, actions: list[str]) -> tuple[str, str]:
-        """An IAM user allowed ``actions`` on every S3 resource, and its new access key."""
+    def user(self, name: str, actions: list[str]) -> tuple[str, str]:
+        """A new IAM user allowed ``actions`` on every S3 resource, and its new access key
+        (call outside ``authenticated()``)."""
         self._iam("CreateUser", UserName=name)
-        policy = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": actions}]}
-        policy["Statement"][0]["Resource"] = "*"
-        self._iam(
-            "PutUserPolicy", UserName=name, PolicyName="s3", PolicyDocument=json.dumps(policy)
-        )
+        self.allow(name, actions)
         answer = self._iam("CreateAccessKey", UserName=name)
         key = re.search(r"<AccessKeyId>([^<]+)</AccessKeyId>", answer)
         secret = re.search(r"<SecretAccessKey>([^<]+)</SecretAccessKey>", answer)
         assert key and secret, answer
         return key.group(1), secret.group(1)
+
+    def allow(self, name: str, actions: list[str]) -> None:
+        """Replace user ``name``'s policy: ``actions`` on every S3 resource (``READ_ONLY``: it
+        may not write; ``["s3:*"]``: everything); call outside ``authenticated()``."""
+        statement = {"Effect": "Allow", "Action": actions, "Resource": "*"}
+        policy = json.dumps({"Version": "2012-10-17", "Statement": [statement]})
+        self._iam("PutUserPolicy", UserName=name, PolicyName="s3", PolicyDocument=policy)
 
     def create_bucket(self, name: str) -> None:
         """Create bucket ``name`` (before authentication is on, or as part of the set-up)."""
@@ -142,8 +147,8 @@ def start_s3(log: Path) -> S3Server:
     else:
         server.stop()
         raise RuntimeError(f"moto server did not start: {log.read_text()[-2000:]}")
-    server.writer = server._user("lakewide-writer", ["s3:*"])
-    server.reader = server._user("lakewide-reader", _READ_ONLY)
+    server.writer = server.user("lakewide-writer", ["s3:*"])
+    server.reader = server.user("lakewide-reader", READ_ONLY)
     server.create_bucket(server.bucket)
     return server
 
