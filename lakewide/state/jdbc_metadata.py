@@ -153,4 +153,9 @@ def _read_metadata(location: str, output: Output) -> Any:
     from pyiceberg.io import load_file_io
     from pyiceberg.serializers import FromInputFile
 
-    return FromInputFile.table_metadata(load_file_io(location=location).new_input(location))
+    # pyiceberg's FileIO (pyarrow or fsspec, when installed) with the catalog's properties: the
+    # S3 keys in Iceberg's names, which pyiceberg reads too (the secret included: never print)
+    properties = {**output.iceberg_catalog_properties(), **output.catalog_secrets()}
+    properties.pop("io-impl", None)  # a Java class; pyiceberg picks its own by scheme
+    file_io = load_file_io(properties=properties, location=location)
+    return FromInputFile.table_metadata(file_io.new_input(location))
