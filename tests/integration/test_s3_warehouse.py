@@ -164,7 +164,8 @@ def lifecycle(
         done, seconds = cli(root, jvm_free, *args)
         assert done.returncode == 0, done.stdout + done.stderr
         assert secret not in done.stdout + done.stderr
-        print(f"\n{label}+s3: `lakewide {' '.join(args)}` without a JVM took {seconds:.2f} s")
+        with capsys.disabled():  # the figure, not swallowed by the next run_main's capture
+            print(f"\n{label}+s3: `lakewide {' '.join(args)}` without a JVM: {seconds:.2f} s")
         if args == ("run",):
             results = json.loads((root / "target" / "run_results.json").read_text())
             assert results["spark_started"] is False
