@@ -147,9 +147,13 @@ def start_s3(log: Path) -> S3Server:
     else:
         server.stop()
         raise RuntimeError(f"moto server did not start: {log.read_text()[-2000:]}")
-    server.writer = server.user("lakewide-writer", ["s3:*"])
-    server.reader = server.user("lakewide-reader", READ_ONLY)
-    server.create_bucket(server.bucket)
+    try:
+        server.writer = server.user("lakewide-writer", ["s3:*"])
+        server.reader = server.user("lakewide-reader", READ_ONLY)
+        server.create_bucket(server.bucket)
+    except BaseException:
+        server.stop()  # a failed set-up leaves no server behind
+        raise
     return server
 
 
