@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from tests.postgres_server import postgres_server  # noqa: F401 - the session's PostgreSQL
+from tests.s3_server import aws_bundle_jar, s3_server  # noqa: F401 - the session's S3 server
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -30,7 +31,11 @@ def spark(warehouse: Path) -> Iterator[Any]:
     # JDBC drivers found on this machine: tests add JDBC catalogs at runtime (spark.conf.set)
     drivers = [d.debian_jar for d in DATABASES.values() if d.debian_jar.is_file()]
     catalog = {"type": "hadoop", "warehouse": str(warehouse)}
-    conf = spark_conf("local[2]", "lw", catalog, {}, driver_classpath=drivers)
+    # Iceberg's AWS SDK bundle when fetched (.ci/run): tests add S3 catalogs at runtime
+    bundle = aws_bundle_jar()
+    conf = spark_conf(
+        "local[2]", "lw", catalog, {}, driver_classpath=drivers + ([bundle] if bundle else [])
+    )
     session = create_session("lakewide-tests", "local[2]", conf)
     yield session
     session.stop()

@@ -23,6 +23,7 @@ API:
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
 import socket
 import subprocess
@@ -87,17 +88,33 @@ class RestServer:
                 self.process.wait()
 
 
-def start_rest(folder: Path, classpath: str, client: str | None = None) -> RestServer:
+def start_rest(
+    folder: Path,
+    classpath: str,
+    client: str | None = None,
+    *,
+    warehouse_uri: str | None = None,
+    catalog_properties: dict[str, str] | None = None,
+) -> RestServer:
     """Start a REST catalog server over ``folder`` (SQLite catalog, local warehouse); with
-    ``client`` (``ID:SECRET``) it accepts only those OAuth2 client credentials."""
+    ``client`` (``ID:SECRET``) it accepts only those OAuth2 client credentials. With
+    ``warehouse_uri`` (``s3://...``) its tables go there instead, the server's catalog given
+    ``catalog_properties`` (``io-impl``, ``s3.endpoint``...)."""
     port = _free_port()
     warehouse = folder / "warehouse"
     warehouse.mkdir(parents=True, exist_ok=True)
-    args = [str(port), str(warehouse), f"jdbc:sqlite:file:{folder / 'catalog.db'}"]
+    where = warehouse_uri or str(warehouse)
+    args = [str(port), where, f"jdbc:sqlite:file:{folder / 'catalog.db'}"]
     args += [client] if client else []
     log = (folder / "server.log").open("wb")
+    env = dict(os.environ)
+    for key, value in (catalog_properties or {}).items():  # read by LoopbackRestServer.java
+        env["CATALOG_" + key.upper().replace("-", "__").replace(".", "_")] = value
     process = subprocess.Popen(
-        ["java", "-Xmx256m", "-cp", classpath, str(LAUNCHER), *args], stdout=log, stderr=log
+        ["java", "-Xmx256m", "-cp", classpath, str(LAUNCHER), *args],
+        stdout=log,
+        stderr=log,
+        env=env,
     )
     server = RestServer(f"http://127.0.0.1:{port}", warehouse, process)
     deadline = time.monotonic() + 60

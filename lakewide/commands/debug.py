@@ -42,6 +42,7 @@ def debug(options: Options) -> None:
     rest = _rest_check(manifest)
     if rest:
         console.print(rest)
+    console.print(_storage_check(manifest))
     adapter = SparkAdapter(manifest.output, "lakewide-debug")
     try:
         console.print(_catalog_check(manifest, adapter))
@@ -61,6 +62,27 @@ def _rest_check(manifest: Manifest) -> str | None:
     RestMetadataReader(output).catalog()  # GET /v1/config, and the OAuth2 exchange if any
     auth = "credential" if output.credential else "token" if output.token else "no credential"
     return f"catalog {output.catalog}: REST endpoint {output.uri} answered ({auth} accepted)"
+
+
+def _storage_check(manifest: Manifest) -> str:
+    """A small object written, read and deleted in the warehouse (lakewide.state.
+    warehouse_probe) before Spark starts; a REST catalog's warehouse is the profile's location,
+    else the one the catalog's config names."""
+    from lakewide.state.warehouse_probe import probe_warehouse
+
+    output = manifest.output
+    location = output.warehouse
+    if output.catalog_type == "rest" and not _is_location(location):
+        from lakewide.state.rest_metadata import RestMetadataReader
+
+        named = RestMetadataReader(output).catalog().properties.get("warehouse")
+        location = named if _is_location(named) else None
+    return probe_warehouse(output, location)
+
+
+def _is_location(text: str | None) -> bool:
+    """A warehouse given as a URI or path (a REST catalog's may be a name, e.g. Polaris')."""
+    return bool(text) and ("://" in (text or "") or (text or "").startswith(("/", "file:")))
 
 
 def _catalog_check(manifest: Manifest, adapter: SparkAdapter) -> str:

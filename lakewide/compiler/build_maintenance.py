@@ -87,8 +87,15 @@ def expire_snapshots(relation: Relation, older_than: datetime, retain_last: int)
     )
 
 
-def remove_orphan_files(relation: Relation, older_than: datetime) -> exp.Command:
-    return call(relation, "remove_orphan_files", ("older_than", timestamp_literal(older_than)))
+def remove_orphan_files(
+    relation: Relation, older_than: datetime, *, prefix_listing: bool = False
+) -> exp.Command:
+    """``remove_orphan_files``; ``prefix_listing`` lists files through the table's FileIO
+    (object storage, where Spark has no Hadoop file system for the scheme)."""
+    args: list[Arg] = [("older_than", timestamp_literal(older_than))]
+    if prefix_listing:
+        args.append(("prefix_listing", exp.true()))
+    return call(relation, "remove_orphan_files", *args)
 
 
 def delete_older(relation: Relation, column: str, before: exp.Expression) -> exp.Delete:

@@ -104,14 +104,16 @@ def _sqlite_file(output: Output, root: Path) -> Path:
 
 def driver_jars(output: Output) -> list[Path]:
     """Jars Spark's driver needs for ``output``: the profile's ``jars:`` (each must exist),
-    else, for a JDBC catalog, the Debian package's driver jar (ConfigError when missing)."""
-    if output.jars:
-        jars = [Path(j).expanduser() for j in output.jars]
-        for index, jar in enumerate(jars):
-            if not jar.is_file():
-                raise output.config_error(
-                    f"jar {jar} does not exist (list existing .jar files)", f"jars[{index}]"
-                )
+    else, for a JDBC catalog, the Debian package's driver jar (ConfigError when missing); an S3
+    warehouse needs Iceberg's AWS bundle among them (ConfigError when none is listed)."""
+    jars = [Path(j).expanduser() for j in output.jars]
+    for index, jar in enumerate(jars):
+        if not jar.is_file():
+            raise output.config_error(
+                f"jar {jar} does not exist (list existing .jar files)", f"jars[{index}]"
+            )
+    _check_aws_bundle(output, jars)
+    if jars:
         return [j.resolve() for j in jars]
     kind = database_kind(output.uri) if output.catalog_type == "jdbc" else None
     database = DATABASES.get(kind or "")
@@ -125,6 +127,27 @@ def driver_jars(output: Output) -> list[Path]:
             "uri",
         )
     return [database.debian_jar]
+
+
+AWS_BUNDLE = "org.apache.iceberg:iceberg-aws-bundle"
+
+
+def _check_aws_bundle(output: Output, jars: list[Path]) -> None:
+    """Iceberg's S3FileIO needs the AWS SDK (``iceberg-aws-bundle``) on Spark's classpath: a
+    ConfigError before Spark when a profile on S3 lists no such jar (nor a spark_conf of jars)."""
+    if not output.uses_s3():
+        return
+    named = [j.name for j in jars] + [
+        output.spark_conf.get(key, "")
+        for key in ("spark.jars", "spark.jars.packages", "spark.driver.extraClassPath")
+    ]
+    if not any("aws" in name for name in named):
+        raise output.config_error(
+            "tables on S3 need Iceberg's AWS SDK bundle on Spark's classpath: list "
+            f"iceberg-aws-bundle-<version>.jar under `jars:` (Maven Central {AWS_BUNDLE}, "
+            "e.g. `mvn dependency:get -Dartifact=" + AWS_BUNDLE + ":1.10.1` puts it in ~/.m2)",
+            "jars",
+        )
 
 
 #: Iceberg's own names of the JDBC catalog's login, as Spark users write them in

@@ -38,6 +38,7 @@ _MASTER_PATTERNS = (
 
 
 CATALOG_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+S3_FILE_IO = "org.apache.iceberg.aws.s3.S3FileIO"
 
 
 class Output(BaseModel):
@@ -58,6 +59,13 @@ class Output(BaseModel):
     token: SecretStr | None = None
     jars: list[str] = []  # extra jars on Spark's driver classpath (a JDBC driver)
     namespace: str = "default"
+    # object storage (Iceberg's S3FileIO, for Spark and the JVM-free metadata reads); the
+    # secret through env_var(), never printed
+    s3_endpoint: str | None = None
+    s3_region: str | None = None
+    s3_path_style_access: bool | None = None
+    s3_access_key_id: str | None = None
+    s3_secret_access_key: SecretStr | None = None
     catalog_properties: dict[str, str] = {}
     spark_conf: dict[str, str] = {}
     # run/build tag their consistent snapshots (lakewide.state.tags), kept this long
@@ -101,7 +109,32 @@ class Output(BaseModel):
             props["uri"] = self.uri
         if self.user is not None:
             props["jdbc.user"] = self.user
+        props.update(self.s3_properties())
         props.update(self.catalog_properties)
+        return props
+
+    def uses_s3(self) -> bool:
+        """Whether tables live on S3: an ``s3://`` warehouse or any ``s3_*`` key set."""
+        keys = (self.s3_endpoint, self.s3_region, self.s3_access_key_id, self.s3_secret_access_key)
+        warehouse = (self.warehouse or "").lower()
+        return warehouse.startswith("s3://") or any(k is not None for k in keys)
+
+    def s3_properties(self) -> dict[str, str]:
+        """Iceberg catalog properties of the ``s3_*`` keys (the secret is in catalog_secrets):
+        ``io-impl`` S3FileIO, ``s3.endpoint``, ``s3.path-style-access``, ``s3.access-key-id``,
+        ``client.region`` (us-east-1 when an endpoint is set without a region)."""
+        if not self.uses_s3():
+            return {}
+        props = {"io-impl": S3_FILE_IO}
+        region = self.s3_region or ("us-east-1" if self.s3_endpoint else None)
+        named = {
+            "s3.endpoint": self.s3_endpoint,
+            "s3.access-key-id": self.s3_access_key_id,
+            "client.region": region,
+        }
+        props.update({key: value for key, value in named.items() if value})
+        if self.s3_path_style_access is not None:
+            props["s3.path-style-access"] = str(self.s3_path_style_access).lower()
         return props
 
     def catalog_secrets(self) -> dict[str, str]:
@@ -112,6 +145,7 @@ class Output(BaseModel):
             "jdbc.password": self.password,
             "credential": self.credential,
             "token": self.token,
+            "s3.secret-access-key": self.s3_secret_access_key,
         }
         return {key: value.get_secret_value() for key, value in secrets.items() if value}
 

@@ -216,11 +216,14 @@ def expire_step(
     return Step("expire_snapshots", statement), protected
 
 
-def orphan_step(node: ModelNode, now: datetime) -> Step | None:
+def orphan_step(node: ModelNode, now: datetime, object_store: bool) -> Step | None:
+    """remove_orphan_files; on object storage (``object_store``) it lists the table's files
+    through its FileIO (``prefix_listing``: S3FileIO) instead of a Hadoop file system."""
     age = node.config.maintenance.orphan_age
     if age is None:
         return None
-    return Step("remove_orphan_files", sql.remove_orphan_files(node.relation, now - age))
+    statement = sql.remove_orphan_files(node.relation, now - age, prefix_listing=object_store)
+    return Step("remove_orphan_files", statement)
 
 
 def skip_reason(node: ModelNode, meta: TableMeta | None) -> str:
@@ -247,6 +250,6 @@ def plan_table(
     plan.produces = produces_changelog(manifest, node)
     plan.steps = [*data_steps(node, meta, now), *table_steps(node)]
     expire, protected = expire_step(manifest, node, meta, meta_of, now)
-    orphans = orphan_step(node, now)
+    orphans = orphan_step(node, now, manifest.output.uses_s3())
     plan.steps += [s for s in (expire, orphans) if s is not None]
     return plan, protected

@@ -73,9 +73,33 @@ def is_conflict(err: BaseException | None) -> bool:
     return False
 
 
+#: packages of the object-storage clients whose exception is the cause worth saying first (a
+#: missing bucket or a refused key surfaces as Spark's "Job aborted ... Failed to close writer")
+_STORAGE_CLIENTS = ("software.amazon.awssdk.",)
+
+
+def _storage_cause(java: object) -> str:
+    """First line of the first cause of ``java`` thrown by an object-storage client, or ''."""
+    seen = 0
+    while java is not None and seen < 20:
+        name = str(java.getClass().getName())  # type: ignore[attr-defined]
+        if name.startswith(_STORAGE_CLIENTS):
+            text = str(java.toString()).strip()  # type: ignore[attr-defined]
+            return _without_packages(text.splitlines()[0])[:500] if text else ""
+        cause = java.getCause()  # type: ignore[attr-defined]
+        java = None if cause is None or cause == java else cause
+        seen += 1
+    return ""
+
+
 def short(err: BaseException) -> str:
-    """One line saying what failed: the Java exception for py4j errors, else the message."""
+    """One line saying what failed: the Java exception for py4j errors (an object store's
+    error among its causes first: ``NoSuchBucketException: ...; <Spark's error>``), else the
+    message."""
     java = getattr(err, "java_exception", None)
     text = str(java.toString()) if java is not None else str(err).strip()
     first = text.splitlines()[0] if text else type(err).__name__
+    storage = _storage_cause(java) if java is not None else ""
+    if storage and storage not in first:
+        first = f"{storage}; {first}"
     return first[:2000]

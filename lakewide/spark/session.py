@@ -77,13 +77,19 @@ class Session:
         from lakewide.project.jdbc import driver_jars
         from lakewide.spark import runtime
 
+        jars = driver_jars(self.output)
         conf = runtime.spark_conf(
             self.output.master,
             self.output.catalog,
             self.output.iceberg_catalog_properties(),
             self.output.spark_conf,
-            driver_classpath=driver_jars(self.output),
+            driver_classpath=jars,
         )
+        # executors write the data files: on S3 they need the AWS SDK bundle too (spark.jars
+        # ships it to them; the driver already has it on its class path)
+        aws = [str(jar) for jar in jars if self.output.uses_s3() and "aws" in jar.name]
+        if aws and "spark.jars" in conf and "spark.jars" not in self.output.spark_conf:
+            conf["spark.jars"] = ",".join([conf["spark.jars"], *aws])
         if self.java_options and runtime.JAVA_OPTIONS not in self.output.spark_conf:
             conf[runtime.JAVA_OPTIONS] = " ".join([conf[runtime.JAVA_OPTIONS], *self.java_options])
         return conf

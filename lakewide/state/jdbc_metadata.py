@@ -120,8 +120,12 @@ class JdbcMetadataReader:
         location = self.metadata_location(relation)
         if location is None:
             return None
+        from lakewide.state.s3_objects import S3RequestError
+
         try:
-            metadata = _read_metadata(location)
+            metadata = _read_metadata(location, self.output)
+        except S3RequestError:
+            raise  # the storage refused or did not answer: not a corrupt file
         except Exception as err:  # noqa: BLE001 - I/O, decoding and pyiceberg's validation
             raise corrupt_metadata(relation, location, parse_error(err)) from None
         return table_meta_of(metadata)
@@ -132,15 +136,26 @@ class JdbcMetadataReader:
             self._connection = None
 
 
-def _read_metadata(location: str) -> Any:
-    """pyiceberg's table metadata of the file at ``location``: a local file read directly,
-    a remote one (``s3://``...) through pyiceberg's FileIO (pyarrow or fsspec)."""
+def _read_metadata(location: str, output: Output) -> Any:
+    """pyiceberg's table metadata of the file at ``location``: a local file read directly, one
+    on S3 by a signed GET (lakewide.state.s3_objects, with the profile's ``s3_*`` keys), any
+    other through pyiceberg's FileIO (pyarrow or fsspec)."""
     from pyiceberg.table.metadata import TableMetadataUtil
+
+    from lakewide.state.s3_objects import S3Client, is_s3
 
     local: Path | None = warehouse_path(location)
     if local is not None:
         return TableMetadataUtil.parse_raw(local.read_bytes().decode("utf-8"))
+    client = S3Client.of(output) if is_s3(location) else None
+    if client is not None:
+        return TableMetadataUtil.parse_raw(client.request("GET", location).decode("utf-8"))
     from pyiceberg.io import load_file_io
     from pyiceberg.serializers import FromInputFile
 
-    return FromInputFile.table_metadata(load_file_io(location=location).new_input(location))
+    # pyiceberg's FileIO (pyarrow or fsspec, when installed) with the catalog's properties: the
+    # S3 keys in Iceberg's names, which pyiceberg reads too (the secret included: never print)
+    properties = {**output.iceberg_catalog_properties(), **output.catalog_secrets()}
+    properties.pop("io-impl", None)  # a Java class; pyiceberg picks its own by scheme
+    file_io = load_file_io(properties=properties, location=location)
+    return FromInputFile.table_metadata(file_io.new_input(location))

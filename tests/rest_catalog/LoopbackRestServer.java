@@ -6,6 +6,10 @@
 // its connector bound to the loopback address (RESTCatalogServer listens on every interface).
 // With a 4th argument CLIENT_ID:SECRET it is an OAuth2 server that checks them: a token request
 // with other client credentials, and a request without the token it issued, get 401.
+// Catalog properties also come from environment variables CATALOG_<NAME>, as in the
+// apache/iceberg-rest-fixture image: "__" becomes "-", "_" becomes "." and the name is lower
+// case (CATALOG_S3_PATH__STYLE__ACCESS=true is s3.path-style-access), e.g. CATALOG_IO__IMPL
+// for S3FileIO on an s3:// warehouse.
 // Run in Java's source-file mode:
 //   java -cp CLASSPATH LoopbackRestServer.java PORT WAREHOUSE JDBC_URI [CLIENT_ID:SECRET]
 import jakarta.servlet.DispatcherType;
@@ -46,6 +50,12 @@ public class LoopbackRestServer {
     props.put("jdbc.schema-version", "V1");
     props.put("warehouse", args[1]);
     props.put("uri", args[2]);
+    for (Map.Entry<String, String> env : System.getenv().entrySet()) {
+      if (env.getKey().startsWith("CATALOG_")) {
+        String name = env.getKey().substring("CATALOG_".length()).toLowerCase();
+        props.put(name.replace("__", "-").replace("_", "."), env.getValue());
+      }
+    }
     Catalog catalog = CatalogUtil.buildIcebergCatalog("rest_backend", props, new Configuration());
 
     ServletContextHandler context = new ServletContextHandler(ServletContextHandler.NO_SESSIONS);
