@@ -141,6 +141,8 @@ def test_env_var_set_in_profiles(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
         "type": "rest",
         "warehouse": "s3://bucket/wh",
         "uri": "http://catalog:8181",
+        # an s3:// warehouse is read and written through Iceberg's S3FileIO
+        "io-impl": "org.apache.iceberg.aws.s3.S3FileIO",
     }
 
 
