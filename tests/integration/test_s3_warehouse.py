@@ -3,7 +3,8 @@ tests/s3_server.py) behind a JDBC catalog in PostgreSQL and behind Iceberg's RES
 server (tests/rest_server.py, S3FileIO on its side too): bootstrap, an incremental run exact
 against a plain-Python fold, the no-op run, ``lineage`` and ``docs generate`` reading metadata
 without a JVM (JDBC: the metadata file over S3; REST: inline in the server's answer), run tags, ``maintain`` and a ``--full-refresh`` twin. Spark writes through Iceberg's
-S3FileIO with the AWS SDK bundle from Maven Central on its classpath.
+S3FileIO with the AWS SDK bundle from Maven Central on its classpath. The repository's example
+project too, on both: seeded, built and run incrementally, the rows of the hadoop catalog's.
 """
 
 from __future__ import annotations
@@ -20,7 +21,17 @@ from lakewide.project.jdbc import DATABASES
 from lakewide.project.nodes import Relation
 from lakewide.state.readers import metadata_reader
 from tests.integration.conftest import REPO, ProjectRun
-from tests.integration.test_jdbc_catalog import add_catalog, cli, no_java, require_jdbc
+from tests.integration.test_jdbc_catalog import (
+    APPENDS,
+    MODELS,
+    add_catalog,
+    cli,
+    copy_example_parts,
+    hadoop_reference,  # noqa: F401 - the example's rows on the hadoop catalog, the oracle
+    no_java,
+    require_jdbc,
+    table_rows,
+)
 from tests.integration.test_newcomer import SOURCES, _fold, _model, _rows
 from tests.postgres_server import PostgresServer, missing_prerequisite
 from tests.project_factory import run_main
@@ -217,6 +228,24 @@ def test_wide_table_on_jdbc_and_s3(
     lifecycle(root, spark, s3_server, "jdbc", monkeypatch, capsys)
 
 
+def rest_on_s3(folder: Path, s3: S3Server) -> Any:
+    """Iceberg's REST catalog test server keeping its tables on S3 (S3FileIO on its side)."""
+    key_id, secret = s3.writer
+    server_side = {
+        "io-impl": "org.apache.iceberg.aws.s3.S3FileIO",
+        "s3.endpoint": s3.endpoint,
+        "s3.path-style-access": "true",
+        "s3.access-key-id": key_id,
+        "s3.secret-access-key": secret,
+        "client.region": "us-east-1",
+    }
+    folder.mkdir()
+    warehouse = f"s3://{s3.bucket}/{folder.name}-wh"
+    return start_rest(
+        folder, rest_classpath(folder), warehouse_uri=warehouse, catalog_properties=server_side
+    )
+
+
 def test_wide_table_on_rest_and_s3(
     tmp_path: Path,
     spark: Any,
@@ -224,25 +253,82 @@ def test_wide_table_on_rest_and_s3(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    key_id, secret = s3_server.writer
-    server_side = {
-        "io-impl": "org.apache.iceberg.aws.s3.S3FileIO",
-        "s3.endpoint": s3_server.endpoint,
-        "s3.path-style-access": "true",
-        "s3.access-key-id": key_id,
-        "s3.secret-access-key": secret,
-        "client.region": "us-east-1",
-    }
-    folder = tmp_path / "rest"
-    folder.mkdir()
-    warehouse = f"s3://{s3_server.bucket}/rest-wh"
-    server = start_rest(
-        folder, rest_classpath(folder), warehouse_uri=warehouse, catalog_properties=server_side
-    )
+    server = rest_on_s3(tmp_path / "rest", s3_server)
     try:
         target = f"      catalog_type: rest\n      uri: {server.uri}\n"
-        profile = s3_profile("rests3", target, s3_server, key_id, [bundle()])
+        profile = s3_profile("rests3", target, s3_server, s3_server.writer[0], [bundle()])
         root = write_project(tmp_path / "shop", profile)
         lifecycle(root, spark, s3_server, "rest", monkeypatch, capsys)
+    finally:
+        server.stop()
+
+
+def example_on_s3(
+    root: Path,
+    spark: Any,
+    s3: S3Server,
+    profile: str,
+    reference: dict[str, dict[str, list[tuple]]],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The repository's example project (seeds, five models) built and run incrementally
+    with its tables on S3: the rows of the same project on the hadoop catalog, each time."""
+    monkeypatch.setenv(SECRET_ENV, s3.writer[1])
+    copy_example_parts(root)
+    (root / "profiles.yml").write_text(profile.replace("shop:", "lakewide_example:", 1))
+    run = ProjectRun(root, spark, "analytics", "ods")
+    output = run.manifest().output
+    catalog = output.catalog
+    add_catalog(spark, output)
+    run.seed()
+    assert run.run()["user_rec_wide"].plan == "bootstrap"
+    assert {m: table_rows(spark, f"{catalog}.analytics.{m}") for m in MODELS} == reference["build"]
+    for statement in APPENDS:
+        spark.sql(statement.format(ods=f"{catalog}.ods"))
+    results = run.run()
+    assert results["user_rec_wide"].plan == "incremental"
+    assert results["order_detail"].plan == "incremental"
+    rows = {m: table_rows(spark, f"{catalog}.analytics.{m}") for m in MODELS}
+    assert rows == reference["appended"]
+    files = spark.sql(f"SELECT file_path FROM {catalog}.analytics.user_rec_wide.files").collect()
+    assert files and all(r[0].startswith(f"s3://{s3.bucket}/") for r in files)
+
+
+def test_example_on_jdbc_and_s3(
+    tmp_path: Path,
+    spark: Any,
+    postgres_server: PostgresServer,
+    s3_server: S3Server,
+    hadoop_reference: dict[str, dict[str, list[tuple]]],  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    require_jdbc("postgresql")
+    database = postgres_server.create_database("s3_example")
+    target = (
+        "      catalog_type: jdbc\n"
+        f"      uri: {postgres_server.jdbc_uri(database)}\n"
+        f"      user: {postgres_server.user}\n"
+        f"      password: {postgres_server.password}\n"
+        f"      warehouse: s3://{s3_server.bucket}/jdbc-example-wh\n"
+    )
+    jars = [DATABASES["postgresql"].debian_jar, bundle()]
+    profile = s3_profile("pgex", target, s3_server, s3_server.writer[0], jars)
+    example_on_s3(tmp_path / "example", spark, s3_server, profile, hadoop_reference, monkeypatch)
+
+
+def test_example_on_rest_and_s3(
+    tmp_path: Path,
+    spark: Any,
+    s3_server: S3Server,
+    hadoop_reference: dict[str, dict[str, list[tuple]]],  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    server = rest_on_s3(tmp_path / "restex", s3_server)
+    try:
+        target = f"      catalog_type: rest\n      uri: {server.uri}\n"
+        profile = s3_profile("restex", target, s3_server, s3_server.writer[0], [bundle()])
+        example_on_s3(
+            tmp_path / "example", spark, s3_server, profile, hadoop_reference, monkeypatch
+        )
     finally:
         server.stop()
