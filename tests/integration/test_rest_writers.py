@@ -18,10 +18,11 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -46,8 +47,8 @@ class Catalog:
     server: RestServer
 
 
-@pytest.fixture
-def catalog(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Catalog]:
+@pytest.fixture(name="catalog")
+def catalog_fixture(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Catalog]:
     """A REST catalog server of its own (Iceberg's, SQLite-backed, OAuth2 client check)."""
     folder = tmp_path_factory.mktemp("rest")
     server = start_rest(folder, rest_classpath(folder), CREDENTIAL)
@@ -60,8 +61,10 @@ def catalog(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Catalog]:
     server.stop()
 
 
-@pytest.fixture
-def race(tmp_path: Path, catalog: Catalog, monkeypatch: pytest.MonkeyPatch) -> Iterator[Race]:
+@pytest.fixture(name="race")
+def race_fixture(
+    tmp_path: Path, catalog: Catalog, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Race]:
     """The race project of test_writers_race on ``catalog``, its sources created."""
     for name, value in catalog.env.items():
         monkeypatch.setenv(name, value)
@@ -108,9 +111,11 @@ def run(race: Race, name: str, *args: str, env: dict[str, str] | None = None) ->
     return finish(race, name, start(race, name, list(args), env or {}))
 
 
-def together(race: Race, label: str, *selections: list[str]) -> list[Writer]:
+def together(
+    race: Race, label: str, *selections: list[str], at_gate: Callable[[], None] = lambda: None
+) -> list[Writer]:
     """One writer per selection, each held before its first commit until all are there, then
-    released at once."""
+    (after ``at_gate``) released at once."""
     gate = race.logs / f"gate-{label}"
     gate.mkdir()
     env = {"LAKEWIDE_PAUSE_AT": f"before-commit:{gate}"}
@@ -123,6 +128,7 @@ def together(race: Race, label: str, *selections: list[str]) -> list[Writer]:
             (race.logs / f"{n}.log").read_text() for n in ended
         ]
         time.sleep(0.1)
+    at_gate()
     (gate / "go").touch()
     return [finish(race, n, p) for n, p in zip(names, processes, strict=True)]
 
@@ -206,3 +212,30 @@ def test_two_writers_of_one_model_keep_every_commit_and_apply_each_batch_once(
     assert snapshots(race, table) == after
     assert_full_refresh_agrees(race, "m")
     assert all(SECRET not in w.log for w in writers)
+
+
+@pytest.mark.parametrize("point", ["before-stage:1", "before-commit:1", "after-commit:1"])
+def test_a_run_killed_mid_run_leaves_no_table_half_written_and_the_next_is_exact(
+    race: Race, point: str
+) -> None:
+    """SIGKILL (``LAKEWIDE_CRASH_AT``) before staging, before and after the first commit."""
+    sources = bootstrap(race)
+    ns = f"{race.catalog}.analytics"
+    models = ("m", "wide", "by_group", "summary")
+    before = {m: snapshots(race, f"{ns}.{m}") for m in models}
+    killed = run(race, "killed", env={"LAKEWIDE_CRASH_AT": point})
+    assert killed.code == -signal.SIGKILL, killed.log
+    after = {m: snapshots(race, f"{ns}.{m}") for m in models}
+    new = {m: len(after[m]) - len(before[m]) for m in models}
+    assert all(after[m][: len(before[m])] == before[m] for m in models)
+    # one commit at most (the one the kill followed), each model the oracle at its offsets
+    assert sum(new.values()) == (1 if point.startswith("after") else 0), new
+    check(race)
+    again = run(race, "again")
+    assert again.code == 0, again.log
+    check(race, everything=True)
+    sources.append(0)  # and the run after that goes on incrementally
+    last = run(race, "last")
+    assert last.code == 0, last.log
+    check(race, everything=True)
+    assert_full_refresh_agrees(race, *models)
