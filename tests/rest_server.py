@@ -17,7 +17,9 @@ API:
 * ``RestServer``: ``uri``, ``warehouse``, ``stop()``; ``start_rest(folder, classpath, client)``
   starts one on 127.0.0.1 and a free port and waits until ``/v1/config`` answers; with
   ``client`` (``ID:SECRET``) it refuses other OAuth2 client credentials and requests without
-  the token it issued (401).
+  the token it issued (401). ``fault(mode)`` sets one of the server's faults (see
+  LoopbackRestServer.java: ``500-any``, ``500-commit``, ``revoke``, ``halt-commit``; ``""``
+  clears it); ``restart()`` starts a stopped (or halted) server again on its port and files.
 """
 
 from __future__ import annotations
@@ -75,6 +77,27 @@ class RestServer:
     uri: str
     warehouse: Path
     process: subprocess.Popen[bytes]
+    classpath: str = ""
+    client: str | None = None
+
+    @property
+    def folder(self) -> Path:
+        """The server's folder (catalog database, warehouse, log, fault file)."""
+        return self.warehouse.parent
+
+    def fault(self, mode: str) -> None:
+        """Set the server's fault (``""``: none); read by the server on its next request."""
+        path = self.folder / "fault"
+        if mode:
+            path.write_text(mode)
+        else:
+            path.unlink(missing_ok=True)
+
+    def restart(self) -> None:
+        """Start the stopped server again on the same port over the same files."""
+        self.stop()
+        port = int(self.uri.rsplit(":", 1)[1])
+        self.process = start_rest(self.folder, self.classpath, self.client, port).process
 
     def stop(self) -> None:
         """Stop the server (its own process only) and wait for it."""
@@ -87,19 +110,24 @@ class RestServer:
                 self.process.wait()
 
 
-def start_rest(folder: Path, classpath: str, client: str | None = None) -> RestServer:
+def start_rest(
+    folder: Path, classpath: str, client: str | None = None, port: int | None = None
+) -> RestServer:
     """Start a REST catalog server over ``folder`` (SQLite catalog, local warehouse); with
     ``client`` (``ID:SECRET``) it accepts only those OAuth2 client credentials."""
-    port = _free_port()
+    port = port or _free_port()
     warehouse = folder / "warehouse"
     warehouse.mkdir(parents=True, exist_ok=True)
     args = [str(port), str(warehouse), f"jdbc:sqlite:file:{folder / 'catalog.db'}"]
     args += [client] if client else []
-    log = (folder / "server.log").open("wb")
+    log = (folder / "server.log").open("ab")
+    faults = f"-Dlakewide.faults={folder / 'fault'}"
     process = subprocess.Popen(
-        ["java", "-Xmx256m", "-cp", classpath, str(LAUNCHER), *args], stdout=log, stderr=log
+        ["java", "-Xmx256m", faults, "-cp", classpath, str(LAUNCHER), *args],
+        stdout=log,
+        stderr=log,
     )
-    server = RestServer(f"http://127.0.0.1:{port}", warehouse, process)
+    server = RestServer(f"http://127.0.0.1:{port}", warehouse, process, classpath, client)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         if process.poll() is not None:

@@ -167,8 +167,10 @@ def bootstrap(race: Race) -> Sources:
     return sources
 
 
-def test_two_writers_of_different_models_both_commit_exactly(race: Race) -> None:
-    bootstrap(race)
+def test_two_writers_race_on_different_models_then_on_one_model(race: Race) -> None:
+    """(a) ``m`` and ``wide`` at once: both commit, each at its sources' current snapshots;
+    (b) two runs of ``m`` at once: one commit kept, the loser plans again from it."""
+    sources = bootstrap(race)
     ns = f"{race.catalog}.analytics"
     before = {m: snapshots(race, f"{ns}.{m}") for m in ("m", "wide")}
     writers = together(race, "different", ["--select=m"], ["--select=wide"])
@@ -178,16 +180,11 @@ def test_two_writers_of_different_models_both_commit_exactly(race: Race) -> None
     assert_up_to_date(race, "m", ("a", "b"))
     assert_up_to_date(race, "wide", ("dim", "fact"))
     check(race)  # each model is the oracle at its offsets
-    assert_full_refresh_agrees(race, "m", "wide")
     assert all(SECRET not in w.log for w in writers)
 
-
-def test_two_writers_of_one_model_keep_every_commit_and_apply_each_batch_once(
-    race: Race,
-) -> None:
-    bootstrap(race)
-    table = f"{race.catalog}.analytics.m"
-    before = snapshots(race, table)
+    sources.append(0)
+    table = f"{ns}.m"
+    before_m = snapshots(race, table)
     writers = together(race, "same", ["--select=m"], ["--select=m"])
     assert all(w.code in (0, 1) for w in writers) and 0 in [w.code for w in writers], [
         w.log for w in writers
@@ -195,46 +192,47 @@ def test_two_writers_of_one_model_keep_every_commit_and_apply_each_batch_once(
     for loser in (w for w in writers if w.code == 1):  # gave up: says which model, and why
         assert "another writer committed to" in loser.log and "analytics.m" in loser.log
     after = snapshots(race, table)
-    assert after[: len(before)] == before  # every earlier commit kept
-    assert len(after) == len(before) + 1  # the batch merged by one writer only
-    commits = [
+    assert after[: len(before_m)] == before_m  # every earlier commit kept
+    assert len(after) == len(before_m) + 1  # the batch merged by one writer only
+    results = [
         json.loads((w.project / "target" / "run_results.json").read_text())["results"][0]
         for w in writers
     ]
-    print("\n" + "\n".join(f"writer {i}: {c}" for i, c in enumerate(commits)))
-    assert sorted(len(c["commits"]) for c in commits) == [0, 1], commits
-    [loser] = [c for c in commits if not c["commits"]]  # planned again from the winner's commit
+    print("\n" + "\n".join(f"writer {i}: {r}" for i, r in enumerate(results)))
+    assert sorted(len(r["commits"]) for r in results) == [0, 1], results
+    [loser] = [r for r in results if not r["commits"]]  # planned again from the winner's commit
     assert all(r["start"] == r["end"] for r in loser["ranges"]), loser
     assert_up_to_date(race, "m", ("a", "b"))
     check(race)
     again = run(race, "again", "--select=m")  # a following run: nothing left to apply
     assert again.code == 0, again.log
     assert snapshots(race, table) == after
-    assert_full_refresh_agrees(race, "m")
+    assert_full_refresh_agrees(race, "m", "wide")
     assert all(SECRET not in w.log for w in writers)
 
 
-@pytest.mark.parametrize("point", ["before-stage:1", "before-commit:1", "after-commit:1"])
-def test_a_run_killed_mid_run_leaves_no_table_half_written_and_the_next_is_exact(
-    race: Race, point: str
+def test_runs_killed_mid_run_leave_no_table_half_written_and_the_next_is_exact(
+    race: Race,
 ) -> None:
-    """SIGKILL (``LAKEWIDE_CRASH_AT``) before staging, before and after the first commit."""
+    """SIGKILL (``LAKEWIDE_CRASH_AT``) before and after the run's first commit, each followed by
+    a clean run; one batch per step."""
     sources = bootstrap(race)
     ns = f"{race.catalog}.analytics"
     models = ("m", "wide", "by_group", "summary")
-    before = {m: snapshots(race, f"{ns}.{m}") for m in models}
-    killed = run(race, "killed", env={"LAKEWIDE_CRASH_AT": point})
-    assert killed.code == -signal.SIGKILL, killed.log
-    after = {m: snapshots(race, f"{ns}.{m}") for m in models}
-    new = {m: len(after[m]) - len(before[m]) for m in models}
-    assert all(after[m][: len(before[m])] == before[m] for m in models)
-    # one commit at most (the one the kill followed), each model the oracle at its offsets
-    assert sum(new.values()) == (1 if point.startswith("after") else 0), new
-    check(race)
-    again = run(race, "again")
-    assert again.code == 0, again.log
-    check(race, everything=True)
-    sources.append(0)  # and the run after that goes on incrementally
+    for point in ("before-commit:1", "after-commit:1"):
+        before = {m: snapshots(race, f"{ns}.{m}") for m in models}
+        killed = run(race, f"killed-{point}", env={"LAKEWIDE_CRASH_AT": point})
+        assert killed.code == -signal.SIGKILL, killed.log
+        after = {m: snapshots(race, f"{ns}.{m}") for m in models}
+        new = {m: len(after[m]) - len(before[m]) for m in models}
+        assert all(after[m][: len(before[m])] == before[m] for m in models)
+        # one commit at most (the one the kill followed), each model the oracle at its offsets
+        assert sum(new.values()) == (1 if point.startswith("after") else 0), (point, new)
+        check(race)
+        again = run(race, f"again-{point}")
+        assert again.code == 0, again.log
+        check(race, everything=True)
+        sources.append(0)
     last = run(race, "last")
     assert last.code == 0, last.log
     check(race, everything=True)
