@@ -81,3 +81,9 @@ class SparkExitedError(ModelRunError):
 class CommitConflict(ModelRunError):
     """Iceberg refused a commit because another writer committed first (the run retries on a
     fresh table state before reporting it)."""
+
+
+class CommitUnknown(CommitConflict):
+    """The catalog did not say whether a commit was applied (Iceberg's
+    CommitStateUnknownException, e.g. an HTTP 5xx answer to a REST commit): planned again from
+    the catalog's state like a conflict, where the commit's offsets show whether it landed."""

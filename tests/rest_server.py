@@ -17,7 +17,9 @@ API:
 * ``RestServer``: ``uri``, ``warehouse``, ``stop()``; ``start_rest(folder, classpath, client)``
   starts one on 127.0.0.1 and a free port and waits until ``/v1/config`` answers; with
   ``client`` (``ID:SECRET``) it refuses other OAuth2 client credentials and requests without
-  the token it issued (401).
+  the token it issued (401). ``fault(mode)`` sets one of the server's faults (see
+  LoopbackRestServer.java: ``500-any``, ``500-commit``, ``revoke``, ``halt-commit``; ``""``
+  clears it); ``restart()`` starts a stopped (or halted) server again on its port and files.
 """
 
 from __future__ import annotations
@@ -76,6 +78,36 @@ class RestServer:
     uri: str
     warehouse: Path
     process: subprocess.Popen[bytes]
+    classpath: str = ""
+    client: str | None = None
+    warehouse_uri: str | None = None  # s3://...: where its tables are, instead of warehouse
+    catalog_properties: dict[str, str] | None = None
+
+    @property
+    def folder(self) -> Path:
+        """The server's folder (catalog database, warehouse, log, fault file)."""
+        return self.warehouse.parent
+
+    def fault(self, mode: str) -> None:
+        """Set the server's fault (``""``: none); read by the server on its next request."""
+        path = self.folder / "fault"
+        if mode:
+            path.write_text(mode)
+        else:
+            path.unlink(missing_ok=True)
+
+    def restart(self) -> None:
+        """Start the stopped server again on the same port over the same files."""
+        self.stop()
+        port = int(self.uri.rsplit(":", 1)[1])
+        self.process = start_rest(
+            self.folder,
+            self.classpath,
+            self.client,
+            port,
+            warehouse_uri=self.warehouse_uri,
+            catalog_properties=self.catalog_properties,
+        ).process
 
     def stop(self) -> None:
         """Stop the server (its own process only) and wait for it."""
@@ -92,31 +124,42 @@ def start_rest(
     folder: Path,
     classpath: str,
     client: str | None = None,
+    port: int | None = None,
     *,
     warehouse_uri: str | None = None,
     catalog_properties: dict[str, str] | None = None,
 ) -> RestServer:
     """Start a REST catalog server over ``folder`` (SQLite catalog, local warehouse); with
-    ``client`` (``ID:SECRET``) it accepts only those OAuth2 client credentials. With
-    ``warehouse_uri`` (``s3://...``) its tables go there instead, the server's catalog given
-    ``catalog_properties`` (``io-impl``, ``s3.endpoint``...)."""
-    port = _free_port()
+    ``client`` (``ID:SECRET``) it accepts only those OAuth2 client credentials; ``port``: that
+    one (a restart) instead of a free one. With ``warehouse_uri`` (``s3://...``) its tables go
+    there instead, the server's catalog given ``catalog_properties`` (``io-impl``,
+    ``s3.endpoint``...)."""
+    port = port or _free_port()
     warehouse = folder / "warehouse"
     warehouse.mkdir(parents=True, exist_ok=True)
     where = warehouse_uri or str(warehouse)
     args = [str(port), where, f"jdbc:sqlite:file:{folder / 'catalog.db'}"]
     args += [client] if client else []
-    log = (folder / "server.log").open("wb")
+    log = (folder / "server.log").open("ab")
     env = dict(os.environ)
     for key, value in (catalog_properties or {}).items():  # read by LoopbackRestServer.java
         env["CATALOG_" + key.upper().replace("-", "__").replace(".", "_")] = value
+    faults = f"-Dlakewide.faults={folder / 'fault'}"
     process = subprocess.Popen(
-        ["java", "-Xmx256m", "-cp", classpath, str(LAUNCHER), *args],
+        ["java", "-Xmx256m", faults, "-cp", classpath, str(LAUNCHER), *args],
         stdout=log,
         stderr=log,
         env=env,
     )
-    server = RestServer(f"http://127.0.0.1:{port}", warehouse, process)
+    server = RestServer(
+        f"http://127.0.0.1:{port}",
+        warehouse,
+        process,
+        classpath,
+        client,
+        warehouse_uri,
+        catalog_properties,
+    )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         if process.poll() is not None:

@@ -493,3 +493,28 @@ def test_ctrl_c_before_spark_starts(
     assert output.strip() == "interrupted"
     with WarehouseLock(root / "warehouse" / ".lakewide.lock", 0):
         pass
+
+
+# ------------------------------------------------------------------------ test hooks
+
+
+def test_pause_hook_holds_a_process_at_its_point_until_go(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from lakewide import faults
+
+    monkeypatch.setattr(faults, "_seen", faults.Counter())
+    monkeypatch.setenv("LAKEWIDE_PAUSE_AT", f"before-commit:{tmp_path}")
+    faults.checkpoint("before-stage")  # another point: passes
+    held = threading.Thread(target=faults.checkpoint, args=("before-commit",))
+    held.start()
+    deadline = time.monotonic() + 10
+    while not list(tmp_path.glob("*.paused")) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert [p.name for p in tmp_path.glob("*.paused")] == [f"{os.getpid()}.paused"]
+    time.sleep(0.2)
+    assert held.is_alive()  # waits for go
+    (tmp_path / "go").touch()
+    held.join(timeout=5)
+    assert not held.is_alive()
+    faults.checkpoint("before-commit")  # the first time only

@@ -10,7 +10,7 @@ from typing import Any
 
 from lakewide.compiler import CompiledModel, join_type_error
 from lakewide.compiler.upstream import compile_in
-from lakewide.errors import CommitConflict, LakewideError, ModelRunError
+from lakewide.errors import CommitConflict, CommitUnknown, LakewideError, ModelRunError
 from lakewide.events import emit, running
 from lakewide.project.graph import topological_order
 from lakewide.project.manifest import Manifest
@@ -57,15 +57,27 @@ def _run_replanning(
     leases: Leases,
 ) -> ModelResult:
     """Run one model under its lease; after a commit conflict (another writer committed
-    first), plan it again from the catalog's fresh metadata, up to ATTEMPTS times."""
+    first) or a commit the catalog did not confirm (its offsets show whether it landed), plan
+    it again from the catalog's fresh metadata, up to ATTEMPTS times."""
     relation = compiled.node.relation
     tables = [relation] if compiled.plans is None else list(compiled.plans.tables.values())
+    unknown = ""  # the last commit the catalog did not confirm
     with leases.hold(str(relation)):
         for attempt in range(1, ATTEMPTS + 1):
             for table in tables:  # plan from what the catalog holds now
                 adapter.forget(table)
             try:
-                return _run_one(adapter, manifest, compiled, full_refresh, run_id, leases)
+                result = _run_one(adapter, manifest, compiled, full_refresh, run_id, leases)
+                if unknown and not result.message:  # said: a catalog that failed once
+                    result.message = f"planned again after: {unknown}"
+                return result
+            except CommitUnknown as err:
+                unknown = err.message
+                if attempt == ATTEMPTS:
+                    raise ModelRunError(
+                        f"{err.message} (each of {ATTEMPTS} plans of this run); the commits "
+                        "made are kept with their offsets. Run again to continue"
+                    ) from err
             except CommitConflict as err:
                 if attempt == ATTEMPTS:
                     raise CommitConflict(

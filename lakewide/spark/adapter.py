@@ -11,9 +11,9 @@ from sqlglot import exp
 
 from lakewide import events
 from lakewide.dialect import to_sql
-from lakewide.errors import CommitConflict, ModelRunError
+from lakewide.errors import CommitConflict, CommitUnknown, ModelRunError
 from lakewide.project.nodes import Relation
-from lakewide.spark.errors import is_conflict, short
+from lakewide.spark.errors import describe, is_conflict, is_state_unknown, short
 from lakewide.spark.file_load import FileLoading
 from lakewide.spark.ordered_read import OrderedReads
 from lakewide.spark.position_changes import PositionChanges
@@ -175,6 +175,8 @@ class SparkAdapter(FileLoading, OrderedReads, PositionChanges):
         except Exception as err:  # noqa: BLE001 - py4j errors have many types
             if is_conflict(err):
                 raise CommitConflict(f"marking {relation}: {short(err)}") from err
+            if is_state_unknown(err):
+                raise CommitUnknown(f"marking {relation}: {describe(self.output, err)}") from err
             raise ModelRunError(
                 f"could not record the offsets of {relation}: {short(err)}"
             ) from err
@@ -188,6 +190,8 @@ class SparkAdapter(FileLoading, OrderedReads, PositionChanges):
         except ModelRunError as err:
             if is_conflict(err.__cause__):
                 raise CommitConflict(err.message, sql=err.sql) from err.__cause__
+            if is_state_unknown(err.__cause__):
+                raise CommitUnknown(err.message, sql=err.sql) from err.__cause__
             raise
 
 

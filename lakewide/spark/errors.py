@@ -59,18 +59,77 @@ CONFLICTS = (
 )
 
 
+#: Iceberg's exception for a commit the catalog neither confirmed nor refused
+STATE_UNKNOWN = "org.apache.iceberg.exceptions.CommitStateUnknownException"
+
+#: Iceberg's REST client exceptions: what the catalog did, what to check
+_REST_FAILURES = {
+    "org.apache.iceberg.exceptions.NotAuthorizedException": (
+        "refused the credentials (HTTP 401)",
+        "the profile's credential or token (expired or revoked?)",
+    ),
+    "org.apache.iceberg.exceptions.ForbiddenException": (
+        "refused access (HTTP 403)",
+        "the principal's grants on the catalog and namespace",
+    ),
+    STATE_UNKNOWN: (
+        "did not confirm a commit",
+        "the catalog server's health and log; the next run finds out whether it landed",
+    ),
+    "org.apache.iceberg.exceptions.ServiceFailureException": (
+        "failed (HTTP 5xx)",
+        "the catalog server's health and log",
+    ),
+    "org.apache.iceberg.exceptions.ServiceUnavailableException": (
+        "is unavailable (HTTP 503)",
+        "the catalog server's health",
+    ),
+    "org.apache.iceberg.exceptions.RESTException": (
+        "did not answer",
+        "the profile's uri and that the catalog server is up",
+    ),
+}
+
+
+def _java_classes(err: BaseException | None) -> list[str]:
+    """Class names of a py4j error's Java exception and its causes, outermost first."""
+    java = getattr(err, "java_exception", None) or getattr(err, "_origin", None)
+    found: list[str] = []
+    while java is not None and len(found) < 20:
+        found.append(str(java.getClass().getName()))
+        cause = java.getCause()
+        java = None if cause is None or cause == java else cause
+    return found
+
+
 def is_conflict(err: BaseException | None) -> bool:
     """Whether a failed statement's Java exception (or one of its causes) is a commit
     conflict, told by exception class."""
-    java = getattr(err, "java_exception", None) or getattr(err, "_origin", None)
-    seen = 0
-    while java is not None and seen < 20:
-        if str(java.getClass().getName()) in CONFLICTS:
-            return True
-        cause = java.getCause()
-        java = None if cause is None or cause == java else cause
-        seen += 1
-    return False
+    return any(name in CONFLICTS for name in _java_classes(err))
+
+
+def is_state_unknown(err: BaseException | None) -> bool:
+    """Whether a failed statement's commit may or may not have been applied."""
+    return STATE_UNKNOWN in _java_classes(err)
+
+
+def describe(output: Output, err: BaseException) -> str:
+    """One line saying what failed (``short``); on a REST catalog, a failure of the catalog
+    service also names the catalog and what to check (the profile's secrets masked)."""
+    text = short(err)
+    if output.catalog_type != "rest":
+        return text
+    for name in _java_classes(err):
+        if name in _REST_FAILURES:
+            what, check = _REST_FAILURES[name]
+            text = (
+                f"catalog {output.catalog} (rest at {output.uri}) {what}: "
+                f"{_without_packages(text)}; check {check}"
+            )
+            break
+    for secret in output.secret_values():
+        text = text.replace(secret, "***")
+    return text
 
 
 #: packages of the object-storage clients whose exception is the cause worth saying first (a

@@ -18,7 +18,7 @@ from lakewide.dialect import to_sql
 from lakewide.errors import ModelRunError, RunInterrupted, RuntimeSetupError, SparkExitedError
 from lakewide.project.nodes import Relation
 from lakewide.project.profiles import Output
-from lakewide.spark.errors import short
+from lakewide.spark.errors import describe, short
 from lakewide.state.metadata import MetadataReader
 from lakewide.state.readers import metadata_reader
 
@@ -155,7 +155,7 @@ class Session:
         try:
             return self.spark.sql(text)
         except Exception as err:  # noqa: BLE001 - py4j/analysis errors have many types
-            raise ModelRunError(short(err), sql=text) from err
+            raise ModelRunError(describe(self.output, err), sql=text) from err
 
     def rows(self, statement: exp.Expression) -> tuple[list[str], list[tuple[Any, ...]]]:
         """Column names and rows of a query."""

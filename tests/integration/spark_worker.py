@@ -16,6 +16,12 @@ from pathlib import Path
 from typing import Any
 
 
+def _pythonpath() -> str:
+    """This checkout first, then the caller's PYTHONPATH (e.g. a pinned runtime jar's package)."""
+    root = str(Path(__file__).resolve().parents[2])
+    return os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH", "")) if p)
+
+
 class SparkWorker:
     """One Spark JVM for the whole test; ``close()`` ends it."""
 
@@ -28,7 +34,7 @@ class SparkWorker:
             stdout=subprocess.PIPE,
             stderr=self._stderr,
             text=True,
-            env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
+            env={**os.environ, "PYTHONPATH": _pythonpath()},
         )
 
     def sql(self, text: str) -> list[list[Any]]:

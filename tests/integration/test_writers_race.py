@@ -296,6 +296,13 @@ def race(tmp_path: Path, postgres_server: PostgresServer) -> Iterator[Race]:
               spark_conf:
                 spark.sql.shuffle.partitions: "2"
         """
+    seed = int(os.environ.get("LAKEWIDE_RACE_SEED", time.time()))
+    yield from open_race(tmp_path, profiles, "pg", seed)
+
+
+def open_race(tmp_path: Path, profiles: str, catalog: str, seed: int) -> Iterator[Race]:
+    """The race project under ``tmp_path`` with ``profiles``, its sources created in
+    ``catalog`` by a Spark worker (closed at the end)."""
     sources = "".join(f"      - name: {name}\n" for name in SOURCES)
     project = make_project(
         tmp_path / "project",
@@ -309,11 +316,10 @@ def race(tmp_path: Path, postgres_server: PostgresServer) -> Iterator[Race]:
     logs.mkdir()
     worker = SparkWorker(project, logs / "worker.log")
     try:
-        worker.sql("CREATE NAMESPACE IF NOT EXISTS pg.src")
+        worker.sql(f"CREATE NAMESPACE IF NOT EXISTS {catalog}.src")
         for name, schema in SOURCES.items():
-            worker.sql(f"CREATE TABLE pg.src.{name} ({schema}) USING iceberg")
-        seed = int(os.environ.get("LAKEWIDE_RACE_SEED", time.time()))
-        yield Race(project, worker, "pg", logs, random.Random(seed), [f"seed {seed}"])
+            worker.sql(f"CREATE TABLE {catalog}.src.{name} ({schema}) USING iceberg")
+        yield Race(project, worker, catalog, logs, random.Random(seed), [f"seed {seed}"])
     finally:
         worker.close()
 

@@ -10,6 +10,11 @@
 // apache/iceberg-rest-fixture image: "__" becomes "-", "_" becomes "." and the name is lower
 // case (CATALOG_S3_PATH__STYLE__ACCESS=true is s3.path-style-access), e.g. CATALOG_IO__IMPL
 // for S3FileIO on an s3:// warehouse.
+// With -Dlakewide.faults=FILE it reads FILE (when present) on every request, for the tests'
+// bad inputs: "500-any" answers the next request with 500 (once), "500-commit" the next table
+// commit (once), "revoke" refuses every token it issued (401, until FILE is removed), and
+// "halt-commit" applies the next table commit, then halts the JVM without answering (the
+// network dropping in the middle of a commit). A fault used once deletes FILE.
 // Run in Java's source-file mode:
 //   java -cp CLASSPATH LoopbackRestServer.java PORT WAREHOUSE JDBC_URI [CLIENT_ID:SECRET]
 import jakarta.servlet.DispatcherType;
@@ -22,12 +27,17 @@ import jakarta.servlet.ReadListener;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletRequestWrapper;
 import jakarta.servlet.http.HttpServletResponse;
+import jakarta.servlet.http.HttpServletResponseWrapper;
 import java.io.BufferedReader;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.net.URLDecoder;
+import java.io.PrintWriter;
+import java.io.StringWriter;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.EnumSet;
 import java.util.HashMap;
 import java.util.Map;
@@ -63,6 +73,11 @@ public class LoopbackRestServer {
     if (args.length > 3) {
       String[] client = args[3].split(":", 2);
       context.addFilter(new org.eclipse.jetty.servlet.FilterHolder(new ClientCheck(client[0], client[1])),
+          "/*", EnumSet.of(DispatcherType.REQUEST));
+    }
+    String faults = System.getProperty("lakewide.faults");
+    if (faults != null) {
+      context.addFilter(new org.eclipse.jetty.servlet.FilterHolder(new Faults(Path.of(faults))),
           "/*", EnumSet.of(DispatcherType.REQUEST));
     }
     context.insertHandler(new GzipHandler());
@@ -121,6 +136,76 @@ public class LoopbackRestServer {
       out.setContentType("application/json");
       out.getWriter().write(json);
     }
+  }
+
+  /** The faults of the tests' bad inputs (see the header), read from a file per request. */
+  static class Faults implements Filter {
+    private final Path file;
+
+    Faults(Path file) {
+      this.file = file;
+    }
+
+    @Override
+    public synchronized void doFilter(ServletRequest req, ServletResponse res, FilterChain chain)
+        throws IOException, jakarta.servlet.ServletException {
+      HttpServletRequest http = (HttpServletRequest) req;
+      HttpServletResponse out = (HttpServletResponse) res;
+      String path = http.getRequestURI();
+      String fault = Files.exists(file) ? Files.readString(file).trim() : "";
+      boolean commit = "POST".equals(http.getMethod())
+          && path.matches(".*/namespaces/[^/]+/tables/[^/]+");
+      boolean open = path.endsWith("/config") || path.endsWith("/oauth/tokens");
+      if (fault.equals("revoke") && !open) {
+        fail(out, 401, "NotAuthorizedException", "Token expired or revoked");
+        return;
+      }
+      if ((fault.equals("500-any") && !open) || (fault.equals("500-commit") && commit)) {
+        Files.deleteIfExists(file);
+        fail(out, 500, "RuntimeException", "Internal server error (injected once)");
+        return;
+      }
+      if (fault.equals("halt-commit") && commit) {
+        Files.deleteIfExists(file);
+        chain.doFilter(req, new Unanswered(out));
+        Runtime.getRuntime().halt(3);
+      }
+      chain.doFilter(req, res);
+    }
+
+    private static void fail(HttpServletResponse out, int code, String type, String message)
+        throws IOException {
+      out.setStatus(code);
+      out.setContentType("application/json");
+      out.getWriter().write("{\"error\":{\"message\":\"" + message + "\",\"type\":\""
+          + type + "\",\"code\":" + code + "}}");
+    }
+  }
+
+  /** A response whose body goes nowhere (the server halts before answering). */
+  static class Unanswered extends HttpServletResponseWrapper {
+    Unanswered(HttpServletResponse response) {
+      super(response);
+    }
+
+    @Override
+    public PrintWriter getWriter() {
+      return new PrintWriter(new StringWriter());
+    }
+
+    @Override
+    public jakarta.servlet.ServletOutputStream getOutputStream() {
+      return new jakarta.servlet.ServletOutputStream() {
+        @Override public void write(int b) {}
+        @Override public boolean isReady() { return true; }
+        @Override public void setWriteListener(jakarta.servlet.WriteListener listener) {}
+      };
+    }
+
+    @Override public void setStatus(int sc) {}
+    @Override public void setHeader(String name, String value) {}
+    @Override public void addHeader(String name, String value) {}
+    @Override public void flushBuffer() {}
   }
 
   /** A request whose body, already read, is read again by the servlet. */
