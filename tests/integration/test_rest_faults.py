@@ -6,6 +6,8 @@ and the next run exact (tests/integration/test_rest_writers.py's race project an
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 
 from tests.integration.test_rest_writers import (
@@ -14,8 +16,8 @@ from tests.integration.test_rest_writers import (
     Writer,
     assert_full_refresh_agrees,
     bootstrap,
-    catalog_fixture,  # noqa: F401 - the fixture ``catalog``
     race_fixture,  # noqa: F401 - the fixture ``race``
+    rest_catalog,
     run,
     snapshots,
     together,
@@ -25,6 +27,14 @@ from tests.integration.test_writers_race import Race, check
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
 MODELS = ("m", "wide", "by_group", "summary")
+
+
+@pytest.fixture(name="catalog")
+def catalog_fixture(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Catalog]:
+    """A REST catalog server of its own with a local warehouse (the faults are the catalog's)."""
+    rest = rest_catalog(tmp_path_factory.mktemp("rest"))
+    yield rest
+    rest.server.stop()
 
 
 def everything_written(writer: Writer) -> str:

@@ -9,8 +9,9 @@ commit time keep every commit, and the loser plans again from the winner's commi
 checked against the plain-Python oracle of tests/integration/test_writers_race.py at each
 model's offsets, against the sources' current snapshots and against a full refresh.
 
-The catalog comes from one fixture, ``catalog``: a REST catalog server here; the same tests run
-on another catalog or storage by swapping that fixture.
+The catalog comes from one fixture, ``catalog``: a REST catalog server keeping its tables on S3
+(moto's S3 server, tests/s3_server.py) here; tests/integration/test_rest_faults.py swaps it for
+one with a local warehouse.
 """
 
 from __future__ import annotations
@@ -29,7 +30,9 @@ from pathlib import Path
 import pytest
 
 from tests.integration.test_writers_race import Race, Sources, check, open_race
+from tests.postgres_server import missing_prerequisite
 from tests.rest_server import RestServer, rest_classpath, start_rest
+from tests.s3_server import S3Server, aws_bundle_jar
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
@@ -47,18 +50,57 @@ class Catalog:
     server: RestServer
 
 
-@pytest.fixture(name="catalog")
-def catalog_fixture(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Catalog]:
-    """A REST catalog server of its own (Iceberg's, SQLite-backed, OAuth2 client check)."""
-    folder = tmp_path_factory.mktemp("rest")
-    server = start_rest(folder, rest_classpath(folder), CREDENTIAL)
+def rest_catalog(folder: Path, server_side: dict[str, str] | None = None) -> Catalog:
+    """A REST catalog server of its own over ``folder`` (Iceberg's, SQLite-backed, OAuth2
+    client check); ``server_side``: its tables on S3 (``warehouse_uri`` and S3FileIO)."""
+    if server_side:
+        options = dict(server_side)
+        server = start_rest(
+            folder,
+            rest_classpath(folder),
+            CREDENTIAL,
+            warehouse_uri=options.pop("warehouse"),
+            catalog_properties=options,
+        )
+    else:
+        server = start_rest(folder, rest_classpath(folder), CREDENTIAL)
     keys = (
         "      catalog_type: rest\n"
         f'      uri: "{server.uri}"\n'
         "      credential: \"{{ env_var('LW_IT_REST_CREDENTIAL') }}\"\n"
     )
-    yield Catalog("rest1", keys, {"LW_IT_REST_CREDENTIAL": CREDENTIAL}, server)
-    server.stop()
+    return Catalog("rest1", keys, {"LW_IT_REST_CREDENTIAL": CREDENTIAL}, server)
+
+
+@pytest.fixture(name="catalog")
+def catalog_fixture(
+    tmp_path_factory: pytest.TempPathFactory, s3_server: S3Server
+) -> Iterator[Catalog]:
+    """REST + S3: a REST catalog server of its own keeping its tables on the session's S3
+    server, lakewide's profile writing there through S3FileIO with the AWS bundle."""
+    jar = aws_bundle_jar()
+    if jar is None:
+        missing_prerequisite("iceberg-aws-bundle missing from ~/.m2 (.ci/run fetches it)")
+    key_id, secret = s3_server.writer
+    folder = tmp_path_factory.mktemp("rest-s3")
+    server_side = {
+        "warehouse": f"s3://{s3_server.bucket}/{folder.name}-wh",
+        "io-impl": "org.apache.iceberg.aws.s3.S3FileIO",
+        "s3.endpoint": s3_server.endpoint,
+        "s3.path-style-access": "true",
+        "s3.access-key-id": key_id,
+        "s3.secret-access-key": secret,
+        "client.region": "us-east-1",
+    }
+    rest = rest_catalog(folder, server_side)
+    keys = rest.keys + (
+        f"      s3_endpoint: {s3_server.endpoint}\n      s3_region: us-east-1\n"
+        f"      s3_path_style_access: true\n      s3_access_key_id: {key_id}\n"
+        "      s3_secret_access_key: \"{{ env_var('LW_IT_S3_SECRET') }}\"\n"
+        f"      jars: ['{jar}']\n"
+    )
+    yield Catalog(rest.name, keys, {**rest.env, "LW_IT_S3_SECRET": secret}, rest.server)
+    rest.server.stop()
 
 
 @pytest.fixture(name="race")
