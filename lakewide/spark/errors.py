@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 from lakewide.project.nodes import Relation
 from lakewide.project.profiles import Output, warehouse_path
@@ -91,15 +92,20 @@ _REST_FAILURES = {
 }
 
 
-def _java_classes(err: BaseException | None) -> list[str]:
-    """Class names of a py4j error's Java exception and its causes, outermost first."""
-    java = getattr(err, "java_exception", None) or getattr(err, "_origin", None)
-    found: list[str] = []
+def _chain(java: Any) -> list[Any]:
+    """A Java exception and its causes, outermost first (at most 20)."""
+    found: list[Any] = []
     while java is not None and len(found) < 20:
-        found.append(str(java.getClass().getName()))
+        found.append(java)
         cause = java.getCause()
         java = None if cause is None or cause == java else cause
     return found
+
+
+def _java_classes(err: BaseException | None) -> list[str]:
+    """Class names of a py4j error's Java exception and its causes, outermost first."""
+    java = getattr(err, "java_exception", None) or getattr(err, "_origin", None)
+    return [str(e.getClass().getName()) for e in _chain(java)]
 
 
 def is_conflict(err: BaseException | None) -> bool:
@@ -137,17 +143,12 @@ def describe(output: Output, err: BaseException) -> str:
 _STORAGE_CLIENTS = ("software.amazon.awssdk.",)
 
 
-def _storage_cause(java: object) -> str:
+def _storage_cause(java: Any) -> str:
     """First line of the first cause of ``java`` thrown by an object-storage client, or ''."""
-    seen = 0
-    while java is not None and seen < 20:
-        name = str(java.getClass().getName())  # type: ignore[attr-defined]
-        if name.startswith(_STORAGE_CLIENTS):
-            text = str(java.toString()).strip()  # type: ignore[attr-defined]
+    for cause in _chain(java):
+        if str(cause.getClass().getName()).startswith(_STORAGE_CLIENTS):
+            text = str(cause.toString()).strip()
             return _without_packages(text.splitlines()[0])[:500] if text else ""
-        cause = java.getCause()  # type: ignore[attr-defined]
-        java = None if cause is None or cause == java else cause
-        seen += 1
     return ""
 
 
