@@ -156,6 +156,7 @@ class SparkAdapter(FileLoading, OrderedReads, PositionChanges):
                 self.sql(_changelog_call(view, relation, after, snapshot))
                 frame = self.spark.table(view)
             frame.localCheckpoint(eager=True).createOrReplaceTempView(view)
+            self.unstage()
         except ModelRunError:
             raise
         except Exception as err:  # noqa: BLE001

@@ -24,8 +24,14 @@ from __future__ import annotations
 from typing import Any
 
 from lakewide.project.nodes import Relation
+from lakewide.spark.staged_scan import StagedScans
 from lakewide.state.offsets import TableMeta
-from lakewide.state.upstream_changes import data_commits, has_deletes
+from lakewide.state.upstream_changes import (
+    data_commits,
+    deletes_added,
+    equality_deletes_added,
+    has_deletes,
+)
 
 FILE, POS, DELETED = "__lw_file", "__lw_pos", "__lw_deleted"
 CHANGE_TYPE, ORDINAL, COMMIT = "_change_type", "_change_ordinal", "_commit_snapshot_id"
@@ -49,7 +55,7 @@ def _changes_of(frame: Any, columns: list[str], kind: str, ordinal: int, commit:
     )
 
 
-class PositionChanges:
+class PositionChanges(StagedScans):
     """Mixin of lakewide.spark.adapter.SparkAdapter: merge-on-read changes as a view."""
 
     spark: Any
@@ -63,10 +69,6 @@ class PositionChanges:
                 .option("snapshot-id", str(snapshot))
                 .load(str(relation) + table)
             )
-
-    def _data_files(self, relation: Relation, snapshot: int) -> set[str]:
-        files = self._at(relation, snapshot, ".files").where("content = 0")
-        return {row[0] for row in files.select("file_path").collect()}
 
     def _marked(self, relation: Relation, snapshot: int, columns: list[str]) -> Any:
         """The table at ``snapshot``: those of ``columns`` it has, each row's data file and
@@ -93,28 +95,80 @@ class PositionChanges:
             view
         )
 
-    def position_changes(self, relation: Relation, meta: TableMeta, after: int, up_to: int) -> Any:
-        """The changes of ``relation`` after snapshot ``after`` up to ``up_to`` as a DataFrame
-        with the columns of Iceberg's changelog view."""
+    def _marked_parts(
+        self, relation: Relation, meta: TableMeta, a: int, b: int, columns: list[str]
+    ) -> list[tuple[Any, str]]:
+        """Commit ``b``'s changed rows read by marking: the table at ``b`` read whole with
+        Iceberg's ``_deleted`` column (the only read that sees equality deletes)."""
         from pyspark.sql import functions as f
 
+        before, now = self.data_files(relation, a), self.data_files(relation, b)
+        new, removed = sorted(now - before), sorted(before - now)
+        is_new = f.col(FILE).isin(new) if new else f.lit(False)
+        at_b = self._marked(relation, b, columns)
+        added = at_b.where(~f.col(DELETED) & is_new)
+        gone = at_b.where(f.col(DELETED) & ~is_new)
+        if has_deletes(meta, a):
+            earlier = self._marked(relation, a, []).where(f.col(DELETED))
+            gone = gone.join(earlier.select(FILE, POS), [FILE, POS], "left_anti")
+        parts = [(added, "INSERT"), (gone, "DELETE")]
+        if removed:
+            at_a = self._marked(relation, a, columns)
+            parts.append((at_a.where(~f.col(DELETED) & f.col(FILE).isin(removed)), "DELETE"))
+        return parts
+
+    def _deleted_positions(self, relation: Relation, meta: TableMeta, a: int, b: int) -> Any:
+        """``(file, position)`` of the rows commit ``b`` deleted by position (position delete
+        files, deletion vectors): those listed at ``b`` and not at ``a``, since deletion vectors
+        are cumulative per data file."""
+        listed = self._at(relation, b, ".position_deletes").select(
+            _column("file_path").alias(FILE), _column("pos").alias(POS)
+        )
+        if has_deletes(meta, a):
+            earlier = self._at(relation, a, ".position_deletes").select(
+                _column("file_path").alias(FILE), _column("pos").alias(POS)
+            )
+            listed = listed.exceptAll(earlier)
+        return listed
+
+    def _positional_parts(
+        self, relation: Relation, meta: TableMeta, a: int, b: int, columns: list[str]
+    ) -> list[tuple[Any, str]]:
+        """Commit ``b``'s changed rows read from what it wrote: the data files it added
+        (alone, a staged scan) and the old images of the rows it deleted, read at ``a`` by
+        position (or of whole files it removed)."""
+        from pyspark.sql import functions as f
+
+        before, now = self.data_files(relation, a), self.data_files(relation, b)
+        new, removed = now - before, sorted(before - now)
+        parts = []
+        if new:
+            parts.append((self.read_files(relation, b, new), "INSERT"))
+        wanted = f.lit(False) if not removed else f.col(FILE).isin(removed)
+        at_a = self._at(relation, a)
+        at_a = at_a.select(
+            *[_column(c) for c in columns if c in at_a.columns],
+            f.col("_file").alias(FILE),
+            f.col("_pos").alias(POS),
+        )
+        if deletes_added(meta, b):
+            hits = self._deleted_positions(relation, meta, a, b).withColumn(DELETED, f.lit(True))
+            at_a = at_a.join(f.broadcast(hits), [FILE, POS], "left")
+            wanted = wanted | f.col(DELETED).isNotNull()
+        elif not removed:
+            return parts
+        parts.append((at_a.where(wanted), "DELETE"))
+        return parts
+
+    def position_changes(self, relation: Relation, meta: TableMeta, after: int, up_to: int) -> Any:
+        """The changes of ``relation`` after snapshot ``after`` up to ``up_to`` as a DataFrame
+        with the columns of Iceberg's changelog view: per commit, read from the files it wrote
+        (lakewide.spark.staged_scan) where it wrote no equality deletes, else by marking."""
         columns = list(self._at(relation, up_to).columns)
         frame = None
         for ordinal, (a, b) in enumerate(data_commits(meta, after, up_to)):
-            before, now = self._data_files(relation, a), self._data_files(relation, b)
-            new, removed = sorted(now - before), sorted(before - now)
-            is_new = f.col(FILE).isin(new) if new else f.lit(False)
-            at_b = self._marked(relation, b, columns)
-            added = at_b.where(~f.col(DELETED) & is_new)
-            gone = at_b.where(f.col(DELETED) & ~is_new)
-            if has_deletes(meta, a):
-                earlier = self._marked(relation, a, []).where(f.col(DELETED))
-                gone = gone.join(earlier.select(FILE, POS), [FILE, POS], "left_anti")
-            parts = [(added, "INSERT"), (gone, "DELETE")]
-            if removed:
-                at_a = self._marked(relation, a, columns)
-                parts.append((at_a.where(~f.col(DELETED) & f.col(FILE).isin(removed)), "DELETE"))
-            for part, kind in parts:
+            read = self._marked_parts if equality_deletes_added(meta, b) else self._positional_parts
+            for part, kind in read(relation, meta, a, b, columns):
                 rows = _changes_of(part, columns, kind, ordinal, b)
                 frame = rows if frame is None else frame.unionByName(rows, allowMissingColumns=True)
         if frame is None:  # nothing but compactions: no change

@@ -50,3 +50,20 @@ def has_deletes(meta: TableMeta, snapshot: int) -> bool:
     """Whether the table at ``snapshot`` has delete files (rows hidden by them)."""
     found = meta.snapshots.get(snapshot)
     return found is None or _count(found.summary, "total-delete-files") > 0
+
+
+def _added(meta: TableMeta, snapshot: int, keys: tuple[str, ...]) -> bool:
+    found = meta.snapshots.get(snapshot)
+    return found is None or any(_count(found.summary, key) > 0 for key in keys)
+
+
+def deletes_added(meta: TableMeta, snapshot: int) -> bool:
+    """Whether ``snapshot`` added delete files or deletion vectors (rows deleted in place);
+    True where its summary is unknown."""
+    return _added(meta, snapshot, ("added-delete-files", "added-dvs", "added-position-deletes"))
+
+
+def equality_deletes_added(meta: TableMeta, snapshot: int) -> bool:
+    """Whether ``snapshot`` added equality delete files (rows deleted by key, which only a
+    read of the whole table can find); True where its summary is unknown."""
+    return _added(meta, snapshot, ("added-equality-delete-files", "added-equality-deletes"))
