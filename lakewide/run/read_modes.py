@@ -151,6 +151,6 @@ def choose_read(
         )
     return ReadPlan(
         "positions",
-        "delete files (merge-on-read): new data files and rows newly marked _deleted, "
-        "read by row position",
+        "delete files (merge-on-read): each commit's new data files, and the rows its "
+        "deletes newly hide read by position (equality deletes: the table marked _deleted)",
     )
