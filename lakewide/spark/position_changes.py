@@ -95,6 +95,15 @@ class PositionChanges(StagedScans):
             view
         )
 
+    def _files_between(
+        self, relation: Relation, a: int, b: int
+    ) -> tuple[tuple[Any, dict[str, Any]], list[str], list[str]]:
+        """The table's scan planned at ``b`` (``_file_tasks``), and the data files commit ``b``
+        added and removed against ``a``."""
+        planned = self._file_tasks(relation, b)
+        before, now = set(self._file_tasks(relation, a)[1]), set(planned[1])
+        return planned, sorted(now - before), sorted(before - now)
+
     def _marked_parts(
         self, relation: Relation, meta: TableMeta, a: int, b: int, columns: list[str]
     ) -> list[tuple[Any, str]]:
@@ -102,8 +111,7 @@ class PositionChanges(StagedScans):
         Iceberg's ``_deleted`` column (the only read that sees equality deletes)."""
         from pyspark.sql import functions as f
 
-        before, now = self.data_files(relation, a), self.data_files(relation, b)
-        new, removed = sorted(now - before), sorted(before - now)
+        _, new, removed = self._files_between(relation, a, b)
         is_new = f.col(FILE).isin(new) if new else f.lit(False)
         at_b = self._marked(relation, b, columns)
         added = at_b.where(~f.col(DELETED) & is_new)
@@ -124,7 +132,7 @@ class PositionChanges(StagedScans):
         listed = self._at(relation, b, ".position_deletes").select(
             _column("file_path").alias(FILE), _column("pos").alias(POS)
         )
-        if has_deletes(meta, a):
+        if has_deletes(meta, a):  # not needed for the rows (hidden at ``a``): a smaller broadcast
             earlier = self._at(relation, a, ".position_deletes").select(
                 _column("file_path").alias(FILE), _column("pos").alias(POS)
             )
@@ -139,11 +147,10 @@ class PositionChanges(StagedScans):
         position (or of whole files it removed)."""
         from pyspark.sql import functions as f
 
-        before, now = self.data_files(relation, a), self.data_files(relation, b)
-        new, removed = now - before, sorted(before - now)
+        planned, new, removed = self._files_between(relation, a, b)
         parts = []
         if new:
-            parts.append((self.read_files(relation, b, new), "INSERT"))
+            parts.append((self.read_files(relation, planned, set(new)), "INSERT"))
         wanted = f.lit(False) if not removed else f.col(FILE).isin(removed)
         at_a = self._at(relation, a)
         at_a = at_a.select(

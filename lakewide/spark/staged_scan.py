@@ -39,14 +39,12 @@ class StagedScans:
             found.close()
         return table, tasks
 
-    def data_files(self, relation: Relation, snapshot: int) -> set[str]:
-        """The locations of the data files live at ``snapshot``."""
-        return set(self._file_tasks(relation, snapshot)[1])
-
-    def read_files(self, relation: Relation, snapshot: int, files: set[str]) -> Any:
-        """The rows of ``files`` (data files live at ``snapshot``) that are live at
-        ``snapshot``, in the table's current schema, reading no other file."""
-        table, tasks = self._file_tasks(relation, snapshot)
+    def read_files(
+        self, relation: Relation, planned: tuple[Any, dict[str, Any]], files: set[str]
+    ) -> Any:
+        """The rows of ``files`` that are live at the snapshot of ``planned`` (its table and
+        tasks, ``_file_tasks``), in the table's current schema, reading no other file."""
+        table, tasks = planned
         chosen = self.spark.sparkContext._jvm.java.util.ArrayList()
         for location in sorted(files):
             chosen.add(tasks[location])
