@@ -72,8 +72,10 @@ def compiled_fingerprint(manifest: Manifest, node: ModelNode) -> str:
 
 
 def compiled_checksum(files: dict[str, str]) -> dict[str, str]:
-    """The checksum of a model's compiled statements (its run plans, ``plans/``, left out)."""
-    names = sorted(n for n in files if not n.startswith("plans/"))
+    """The checksum of what ``compile`` writes for a model by default (``CompiledModel.shown``):
+    a key table's ``summary.md``, another model's statements (run plans, ``plans/``, left out)."""
+    default = ["summary.md"] if "summary.md" in files else files
+    names = sorted(n for n in default if not n.startswith("plans/"))
     text = "\n".join(f"-- {name}\n{files[name]}" for name in names)
     return {"name": "sha256", "checksum": _sha256(text)}
 
@@ -82,6 +84,27 @@ def remember_compiled(manifest: Manifest, node: ModelNode, checksum: dict[str, s
     """``compile`` printed ``node``'s statements (``compiled_checksum`` of its files): the
     manifest written after it reuses the checksum."""
     _printed[compiled_fingerprint(manifest, node)] = {"compiled_checksum": checksum}
+
+
+def unchanged(manifest: Manifest, names: list[str], out_root: Path) -> dict[str, dict[str, str]]:
+    """The models of ``names`` whose fingerprint is the previous ``manifest.json``'s and whose
+    folder under ``out_root`` still holds what ``compile`` wrote for it by default (its
+    checksum): name -> checksum. ``compile`` writes nothing for these."""
+    known = _previous(manifest)
+    found: dict[str, dict[str, str]] = {}
+    for name in names:
+        fields = known.get(compiled_fingerprint(manifest, manifest.models[name]))
+        folder = out_root / name
+        if not fields or not fields.get("compiled_checksum") or not folder.is_dir():
+            continue
+        try:
+            files = {f.name: f.read_text(encoding="utf-8") for f in folder.iterdir() if f.is_file()}
+        except OSError:
+            continue
+        if (folder / "plans").exists() or compiled_checksum(files) != fields["compiled_checksum"]:
+            continue  # edited by hand, or written with --all-plans: written again
+        found[name] = fields["compiled_checksum"]
+    return found
 
 
 def _previous(manifest: Manifest) -> dict[str, dict[str, Any]]:
@@ -109,11 +132,7 @@ def _compiled(
         digest = definition_digest(node)
         fields = _printed.get(fingerprint) or known.get(fingerprint)
         if fields is None:
-            fields = {
-                "compiled_checksum": compiled_checksum(
-                    compile_in(manifest, node).files(in_place=True)
-                )
-            }
+            fields = {"compiled_checksum": compiled_checksum(compile_in(manifest, node).shown())}
     except LakewideError as err:
         return {"compiled_checksum": None, "compile_error": str(err)}
     return {**fields, "definition_digest": digest, "compiled_fingerprint": fingerprint}

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from lakewide.artifacts.compiled_files import SERIAL_BELOW, compile_all, default_processes
-from lakewide.artifacts.manifest_json import remember_compiled
+from lakewide.artifacts.manifest_json import remember_compiled, unchanged
 from lakewide.commands.shared.console import console
 from lakewide.commands.shared.context import (
     Options,
@@ -54,17 +54,37 @@ def _replace_folder(folder: Path, files: dict[str, str]) -> None:
     help="Processes that compile models at once (default: the CPUs this process may use; "
     f"one below {SERIAL_BELOW} selected models).",
 )
+@click.option(
+    "--all-plans",
+    is_flag=True,
+    help="Also write every statement and every run plan of each model, step by step, as a run "
+    "executes them (target/compiled/<model>/plans/); default: a key table's summary.md.",
+)
 @pass_options
 def compile_(
-    options: Options, select: tuple[str, ...], exclude: tuple[str, ...], threads: int | None
+    options: Options,
+    select: tuple[str, ...],
+    exclude: tuple[str, ...],
+    threads: int | None,
+    all_plans: bool,
 ) -> None:
-    """Write each model's statements to target/compiled/<model>/ (no JVM needed)."""
+    """Write what each model's run does to target/compiled/<model>/ (no JVM needed): a key
+    table's summary.md, another model's statements; every plan with --all-plans. A model whose
+    inputs did not change since the last compile keeps its files."""
     manifest = options.manifest()
     out_root = manifest.project.target_path / "compiled"
     names = selected(manifest, select, exclude)
     chosen_unit_tests(manifest, select, exclude)  # their files checked as `test` does
     processes = threads or default_processes()
-    for written in compile_all(manifest, names, out_root, _replace_folder, processes):
+    kept = {} if all_plans else unchanged(manifest, names, out_root)
+    for name, checksum in kept.items():
+        remember_compiled(manifest, manifest.models[name], checksum)
+    if kept:
+        console.print(f"{len(kept)} model(s) unchanged since the last compile: kept")
+    to_compile = [n for n in names if n not in kept]
+    for written in compile_all(
+        manifest, to_compile, out_root, _replace_folder, processes, all_plans
+    ):
         assert written.checksum is not None
         # manifest.json reuses the checksum instead of compiling the model again
         remember_compiled(manifest, manifest.models[written.name], written.checksum)

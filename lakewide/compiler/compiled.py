@@ -27,6 +27,7 @@ from lakewide.compiler.snapshot import bootstrap as snapshot_bootstrap
 from lakewide.compiler.snapshot_model import SnapshotModel, analyze_snapshot
 from lakewide.compiler.snapshot_plan import SnapshotPlans, build_snapshot_plans, snapshot_files
 from lakewide.compiler.source_merge import SourceMerge
+from lakewide.compiler.summary import summary
 from lakewide.compiler.validate import validate
 from lakewide.compiler.wide_model import WideModel, analyze, parse_model_sql
 from lakewide.dialect import to_sql
@@ -132,6 +133,20 @@ class CompiledModel:
             out.update(snapshot_files(self.snapshot, to_sql, shown))
         out.update(shown_plans)
         return out
+
+    def shown(self, *, all_plans: bool = False) -> dict[str, str]:
+        """What ``lakewide compile`` writes under ``target/compiled/<model>/``: a key table's
+        ``summary.md`` (its next run, how each source's columns merge), another model's
+        statements; ``all_plans``: also every statement and run plan (``plans/*.sql``), as a
+        run executes them. The object is dropped afterwards (the plans print in place)."""
+        if self.model is None:
+            return self.files(in_place=True, plans=all_plans)
+        shown = {"summary.md": summary(self.model, self.context, len(self.deltas))}
+        if self.deltas and not all_plans:
+            assert self.plans is not None  # its delta joins' errors, as a run would raise them
+        if all_plans:
+            shown.update(self.files(in_place=True, plans=True))
+        return shown
 
 
 def _query(node: ModelNode) -> exp.Query:
