@@ -69,15 +69,17 @@ def test_an_unchanged_model_is_not_compiled_again(
     model.write_text(model.read_text().replace("SELECT", "SELECT /* edited */", 1))
     third = compile_(monkeypatch, capsys, example)
     assert "4 model(s) unchanged" in third
-    assert [line.split()[1] for line in third.splitlines() if line.startswith("compiled ")] == [
-        "user_activity",
-        "26",
-    ]
+    compiled = [line.split()[1] for line in third.splitlines() if line.startswith("compiled ")]
+    assert compiled == ["user_activity"]
+    assert "26 data test(s) unchanged since the last compile: kept" in third
     # a summary edited by hand is written again; --all-plans writes every plan
     summary = example / "target/compiled/order_detail/summary.md"
     summary.write_text("edited")
+    query = example / "target/compiled/tests/unique_order_detail_order_id.sql"
+    query.write_text("edited")
     fourth = compile_(monkeypatch, capsys, example)
     assert "compiled order_detail" in fourth and summary.read_text().startswith("# order_detail")
+    assert "compiled 26 data test(s)" in fourth and "order_id" in query.read_text()
     compile_(monkeypatch, capsys, example, "--all-plans")
     assert (summary.parent / "plans/incremental_all_merge.sql").is_file()
     fifth = compile_(monkeypatch, capsys, example)  # back to the default: the plans go

@@ -26,6 +26,7 @@ from typing import Any
 from lakewide import __version__
 from lakewide.compiler.upstream import compile_in, plan_context
 from lakewide.errors import LakewideError
+from lakewide.project.data_tests import DataTest
 from lakewide.project.manifest import Manifest
 from lakewide.project.nodes import ModelNode
 from lakewide.state.definition import definition_digest
@@ -80,6 +81,12 @@ def compiled_checksum(files: dict[str, str]) -> dict[str, str]:
     return {"name": "sha256", "checksum": _sha256(text)}
 
 
+def tests_fingerprint(tests: list[DataTest]) -> str:
+    """Digest of what the data tests' failing-rows queries are made from (their parts as
+    trees, and lakewide's code): ``compile`` prints them again only when it changed."""
+    return _sha256("\n".join([_code_digest(), *(f"{t.name} {t.spec!r}" for t in tests)]))
+
+
 def remember_compiled(manifest: Manifest, node: ModelNode, checksum: dict[str, str]) -> None:
     """``compile`` printed ``node``'s statements (``compiled_checksum`` of its files): the
     manifest written after it reuses the checksum."""
@@ -115,7 +122,10 @@ def _previous(manifest: Manifest) -> dict[str, dict[str, Any]]:
         )
         nodes = document["nodes"].values()
         return {  # a node that failed to compile stores no fingerprint
-            n["compiled_fingerprint"]: {"compiled_checksum": n["compiled_checksum"]}
+            n["compiled_fingerprint"]: {
+                "compiled_checksum": n["compiled_checksum"],
+                "definition_digest": n["definition_digest"],
+            }
             for n in nodes
             if isinstance(n, dict) and n.get("compiled_fingerprint")
         }
@@ -129,13 +139,14 @@ def _compiled(
 
     try:
         fingerprint = compiled_fingerprint(manifest, node)
-        digest = definition_digest(node)
-        fields = _printed.get(fingerprint) or known.get(fingerprint)
-        if fields is None:
-            fields = {"compiled_checksum": compiled_checksum(compile_in(manifest, node).shown())}
+        fields = {**known.get(fingerprint, {}), **_printed.get(fingerprint, {})}
+        if not fields.get("definition_digest"):  # it tokenizes the query: kept when known
+            fields["definition_digest"] = definition_digest(node)
+        if not fields.get("compiled_checksum"):
+            fields["compiled_checksum"] = compiled_checksum(compile_in(manifest, node).shown())
     except LakewideError as err:
         return {"compiled_checksum": None, "compile_error": str(err)}
-    return {**fields, "definition_digest": digest, "compiled_fingerprint": fingerprint}
+    return {**fields, "compiled_fingerprint": fingerprint}
 
 
 def manifest_document(manifest: Manifest, invocation_id: str = "") -> dict[str, Any]:

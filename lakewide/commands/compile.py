@@ -8,7 +8,12 @@ from pathlib import Path
 import click
 
 from lakewide.artifacts.compiled_files import SERIAL_BELOW, compile_all, default_processes
-from lakewide.artifacts.manifest_json import remember_compiled, unchanged
+from lakewide.artifacts.manifest_json import (
+    compiled_checksum,
+    remember_compiled,
+    tests_fingerprint,
+    unchanged,
+)
 from lakewide.commands.shared.console import console
 from lakewide.commands.shared.context import (
     Options,
@@ -95,6 +100,10 @@ def compile_(
     write_compiled_tests(manifest, out_root / "tests", select, exclude)
 
 
+#: what ``target/compiled/tests/`` was compiled from (next to the folder, not in it)
+TESTS_STAMP = ".compiled_tests"
+
+
 def write_compiled_tests(
     manifest: Manifest, folder: Path, select: tuple[str, ...], exclude: tuple[str, ...]
 ) -> None:
@@ -102,11 +111,32 @@ def write_compiled_tests(
     tests = chosen_tests(manifest, select, exclude)
     if not tests:
         return
-    files = {f"{t.name}.sql": to_sql(failing_rows(t.spec)) for t in tests}
+    shown = manifest.project.relative(folder)
     if select or exclude:
         folder.mkdir(parents=True, exist_ok=True)
-        for file_name, text in files.items():
-            (folder / file_name).write_text(text, encoding="utf-8")
-    else:
+        for t in tests:
+            (folder / f"{t.name}.sql").write_text(to_sql(failing_rows(t.spec)), encoding="utf-8")
+    else:  # all of them: kept when their fingerprint and files are the last compile's
+        digest = tests_fingerprint(tests)
+        stamp = folder.parent.parent / TESTS_STAMP
+        if _kept_tests(folder, stamp, digest, len(tests)):
+            console.print(f"{len(tests)} data test(s) unchanged since the last compile: kept")
+            return
+        files = {f"{t.name}.sql": to_sql(failing_rows(t.spec)) for t in tests}
         _replace_folder(folder, files)
-    console.print(f"compiled {len(tests)} data test(s) -> {manifest.project.relative(folder)}")
+        stamp.write_text(f"{digest} {_checksum(files)}\n", encoding="utf-8")
+    console.print(f"compiled {len(tests)} data test(s) -> {shown}")
+
+
+def _checksum(files: dict[str, str]) -> str:
+    return compiled_checksum(files)["checksum"]
+
+
+def _kept_tests(folder: Path, stamp: Path, digest: str, count: int) -> bool:
+    """Whether ``folder`` holds the ``count`` queries compiled from ``digest``, unedited."""
+    try:
+        kept = stamp.read_text(encoding="utf-8").split()
+        files = {f.name: f.read_text(encoding="utf-8") for f in folder.iterdir()}
+    except OSError:
+        return False
+    return len(files) == count and kept == [digest, _checksum(files)]

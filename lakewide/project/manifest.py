@@ -17,7 +17,7 @@ from lakewide.project.data_tests import (
 from lakewide.project.model_properties import ModelProperties, load_model_properties
 from lakewide.project.nodes import ModelNode, Relation
 from lakewide.project.profiles import Output
-from lakewide.project.render import Renderer, RenderResult
+from lakewide.project.render import Renderer, RenderResult, template_cache
 from lakewide.project.settings import Project
 from lakewide.project.sources import Source, load_sources
 from lakewide.project.text_files import read_utf8
@@ -54,7 +54,10 @@ def load_manifest(
     yml_files = _files(project.model_paths, "*.yml") + _files(project.model_paths, "*.yaml")
     sources = load_sources(yml_files, output.catalog)
     renderer = Renderer(
-        _files(project.macro_paths, "*.sql"), {**project.vars, **(variables or {})}, sources
+        _files(project.macro_paths, "*.sql"),
+        {**project.vars, **(variables or {})},
+        sources,
+        cache=template_cache(),
     )
     paths: dict[str, Path] = {}
     for path in _files(project.model_paths, "*.sql"):

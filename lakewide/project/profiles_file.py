@@ -17,7 +17,7 @@ from pydantic import (
 from lakewide.errors import ConfigError
 from lakewide.project.jdbc import check_jdbc
 from lakewide.project.profiles import Output, check_master, check_rest
-from lakewide.project.text_files import read_utf8
+from lakewide.project.text_files import load_yaml, read_utf8
 
 
 def env_var(name: str, default: str | None = None) -> str:
@@ -136,7 +136,7 @@ def read_profiles(path: Path) -> dict[str, Any]:
     """The rendered, parsed ``profiles.yml``: a mapping of profile name -> profile."""
     try:
         text, values = _render_profiles(path)
-        data: Any = yaml.safe_load(text)
+        data: Any = load_yaml(text)
     except ConfigError as err:
         err.path = path
         raise
