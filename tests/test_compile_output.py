@@ -26,6 +26,29 @@ def compile_(
     return output
 
 
+def test_nothing_changed_ends_before_parsing_the_project(
+    example: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    model = example / "models/staging/order_status_counts.sql"
+    model.write_text(model.read_text() + "-- {{ env_var('LW_NOTE', 'a') }}\n")
+    monkeypatch.setenv("LW_NOTE", "secret-value")
+    compile_(monkeypatch, capsys, example)
+    stamp = (example / "target/.compile_inputs").read_text()
+    assert '"LW_NOTE"' in stamp and "secret-value" not in stamp  # names and digests only
+    kept = "nothing changed since the last compile: 5 model(s) kept"
+    assert kept in compile_(monkeypatch, capsys, example)
+    monkeypatch.setenv("LW_NOTE", "b")  # what env_var() read changed
+    assert kept not in compile_(monkeypatch, capsys, example)
+    assert kept in compile_(monkeypatch, capsys, example)
+    assert kept not in compile_(monkeypatch, capsys, example, "--vars", "{x: 1}")
+    assert kept in compile_(monkeypatch, capsys, example, "--vars", "{x: 1}")
+    (example / "target/compiled/order_detail/summary.md").write_text("edited")  # an output
+    assert kept not in compile_(monkeypatch, capsys, example, "--vars", "{x: 1}")
+    assert (example / "target/compiled/order_detail/summary.md").read_text() != "edited"
+    (example / "macros/new.sql").write_text("{% macro m() %}1{% endmacro %}\n")  # an input
+    assert kept not in compile_(monkeypatch, capsys, example, "--vars", "{x: 1}")
+
+
 def checksums(root: Path) -> dict[str, str]:
     nodes = json.loads((root / "target/manifest.json").read_text())["nodes"].values()
     return {n["name"]: n["compiled_checksum"]["checksum"] for n in nodes}
@@ -60,7 +83,7 @@ def test_an_unchanged_model_is_not_compiled_again(
     first = compile_(monkeypatch, capsys, example)
     assert "compiled order_detail (primary_key)" in first
     before = checksums(example)
-    second = compile_(monkeypatch, capsys, example)
+    second = compile_(monkeypatch, capsys, example, "--vars", "{y: 2}")  # the vars changed
     assert "5 model(s) unchanged since the last compile: kept" in second
     assert "compiled order_detail" not in second and "compiled user_activity" not in second
     assert checksums(example) == before

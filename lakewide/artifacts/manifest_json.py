@@ -41,7 +41,7 @@ _printed: dict[str, dict[str, Any]] = {}
 
 
 @functools.cache
-def _code_digest() -> str:
+def code_digest() -> str:
     """lakewide's own code and sqlglot's version: the compiler the statements come from."""
     digest = hashlib.sha256(f"{__version__} {importlib.metadata.version('sqlglot')}".encode())
     for path in sorted(Path(__file__).parent.rglob("*.py")):
@@ -54,7 +54,7 @@ def compiled_fingerprint(manifest: Manifest, node: ModelNode) -> str:
 
     context = plan_context(manifest, node)
     inputs = {
-        "code": _code_digest(),
+        "code": code_digest(),
         "name": node.name,
         "path": str(node.path),
         "raw_sql": node.raw_sql,
@@ -84,7 +84,7 @@ def compiled_checksum(files: dict[str, str]) -> dict[str, str]:
 def tests_fingerprint(tests: list[DataTest]) -> str:
     """Digest of what the data tests' failing-rows queries are made from (their parts as
     trees, and lakewide's code): ``compile`` prints them again only when it changed."""
-    return _sha256("\n".join([_code_digest(), *(f"{t.name} {t.spec!r}" for t in tests)]))
+    return _sha256("\n".join([code_digest(), *(f"{t.name} {t.spec!r}" for t in tests)]))
 
 
 def remember_compiled(manifest: Manifest, node: ModelNode, checksum: dict[str, str]) -> None:

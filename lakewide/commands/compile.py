@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from lakewide.artifacts.compile_stamp import forget, nothing_changed, remember
 from lakewide.artifacts.compiled_files import SERIAL_BELOW, compile_all, default_processes
 from lakewide.artifacts.manifest_json import (
     compiled_checksum,
@@ -26,6 +27,8 @@ from lakewide.commands.shared.tests import chosen_tests, chosen_unit_tests
 from lakewide.compiler.data_test_queries import failing_rows
 from lakewide.dialect import to_sql
 from lakewide.project.manifest import Manifest
+from lakewide.project.profiles_file import find_profiles_file
+from lakewide.project.settings import load_project
 
 
 def _replace_folder(folder: Path, files: dict[str, str]) -> None:
@@ -76,6 +79,16 @@ def compile_(
     """Write what each model's run does to target/compiled/<model>/ (no JVM needed): a key
     table's summary.md, another model's statements; every plan with --all-plans. A model whose
     inputs did not change since the last compile keeps its files."""
+    project = load_project(options.project_dir)
+    profiles = find_profiles_file(project.root, options.profiles_dir)
+    given = {"target": options.target, "vars": options.variables, "profiles": str(profiles)}
+    everything = not (select or exclude or all_plans)
+    if everything:
+        count = nothing_changed(project, profiles, given)
+        if count is not None:
+            console.print(f"nothing changed since the last compile: {count} model(s) kept")
+            return
+    forget(project)
     manifest = options.manifest()
     out_root = manifest.project.target_path / "compiled"
     names = selected(manifest, select, exclude)
@@ -98,6 +111,8 @@ def compile_(
             f"{manifest.project.relative(out_root / written.name)} [{written.files} file(s)]"
         )
     write_compiled_tests(manifest, out_root / "tests", select, exclude)
+    if everything:
+        remember(project, profiles, given, len(names))
 
 
 #: what ``target/compiled/tests/`` was compiled from (next to the folder, not in it)
