@@ -49,9 +49,24 @@ def code_digest() -> str:
     return digest.hexdigest()
 
 
+# the fingerprints of the last manifest asked about (compile and manifest.json both ask)
+_known: dict[str, Any] = {}
+
+
 def compiled_fingerprint(manifest: Manifest, node: ModelNode) -> str:
     """Digest of everything ``compile_in(manifest, node)`` is made from."""
+    if _known.get("manifest") is not manifest:
+        _known.clear()
+        _known.update(manifest=manifest, nodes={})
+    nodes: dict[str, tuple[ModelNode, str]] = _known["nodes"]
+    if node.name in nodes and nodes[node.name][0] is node:
+        return nodes[node.name][1]
+    fingerprint = _fingerprint(manifest, node)
+    nodes[node.name] = (node, fingerprint)
+    return fingerprint
 
+
+def _fingerprint(manifest: Manifest, node: ModelNode) -> str:
     context = plan_context(manifest, node)
     inputs = {
         "code": code_digest(),
