@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.project_factory import copy_example_project, run_main
+from lakewide.project.nodes import ModelNode
+from tests.project_factory import copy_example_project, manifest_of, run_main
 
 
 @pytest.fixture()
@@ -109,3 +110,27 @@ def test_an_unchanged_model_is_not_compiled_again(
     assert "compiled order_detail" in fifth
     assert {f.name for f in summary.parent.iterdir()} == {"summary.md"}
     assert checksums(example) == {**before, "user_activity": checksums(example)["user_activity"]}
+
+
+def test_a_run_parses_only_the_models_that_changed_before_spark(
+    example: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``runnable`` (every running command's check before Spark) trusts manifest.json's
+    fingerprints: a model that compiled from the same inputs is not parsed again."""
+    from lakewide.commands.shared.context import runnable
+    from lakewide.compiler import wide_model
+
+    compile_(monkeypatch, capsys, example)
+    model = example / "models/wide/user_activity.sql"
+    model.write_text(model.read_text().replace("SELECT", "SELECT /* edited */", 1))
+    parsed: list[str] = []
+    parse = wide_model.parse_model_sql
+
+    def counted(node: ModelNode) -> object:
+        parsed.append(node.name)
+        return parse(node)
+
+    monkeypatch.setattr(wide_model, "parse_model_sql", counted)
+    manifest = manifest_of(example)
+    assert runnable(manifest, list(manifest.models)) == list(manifest.models)
+    assert parsed == ["user_activity"]

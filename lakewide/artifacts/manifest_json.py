@@ -129,6 +129,17 @@ def unchanged(manifest: Manifest, names: list[str], out_root: Path) -> dict[str,
     return found
 
 
+def compiled_before(manifest: Manifest) -> set[str]:
+    """The models whose fingerprint is one the previous ``manifest.json`` holds with a
+    checksum: they compiled then, from the same inputs, so they parse and compile now."""
+    known = _previous(manifest)
+    return {
+        name
+        for name, node in manifest.models.items()
+        if known.get(compiled_fingerprint(manifest, node), {}).get("compiled_checksum")
+    }
+
+
 def _previous(manifest: Manifest) -> dict[str, dict[str, Any]]:
     """Fingerprint -> compiled fields of the nodes of the manifest.json there is (if any)."""
     try:
