@@ -4,11 +4,12 @@ compiling was half of parsing a project), never in the project."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from jinja2 import Environment
 
-from lakewide.project.render import template_cache
+from lakewide.project.render import Renderer, RenderResult, template_cache
 from tests.project_factory import copy_example_project, manifest_of
 
 
@@ -40,3 +41,25 @@ def test_the_next_process_reads_compiled_templates_from_the_cache(
     monkeypatch.undo()
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     assert manifest_of(root).models.keys() == first.models.keys()
+
+
+def test_a_model_without_ref_is_rendered_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The second rendering resolves ref(): a model calling none, whose relation is the one
+    guessed first, keeps its first rendering (the same text)."""
+    root = copy_example_project(tmp_path / "example")
+    expected = {n: m.sql for n, m in manifest_of(root).models.items()}
+    rendered: list[str] = []
+    render = Renderer.render
+
+    def counted(self: Renderer, path: Path, *args: Any, **kwargs: Any) -> RenderResult:
+        rendered.append(path.stem)
+        return render(self, path, *args, **kwargs)
+
+    monkeypatch.setattr(Renderer, "render", counted)
+    manifest = manifest_of(root)
+    assert {n: m.sql for n, m in manifest.models.items()} == expected
+    for name, model in manifest.models.items():
+        assert rendered.count(name) == (2 if model.refs else 1), name
+    assert any(m.refs for m in manifest.models.values())

@@ -76,8 +76,9 @@ def load_manifest(
 
     first: dict[str, RenderResult] = {}
     relations: dict[str, Relation] = {}
+    guesses: dict[str, Relation] = {}
     for name, path in paths.items():
-        guess = Relation(output.catalog, output.namespace, name)
+        guess = guesses[name] = Relation(output.catalog, output.namespace, name)
         shown = Path(project.relative(path))
         first[name] = renderer.render(shown, texts[name], resolve_ref=placeholder, this=guess)
         config = first[name].config
@@ -96,12 +97,20 @@ def load_manifest(
 
     models: dict[str, ModelNode] = {}
     for name, path in paths.items():
-        result = renderer.render(
-            Path(project.relative(path)),
-            texts[name],
-            resolve_ref=resolve,
-            this=relations[name],
-            is_incremental=name in (incremental or set()),
+        again = (
+            first[name].refs or relations[name] != guesses[name] or name in (incremental or set())
+        )
+        # no ref(), the same `this`: rendering again would give the same text
+        result = (
+            first[name]
+            if not again
+            else renderer.render(
+                Path(project.relative(path)),
+                texts[name],
+                resolve_ref=resolve,
+                this=relations[name],
+                is_incremental=name in (incremental or set()),
+            )
         )
         for ref_name in result.refs:
             resolve(ref_name)
