@@ -1,9 +1,10 @@
 """``target/manifest.json``: the parsed project as dbt's manifest shapes it (nodes, sources,
 parent and child maps), written by every command that parses the project.
 
-Each model node carries its config, refs, sources, the checksum of its file and of its compiled
-statements (``compiled_checksum``; null with ``compile_error`` when it does not compile) and
-the digest of its definition as stored with its commits (lakewide.definition).
+Each model node carries its config, refs, sources, the checksum of its file and of what
+``compile`` writes for it by default (``compiled_checksum``: a key table's ``summary.md``,
+another model's statements; null with ``compile_error`` when it does not compile) and the
+digest of its definition as stored with its commits (lakewide.definition).
 
 Compiling every model for its checksum would make every command's cost grow with the project
 (seconds per hundred models), so each node also stores ``compiled_fingerprint``: a digest of
