@@ -14,6 +14,7 @@ import lakewide
 from lakewide.cli import cli
 from tests.project_factory import REPO_ROOT, copy_example_project, run_main
 
+# what `compile --all-plans` writes for each key table (by default: its summary.md alone)
 PK_MODELS = {
     "order_detail": {
         "bootstrap.sql",
@@ -21,6 +22,7 @@ PK_MODELS = {
         "merge_02_order_address.sql",
         "merge_all.sql",
         "plans",
+        "summary.md",
     },
     "order_groups": {
         "bootstrap.sql",
@@ -28,8 +30,9 @@ PK_MODELS = {
         "merge_02_order_address.sql",
         "merge_all.sql",
         "plans",
+        "summary.md",
     },
-    "user_activity": {"bootstrap.sql", "merge_01_user_events.sql", "plans"},
+    "user_activity": {"bootstrap.sql", "merge_01_user_events.sql", "plans", "summary.md"},
     "user_rec_wide": {
         "bootstrap.sql",
         "merge_01_recommendations.sql",
@@ -37,6 +40,7 @@ PK_MODELS = {
         "merge_03_clicks.sql",
         "merge_all.sql",
         "plans",
+        "summary.md",
     },
 }
 
@@ -83,6 +87,11 @@ def test_init_creates_a_project_that_compiles(tmp_path: Path) -> None:
 
     result = invoke("--project-dir", str(project), "compile")
     assert result.exit_code == 0, result.output
+    tests = {"unique_customer_wide_customer_id.sql", "not_null_customer_wide_customer_id.sql"}
+    # by default, the key table's summary; and its implied data tests
+    assert compiled_files(project) == {"customer_wide": {"summary.md"}, "tests": tests}
+    result = invoke("--project-dir", str(project), "compile", "--all-plans")
+    assert result.exit_code == 0, result.output
     assert compiled_files(project) == {
         "customer_wide": {
             "bootstrap.sql",
@@ -90,9 +99,9 @@ def test_init_creates_a_project_that_compiles(tmp_path: Path) -> None:
             "merge_02_orders.sql",
             "merge_all.sql",
             "plans",
+            "summary.md",
         },
-        # the key table's implied data tests
-        "tests": {"unique_customer_wide_customer_id.sql", "not_null_customer_wide_customer_id.sql"},
+        "tests": tests,
     }
     bootstrap = (project / "target/compiled/customer_wide/bootstrap.sql").read_text()
     assert "CREATE TABLE lw.analytics.customer_wide" in bootstrap
@@ -113,7 +122,7 @@ def test_init_refuses_an_existing_project(
 
 
 def test_compile_example_project_writes_bootstrap_and_merges(example: Path) -> None:
-    result = invoke("--project-dir", str(example), "compile")
+    result = invoke("--project-dir", str(example), "compile", "--all-plans")
     assert result.exit_code == 0, result.output
     files = compiled_files(example)
     assert {k: v for k, v in files.items() if k in PK_MODELS} == PK_MODELS
@@ -158,11 +167,13 @@ def test_compile_select_and_stale_files(example: Path) -> None:
     result = invoke("--project-dir", str(example), "compile", "-s", "order_detail")
     assert result.exit_code == 0, result.output
     files = compiled_files(example)
-    assert {k: v for k, v in files.items() if k != "tests"} == {
-        "order_detail": PK_MODELS["order_detail"]
-    }
+    assert {k: v for k, v in files.items() if k != "tests"} == {"order_detail": {"summary.md"}}
     assert "unique_order_detail_order_id.sql" in files["tests"]
     assert not any("user_rec_wide" in name for name in files["tests"])
+    stale.write_text("old")
+    result = invoke("--project-dir", str(example), "compile", "-s", "order_detail", "--all-plans")
+    assert result.exit_code == 0, result.output
+    assert compiled_files(example)["order_detail"] == PK_MODELS["order_detail"]
     assert (stale.parent / "bootstrap.sql").read_text().startswith("CREATE TABLE")
 
 
@@ -346,9 +357,12 @@ def test_compile_subprocess_needs_neither_java_nor_pyspark(tmp_path: Path) -> No
         p for p in (str(fake.parent), str(REPO_ROOT), env.get("PYTHONPATH")) if p
     )
     if (REPO_ROOT / "lakewide" / "__main__.py").is_file():
-        command = [sys.executable, "-m", "lakewide", "compile"]
+        command = [sys.executable, "-m", "lakewide", "compile", "--all-plans"]
     else:
-        command = [sys.executable, "-c", "from lakewide.cli import main; main()", "compile"]
+        command = [
+            *(sys.executable, "-c", "from lakewide.cli import main; main()"),
+            *("compile", "--all-plans"),
+        ]
     done = subprocess.run(
         command, cwd=project, env=env, capture_output=True, text=True, timeout=120
     )

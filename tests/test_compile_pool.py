@@ -43,15 +43,21 @@ def compiled_files(root: Path) -> dict[str, str]:
     }
 
 
+def compile_all_plans(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], root: Path, threads: str
+) -> tuple[int, str]:
+    """``lakewide compile --all-plans`` on ``threads`` processes: (exit code, output)."""
+    args = ("--project-dir", str(root), "compile", "--threads", threads, "--all-plans")
+    return run_main(monkeypatch, capsys, *args)
+
+
 def test_processes_write_what_one_process_writes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     runs = {}
     for threads in ("1", "2"):
         root = project(tmp_path / f"t{threads}")
-        code, out = run_main(
-            monkeypatch, capsys, "--project-dir", str(root), "compile", "--threads", threads
-        )
+        code, out = compile_all_plans(monkeypatch, capsys, root, threads)
         assert code == 0, out
         lines = [line.split(" ")[1] for line in out.splitlines() if line.startswith("compiled m")]
         nodes = json.loads((root / "target" / "manifest.json").read_text())["nodes"]
@@ -69,9 +75,7 @@ def test_a_failing_model_fails_as_in_one_process(
     outputs = {}
     for threads in ("1", "2"):
         root = project(tmp_path / f"t{threads}", bad="m05")
-        code, out = run_main(
-            monkeypatch, capsys, "--project-dir", str(root), "compile", "--threads", threads
-        )
+        code, out = compile_all_plans(monkeypatch, capsys, root, threads)
         assert code == 2, out
         outputs[threads] = out[out.index("m05") :]
     assert "m05" in outputs["2"] and "primary_key" in outputs["2"]

@@ -65,7 +65,7 @@ def test_an_edited_model_and_new_code_compile_again(
     assert after == {k: v for k, v in before.items() if k != "user_rec_wide"}
 
     compiles.clear()  # lakewide's code changed: nothing is reused
-    monkeypatch.setattr(manifest_json, "_code_digest", lambda: "other code")
+    monkeypatch.setattr(manifest_json, "code_digest", lambda: "other code")
     manifest_document(manifest_of(example))
     assert sorted(compiles) == sorted(before)
 

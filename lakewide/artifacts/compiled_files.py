@@ -20,7 +20,7 @@ from lakewide.errors import LakewideError
 from lakewide.project.manifest import Manifest
 
 # a pool forks after this is set: its workers compile from the parent's parsed project
-_project: list[tuple[Manifest, Path, Callable[[Path, dict[str, str]], None]]] = []
+_project: list[tuple[Manifest, Path, Callable[[Path, dict[str, str]], None], bool]] = []
 SERIAL_BELOW = 8  # fewer selected models than this compile in the calling process
 
 
@@ -36,19 +36,23 @@ class Written:
 
 
 def compile_one(
-    manifest: Manifest, name: str, out_root: Path, write: Callable[[Path, dict[str, str]], None]
+    manifest: Manifest,
+    name: str,
+    out_root: Path,
+    write: Callable[[Path, dict[str, str]], None],
+    all_plans: bool = False,
 ) -> Written:
-    """Compile model ``name``, write its files under ``out_root/name`` with ``write``."""
-    compiled = compile_in(manifest, manifest.models[name])
-    files = compiled.files(in_place=True, plans=True)  # dropped right after
+    """Compile model ``name``, write its files (``CompiledModel.shown``) under
+    ``out_root/name`` with ``write``."""
+    files = compile_in(manifest, manifest.models[name]).shown(all_plans=all_plans)
     write(out_root / name, files)
-    return Written(name, compiled.kind, len(files), compiled_checksum(files))
+    return Written(name, manifest.models[name].config.kind, len(files), compiled_checksum(files))
 
 
 def _in_worker(name: str) -> Written:
-    manifest, out_root, write = _project[0]
+    manifest, out_root, write, all_plans = _project[0]
     try:
-        return compile_one(manifest, name, out_root, write)
+        return compile_one(manifest, name, out_root, write, all_plans)
     except LakewideError:
         return Written(name, error=True)
 
@@ -63,20 +67,21 @@ def compile_all(
     out_root: Path,
     write: Callable[[Path, dict[str, str]], None],
     processes: int,
+    all_plans: bool = False,
 ) -> Iterator[Written]:
     """Each model of ``names`` compiled and written, yielded in ``names``' order."""
     forking = "fork" in multiprocessing.get_all_start_methods()
     if processes < 2 or len(names) < SERIAL_BELOW or not forking:
         for name in names:
-            yield compile_one(manifest, name, out_root, write)
+            yield compile_one(manifest, name, out_root, write, all_plans)
         return
-    _project[:] = [(manifest, out_root, write)]
+    _project[:] = [(manifest, out_root, write, all_plans)]
     context = multiprocessing.get_context("fork")
     try:
         with ProcessPoolExecutor(min(processes, len(names)), mp_context=context) as pool:
             for written in pool.map(_in_worker, names, chunksize=4):
                 if written.error:  # its error, raised here as a serial compile raises it
-                    written = compile_one(manifest, written.name, out_root, write)
+                    written = compile_one(manifest, written.name, out_root, write, all_plans)
                 yield written
     finally:
         _project.clear()

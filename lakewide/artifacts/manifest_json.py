@@ -1,9 +1,10 @@
 """``target/manifest.json``: the parsed project as dbt's manifest shapes it (nodes, sources,
 parent and child maps), written by every command that parses the project.
 
-Each model node carries its config, refs, sources, the checksum of its file and of its compiled
-statements (``compiled_checksum``; null with ``compile_error`` when it does not compile) and
-the digest of its definition as stored with its commits (lakewide.definition).
+Each model node carries its config, refs, sources, the checksum of its file and of what
+``compile`` writes for it by default (``compiled_checksum``: a key table's ``summary.md``,
+another model's statements; null with ``compile_error`` when it does not compile) and the
+digest of its definition as stored with its commits (lakewide.definition).
 
 Compiling every model for its checksum would make every command's cost grow with the project
 (seconds per hundred models), so each node also stores ``compiled_fingerprint``: a digest of
@@ -26,6 +27,7 @@ from typing import Any
 from lakewide import __version__
 from lakewide.compiler.upstream import compile_in, plan_context
 from lakewide.errors import LakewideError
+from lakewide.project.data_tests import DataTest
 from lakewide.project.manifest import Manifest
 from lakewide.project.nodes import ModelNode
 from lakewide.state.definition import definition_digest
@@ -40,7 +42,7 @@ _printed: dict[str, dict[str, Any]] = {}
 
 
 @functools.cache
-def _code_digest() -> str:
+def code_digest() -> str:
     """lakewide's own code and sqlglot's version: the compiler the statements come from."""
     digest = hashlib.sha256(f"{__version__} {importlib.metadata.version('sqlglot')}".encode())
     for path in sorted(Path(__file__).parent.rglob("*.py")):
@@ -48,12 +50,27 @@ def _code_digest() -> str:
     return digest.hexdigest()
 
 
+# the fingerprints of the last manifest asked about (compile and manifest.json both ask)
+_known: dict[str, Any] = {}
+
+
 def compiled_fingerprint(manifest: Manifest, node: ModelNode) -> str:
     """Digest of everything ``compile_in(manifest, node)`` is made from."""
+    if _known.get("manifest") is not manifest:
+        _known.clear()
+        _known.update(manifest=manifest, nodes={})
+    nodes: dict[str, tuple[ModelNode, str]] = _known["nodes"]
+    if node.name in nodes and nodes[node.name][0] is node:
+        return nodes[node.name][1]
+    fingerprint = _fingerprint(manifest, node)
+    nodes[node.name] = (node, fingerprint)
+    return fingerprint
 
+
+def _fingerprint(manifest: Manifest, node: ModelNode) -> str:
     context = plan_context(manifest, node)
     inputs = {
-        "code": _code_digest(),
+        "code": code_digest(),
         "name": node.name,
         "path": str(node.path),
         "raw_sql": node.raw_sql,
@@ -72,16 +89,56 @@ def compiled_fingerprint(manifest: Manifest, node: ModelNode) -> str:
 
 
 def compiled_checksum(files: dict[str, str]) -> dict[str, str]:
-    """The checksum of a model's compiled statements (its run plans, ``plans/``, left out)."""
-    names = sorted(n for n in files if not n.startswith("plans/"))
+    """The checksum of what ``compile`` writes for a model by default (``CompiledModel.shown``):
+    a key table's ``summary.md``, another model's statements (run plans, ``plans/``, left out)."""
+    default = ["summary.md"] if "summary.md" in files else files
+    names = sorted(n for n in default if not n.startswith("plans/"))
     text = "\n".join(f"-- {name}\n{files[name]}" for name in names)
     return {"name": "sha256", "checksum": _sha256(text)}
+
+
+def tests_fingerprint(tests: list[DataTest]) -> str:
+    """Digest of what the data tests' failing-rows queries are made from (their parts as
+    trees, and lakewide's code): ``compile`` prints them again only when it changed."""
+    return _sha256("\n".join([code_digest(), *(f"{t.name} {t.spec!r}" for t in tests)]))
 
 
 def remember_compiled(manifest: Manifest, node: ModelNode, checksum: dict[str, str]) -> None:
     """``compile`` printed ``node``'s statements (``compiled_checksum`` of its files): the
     manifest written after it reuses the checksum."""
     _printed[compiled_fingerprint(manifest, node)] = {"compiled_checksum": checksum}
+
+
+def unchanged(manifest: Manifest, names: list[str], out_root: Path) -> dict[str, dict[str, str]]:
+    """The models of ``names`` whose fingerprint is the previous ``manifest.json``'s and whose
+    folder under ``out_root`` still holds what ``compile`` wrote for it by default (its
+    checksum): name -> checksum. ``compile`` writes nothing for these."""
+    known = _previous(manifest)
+    found: dict[str, dict[str, str]] = {}
+    for name in names:
+        fields = known.get(compiled_fingerprint(manifest, manifest.models[name]))
+        folder = out_root / name
+        if not fields or not fields.get("compiled_checksum") or not folder.is_dir():
+            continue
+        try:
+            files = {f.name: f.read_text(encoding="utf-8") for f in folder.iterdir() if f.is_file()}
+        except OSError:
+            continue
+        if (folder / "plans").exists() or compiled_checksum(files) != fields["compiled_checksum"]:
+            continue  # edited by hand, or written with --all-plans: written again
+        found[name] = fields["compiled_checksum"]
+    return found
+
+
+def compiled_before(manifest: Manifest) -> set[str]:
+    """The models whose fingerprint is one the previous ``manifest.json`` holds with a
+    checksum: they compiled then, from the same inputs, so they parse and compile now."""
+    known = _previous(manifest)
+    return {
+        name
+        for name, node in manifest.models.items()
+        if known.get(compiled_fingerprint(manifest, node), {}).get("compiled_checksum")
+    }
 
 
 def _previous(manifest: Manifest) -> dict[str, dict[str, Any]]:
@@ -92,7 +149,10 @@ def _previous(manifest: Manifest) -> dict[str, dict[str, Any]]:
         )
         nodes = document["nodes"].values()
         return {  # a node that failed to compile stores no fingerprint
-            n["compiled_fingerprint"]: {"compiled_checksum": n["compiled_checksum"]}
+            n["compiled_fingerprint"]: {
+                "compiled_checksum": n["compiled_checksum"],
+                "definition_digest": n["definition_digest"],
+            }
             for n in nodes
             if isinstance(n, dict) and n.get("compiled_fingerprint")
         }
@@ -106,17 +166,14 @@ def _compiled(
 
     try:
         fingerprint = compiled_fingerprint(manifest, node)
-        digest = definition_digest(node)
-        fields = _printed.get(fingerprint) or known.get(fingerprint)
-        if fields is None:
-            fields = {
-                "compiled_checksum": compiled_checksum(
-                    compile_in(manifest, node).files(in_place=True)
-                )
-            }
+        fields = {**known.get(fingerprint, {}), **_printed.get(fingerprint, {})}
+        if not fields.get("definition_digest"):  # it tokenizes the query: kept when known
+            fields["definition_digest"] = definition_digest(node)
+        if not fields.get("compiled_checksum"):
+            fields["compiled_checksum"] = compiled_checksum(compile_in(manifest, node).shown())
     except LakewideError as err:
         return {"compiled_checksum": None, "compile_error": str(err)}
-    return {**fields, "definition_digest": digest, "compiled_fingerprint": fingerprint}
+    return {**fields, "compiled_fingerprint": fingerprint}
 
 
 def manifest_document(manifest: Manifest, invocation_id: str = "") -> dict[str, Any]:

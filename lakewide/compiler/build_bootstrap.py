@@ -7,7 +7,7 @@ from sqlglot import exp
 from lakewide.compiler import versions
 from lakewide.compiler.build_folds import folds, keep_key
 from lakewide.compiler.fold_rows import Rows, case
-from lakewide.compiler.layout import create_table_as, sort_keys
+from lakewide.compiler.layout import create_table_as, partitions, sort_keys
 from lakewide.compiler.ordering import BRANCH_COLUMN, POSITION_COLUMN, ROW_COLUMN, record_sort
 from lakewide.compiler.trees import copy_without
 from lakewide.compiler.wide_model import Branch, WideModel
@@ -152,12 +152,7 @@ def _is_helper(projection: exp.Expr) -> bool:
     return projection.alias_or_name.startswith("__lw_")
 
 
-def build_bootstrap(model: WideModel, *, replace: bool = False) -> exp.Create:
-    """``CREATE TABLE <model> USING iceberg ... AS <fold of all sources>``.
-
-    With ``sort_by`` the rows are written in that order (files then cover narrow key ranges).
-    """
-    query = bootstrap_query(model)
+def _sort_keys(model: WideModel) -> list[exp.Ordered]:
     keys = sort_keys(model.node)
     unknown = [k.this.name for k in keys if k.this.name not in model.stored]
     if unknown:
@@ -168,6 +163,23 @@ def build_bootstrap(model: WideModel, *, replace: bool = False) -> exp.Create:
             model=model.node.name,
             key="sort_by",
         )
+    return keys
+
+
+def check_layout(model: WideModel) -> None:
+    """The CompileError ``build_bootstrap`` raises for the model's ``sort_by`` or
+    ``partition_by``, raised without building the fold."""
+    _sort_keys(model)
+    partitions(model.node, model.table_columns)
+
+
+def build_bootstrap(model: WideModel, *, replace: bool = False) -> exp.Create:
+    """``CREATE TABLE <model> USING iceberg ... AS <fold of all sources>``.
+
+    With ``sort_by`` the rows are written in that order (files then cover narrow key ranges).
+    """
+    keys = _sort_keys(model)
+    query = bootstrap_query(model)
     if keys:
         query = query.order_by(*keys, copy=False)
     return create_table_as(model.node, query, replace=replace)

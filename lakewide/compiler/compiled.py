@@ -9,7 +9,12 @@ from functools import cached_property
 from sqlglot import exp
 
 from lakewide.compiler import build_changes
-from lakewide.compiler.build_bootstrap import build_bootstrap, null_key_count, union_of_branches
+from lakewide.compiler.build_bootstrap import (
+    build_bootstrap,
+    check_layout,
+    null_key_count,
+    union_of_branches,
+)
 from lakewide.compiler.build_merge import (
     COMBINED_VIEW,
     batch_view,
@@ -27,6 +32,7 @@ from lakewide.compiler.snapshot import bootstrap as snapshot_bootstrap
 from lakewide.compiler.snapshot_model import SnapshotModel, analyze_snapshot
 from lakewide.compiler.snapshot_plan import SnapshotPlans, build_snapshot_plans, snapshot_files
 from lakewide.compiler.source_merge import SourceMerge
+from lakewide.compiler.summary import summary
 from lakewide.compiler.validate import validate
 from lakewide.compiler.wide_model import WideModel, analyze, parse_model_sql
 from lakewide.dialect import to_sql
@@ -41,13 +47,40 @@ class CompiledModel:
 
     node: ModelNode
     kind: str
-    bootstrap: exp.Expression
-    merges: list[SourceMerge] = field(default_factory=list)
+    statement: exp.Expression | None = None  # a view's, table's or snapshot's one statement
     model: WideModel | None = None  # key tables: the analyzed model the plans come from
     write_order: exp.Command | None = None  # ALTER TABLE ... WRITE ORDERED BY, after a create
     context: PlanContext = field(default_factory=PlanContext)
     snapshot: SnapshotModel | None = None  # snapshot models: the analyzed query
     deltas: list[DeltaJoin] = field(default_factory=list)  # the model's ``delta`` joins
+
+    # a key table's statements are built on first use: ``compile`` shows its summary
+    @cached_property
+    def bootstrap(self) -> exp.Expression:
+        """The statement creating the table (key tables: the fold of every source)."""
+        if self.model is None:
+            assert self.statement is not None
+            return self.statement
+        return build_bootstrap(self.model)
+
+    @cached_property
+    def merges(self) -> list[SourceMerge]:
+        """Key tables: per source, its batch and the MERGE of the columns it owns."""
+        model = self.model
+        if model is None:
+            return []
+        return [
+            SourceMerge(
+                b.index,
+                b.name,
+                batch_view(b),
+                build_batch(model, b),
+                build_merge(model, b),
+                null_key_count(model, b.projected(model.primary_key)),
+                key_bounds(model, b) if model.merge_filter else None,
+            )
+            for b in model.branches
+        ]
 
     @cached_property
     def plans(self) -> ModelPlans | None:
@@ -133,6 +166,20 @@ class CompiledModel:
         out.update(shown_plans)
         return out
 
+    def shown(self, *, all_plans: bool = False) -> dict[str, str]:
+        """What ``lakewide compile`` writes under ``target/compiled/<model>/``: a key table's
+        ``summary.md`` (its next run, how each source's columns merge), another model's
+        statements; ``all_plans``: also every statement and run plan (``plans/*.sql``), as a
+        run executes them. The object is dropped afterwards (the plans print in place)."""
+        if self.model is None:
+            return self.files(in_place=True, plans=all_plans)
+        shown = {"summary.md": summary(self.model, self.context, len(self.deltas))}
+        if self.deltas and not all_plans:
+            assert self.plans is not None  # its delta joins' errors, as a run would raise them
+        if all_plans:
+            shown.update(self.files(in_place=True, plans=True))
+        return shown
+
 
 def _query(node: ModelNode) -> exp.Query:
     query = parse_model_sql(node)
@@ -183,23 +230,10 @@ def compile_model(node: ModelNode, context: PlanContext | None = None) -> Compil
         )
     model = analyze(node)
     validate(model)
-    merges = [
-        SourceMerge(
-            b.index,
-            b.name,
-            batch_view(b),
-            build_batch(model, b),
-            build_merge(model, b),
-            null_key_count(model, b.projected(model.primary_key)),
-            key_bounds(model, b) if model.merge_filter else None,
-        )
-        for b in model.branches
-    ]
+    check_layout(model)  # what building the bootstrap would refuse, checked without it
     return CompiledModel(
         node,
         kind,
-        build_bootstrap(model),
-        merges,
         model=model,
         write_order=write_ordered_by(node),
         context=context,

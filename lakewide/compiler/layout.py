@@ -143,6 +143,11 @@ def _partition_expressions(node: ModelNode, query: exp.Query) -> list[exp.Expr]:
     return parsed
 
 
+def partitions(node: ModelNode, columns: list[str]) -> list[exp.Expr]:
+    """``partition_by`` as Iceberg transforms of ``columns`` (CompileError naming the entry)."""
+    return _partition_expressions(node, exp.select(*(exp.to_identifier(c) for c in columns)))
+
+
 def create_table_as(node: ModelNode, query: exp.Query, *, replace: bool) -> exp.Create:
     """``CREATE [OR REPLACE] TABLE <model> USING iceberg ... AS <query>`` (one atomic commit)."""
     properties: list[exp.Expr] = [exp.FileFormatProperty(this=exp.var("iceberg"))]

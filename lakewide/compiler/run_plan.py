@@ -61,11 +61,15 @@ class CompiledModel(Protocol):
     (``lakewide.compiler.compiled.CompiledModel``, which builds its plans here)."""
 
     node: ModelNode
-    bootstrap: exp.Expression
-    merges: list[SourceMerge]
     model: WideModel | None
     write_order: exp.Command | None
     deltas: list[DeltaJoin]
+
+    @property
+    def bootstrap(self) -> exp.Expression: ...
+
+    @property
+    def merges(self) -> list[SourceMerge]: ...
 
     @property
     def full_refresh(self) -> exp.Expression | None: ...

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from lakewide.compiler import CompiledModel, PlanContext, compile_model
 from lakewide.compiler.build_changes import produces_changelog as _produces
 from lakewide.compiler.delta_join import delta_joins
@@ -30,10 +32,26 @@ def branch_drivers(node: ModelNode) -> list[tuple[int, str | None]]:
     return drivers + [(j.branch.index, j.table) for j in delta_joins(model)]  # dimensions, too
 
 
+# the models reading each model through ref(), of the last manifest asked about
+_readers: dict[str, Any] = {}
+
+
+def _reading(manifest: Manifest, name: str) -> list[ModelNode]:
+    if _readers.get("manifest") is not manifest:  # once per project: not once per model
+        index: dict[str, list[ModelNode]] = {}
+        for model in manifest.models.values():
+            for ref in model.refs:
+                index.setdefault(ref, []).append(model)
+        _readers.clear()
+        _readers.update(manifest=manifest, index=index)
+    readers: list[ModelNode] = _readers["index"].get(name, [])
+    return readers
+
+
 def produces_changelog(manifest: Manifest, node: ModelNode) -> bool:
     """Whether a key table keeps its changelog (``changelog_producer``, or read by a key
     table through ``ref()``)."""
-    return _produces(node, manifest.models.values())
+    return _produces(node, _reading(manifest, node.name))
 
 
 def plan_context(manifest: Manifest, node: ModelNode) -> PlanContext:

@@ -17,7 +17,7 @@ from lakewide.project.data_tests import (
 from lakewide.project.model_properties import ModelProperties, load_model_properties
 from lakewide.project.nodes import ModelNode, Relation
 from lakewide.project.profiles import Output
-from lakewide.project.render import Renderer, RenderResult
+from lakewide.project.render import Renderer, RenderResult, template_cache
 from lakewide.project.settings import Project
 from lakewide.project.sources import Source, load_sources
 from lakewide.project.text_files import read_utf8
@@ -54,7 +54,10 @@ def load_manifest(
     yml_files = _files(project.model_paths, "*.yml") + _files(project.model_paths, "*.yaml")
     sources = load_sources(yml_files, output.catalog)
     renderer = Renderer(
-        _files(project.macro_paths, "*.sql"), {**project.vars, **(variables or {})}, sources
+        _files(project.macro_paths, "*.sql"),
+        {**project.vars, **(variables or {})},
+        sources,
+        cache=template_cache(),
     )
     paths: dict[str, Path] = {}
     for path in _files(project.model_paths, "*.sql"):
@@ -73,8 +76,9 @@ def load_manifest(
 
     first: dict[str, RenderResult] = {}
     relations: dict[str, Relation] = {}
+    guesses: dict[str, Relation] = {}
     for name, path in paths.items():
-        guess = Relation(output.catalog, output.namespace, name)
+        guess = guesses[name] = Relation(output.catalog, output.namespace, name)
         shown = Path(project.relative(path))
         first[name] = renderer.render(shown, texts[name], resolve_ref=placeholder, this=guess)
         config = first[name].config
@@ -93,12 +97,20 @@ def load_manifest(
 
     models: dict[str, ModelNode] = {}
     for name, path in paths.items():
-        result = renderer.render(
-            Path(project.relative(path)),
-            texts[name],
-            resolve_ref=resolve,
-            this=relations[name],
-            is_incremental=name in (incremental or set()),
+        again = (
+            first[name].refs or relations[name] != guesses[name] or name in (incremental or set())
+        )
+        # no ref(), the same `this`: rendering again would give the same text
+        result = (
+            first[name]
+            if not again
+            else renderer.render(
+                Path(project.relative(path)),
+                texts[name],
+                resolve_ref=resolve,
+                this=relations[name],
+                is_incremental=name in (incremental or set()),
+            )
         )
         for ref_name in result.refs:
             resolve(ref_name)

@@ -16,7 +16,7 @@ import yaml
 
 from lakewide.errors import ConfigError
 from lakewide.project.config.specs import Strict, checked
-from lakewide.project.text_files import read_utf8
+from lakewide.project.text_files import load_yaml, read_utf8
 
 
 @dataclass(frozen=True)
@@ -162,7 +162,7 @@ def load_model_properties(
     for path in yml_files:
         where = Path((shown or {}).get(path, str(path)))
         try:
-            data = yaml.safe_load(read_utf8(path, where)) or {}
+            data = load_yaml(read_utf8(path, where)) or {}
         except yaml.YAMLError as err:
             raise ConfigError(f"invalid YAML: {err}", path=where) from None
         if not isinstance(data, dict):

@@ -17,11 +17,15 @@ from pydantic import (
 from lakewide.errors import ConfigError
 from lakewide.project.jdbc import check_jdbc
 from lakewide.project.profiles import Output, check_master, check_rest
-from lakewide.project.text_files import read_utf8
+from lakewide.project.text_files import load_yaml, read_utf8
+
+#: the environment variables ``env_var()`` read in this process (what a compile depended on)
+ENV_READ: set[str] = set()
 
 
 def env_var(name: str, default: str | None = None) -> str:
     """``{{ env_var('NAME', 'default') }}``: an environment variable, or fail clearly."""
+    ENV_READ.add(name)
     value = os.environ.get(name, default)
     if value is None:
         raise _unset_error(name)
@@ -49,6 +53,7 @@ _UNSET_RE = re.compile("\x00lakewide-unset:([^\x00]*)\x00")
 
 
 def _profile_env_var(name: str, default: str | None = None) -> str:
+    ENV_READ.add(name)
     value = os.environ.get(name, default)
     return _UNSET_MARK.format(name) if value is None else value
 
@@ -136,7 +141,7 @@ def read_profiles(path: Path) -> dict[str, Any]:
     """The rendered, parsed ``profiles.yml``: a mapping of profile name -> profile."""
     try:
         text, values = _render_profiles(path)
-        data: Any = yaml.safe_load(text)
+        data: Any = load_yaml(text)
     except ConfigError as err:
         err.path = path
         raise

@@ -5,12 +5,18 @@ The context: config(), ref(), source(), var(), env_var(), is_incremental(), this
 
 from __future__ import annotations
 
+import hashlib
+import marshal
+import os
 import re
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import CodeType
 from typing import Any
 
+import jinja2
 from jinja2 import Environment, StrictUndefined, Template, TemplateError, TemplateSyntaxError
 
 from lakewide.errors import ConfigError, LakewideError
@@ -20,6 +26,19 @@ from lakewide.project.sources import Source
 from lakewide.project.text_files import read_utf8
 
 _CONFIG_CALL = re.compile(r"\bconfig\s*\(")
+# what a template's compiled code depends on besides its text: Python, jinja and this module
+_CODE_KEY = (
+    f"{sys.version}\0{jinja2.__version__}\0"
+    + hashlib.sha256(Path(__file__).read_bytes()).hexdigest()
+)
+
+
+def template_cache() -> Path:
+    """Where compiled templates are kept between processes: the user's cache folder
+    (``$XDG_CACHE_HOME``, else ``~/.cache``), never the project, so that a command that fails
+    leaves the project as it was."""
+    root = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(root) / "lakewide" / "templates"
 
 
 @dataclass
@@ -41,8 +60,11 @@ class Renderer:
         macro_files: list[Path],
         variables: dict[str, Any],
         sources: dict[tuple[str, str], Source],
+        cache: Path | None = None,
     ) -> None:
+        """``cache``: a folder keeping each template's compiled code for the next process."""
         self.env = Environment(undefined=StrictUndefined, keep_trailing_newline=True)
+        self.cache = cache
         self.variables = variables
         self.sources = sources
         self.macros: list[tuple[Path, Template]] = []
@@ -74,10 +96,33 @@ class Renderer:
         named after the file so that a runtime error's traceback names it and its line."""
         key = (str(path), text)
         if key not in self.templates:
-            code = self.env.compile(text, name=str(path), filename=str(path))
+            code = self._code(path, text)
             globals_ = self.env.make_globals(None)
             self.templates[key] = self.env.template_class.from_code(self.env, code, globals_, None)
         return self.templates[key]
+
+    def _code(self, path: Path, text: str) -> CodeType:
+        """The template's code, compiled by jinja (most of rendering's cost) or read from the
+        cache folder where an earlier process left it."""
+        if self.cache is None:
+            return self.env.compile(text, name=str(path), filename=str(path))
+        digest = hashlib.sha256(f"{_CODE_KEY}\0{path}\0{text}".encode()).hexdigest()
+        stored = self.cache / f"{digest}.code"
+        try:
+            code = marshal.loads(stored.read_bytes())
+            if isinstance(code, CodeType):
+                return code
+        except (OSError, ValueError, EOFError, TypeError):
+            pass  # not cached yet (or unreadable): compiled again
+        code = self.env.compile(text, name=str(path), filename=str(path))
+        try:
+            self.cache.mkdir(parents=True, exist_ok=True)
+            partial = stored.with_suffix(f".{os.getpid()}.tmp")
+            partial.write_bytes(marshal.dumps(code))
+            partial.replace(stored)
+        except OSError:
+            pass  # a read-only target folder: nothing kept
+        return code
 
     def _modules(self, context: dict[str, Any]) -> None:
         """Add the macros of every macro file to ``context``; a runtime error's traceback

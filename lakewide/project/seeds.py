@@ -20,7 +20,7 @@ from lakewide.project.config.specs import unknown_key
 from lakewide.project.nodes import Relation
 from lakewide.project.profiles import Output
 from lakewide.project.settings import Project
-from lakewide.project.text_files import read_utf8
+from lakewide.project.text_files import load_yaml, read_utf8
 from lakewide.project.text_types import infer_text_type
 
 ENTRY_KEYS = ("name", "column_types", "description", "config")
@@ -107,7 +107,7 @@ def _types_file(yml: Path, project: Project) -> list[tuple[str, dict[str, str]]]
     """The ``(seed name, column types)`` entries of one ``seeds/*.yml``, checked for shape."""
     shown = _shown(yml, project)
     try:
-        data: Any = yaml.safe_load(read_utf8(yml, shown)) or {}
+        data: Any = load_yaml(read_utf8(yml, shown)) or {}
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         raise ConfigError(

@@ -49,6 +49,8 @@ class Project:
 
     def relative(self, path: Path) -> str:
         """A path as shown to users: relative to the project root when inside it."""
+        if path.is_absolute() and ".." not in path.parts and path.is_relative_to(self.root):
+            return str(path.relative_to(self.root))  # no file system call (thousands a parse)
         try:
             return str(path.resolve().relative_to(self.root))
         except ValueError:

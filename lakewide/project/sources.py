@@ -12,7 +12,7 @@ from pydantic import Field
 from lakewide.errors import ConfigError
 from lakewide.project.config.specs import Strict, checked
 from lakewide.project.nodes import Relation
-from lakewide.project.text_files import read_utf8
+from lakewide.project.text_files import load_yaml, read_utf8
 
 
 class SourceTable(Strict):
@@ -67,7 +67,7 @@ def load_sources(yml_files: list[Path], catalog: str) -> dict[tuple[str, str], S
     found: dict[tuple[str, str], Source] = {}
     for path in yml_files:
         try:
-            data = yaml.safe_load(read_utf8(path)) or {}
+            data = load_yaml(read_utf8(path)) or {}
         except yaml.YAMLError as err:
             raise ConfigError(f"invalid YAML: {err}", path=path) from None
         if not isinstance(data, dict):

@@ -10,13 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-import yaml
-
 from lakewide.compiler.data_test_queries import failing_rows
 from lakewide.dialect import to_sql
 from lakewide.project.data_tests import DataTest
 from lakewide.project.manifest import Manifest
 from lakewide.project.sources import SourceEntry
+from lakewide.project.text_files import load_yaml
 
 
 @dataclass
@@ -65,7 +64,7 @@ def source_properties(manifest: Manifest) -> dict[tuple[str, str], Described]:
     in ``models/*.yml`` gives them (a table's own description, else its source's)."""
     out: dict[tuple[str, str], Described] = {}
     for path in sorted({s.path for s in manifest.sources.values()}):
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        data = load_yaml(path.read_text(encoding="utf-8")) or {}
         for raw in data.get("sources") or []:
             entry = SourceEntry.model_validate({**raw, "tables": raw.get("tables") or []})
             for table in entry.tables:

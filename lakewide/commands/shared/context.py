@@ -122,11 +122,15 @@ def selected(manifest: Manifest, selectors: tuple[str, ...], exclude: tuple[str,
 def runnable(manifest: Manifest, names: list[str]) -> list[str]:
     """``names``, each model's SQL parsed first: a syntax error ends every command that runs
     models as it ends ``compile`` (CompileError, exit 2, naming the file and line), before
-    Spark starts, instead of failing that model once Spark runs."""
+    Spark starts, instead of failing that model once Spark runs. A model that compiled from
+    the same inputs before (the fingerprints of ``manifest.json``) is not parsed again."""
+    from lakewide.artifacts.manifest_json import compiled_before
     from lakewide.compiler.wide_model import parse_model_sql
 
+    known = compiled_before(manifest)
     for name in names:
-        parse_model_sql(manifest.models[name])
+        if name not in known:
+            parse_model_sql(manifest.models[name])
     return names
 
 

@@ -14,6 +14,7 @@ from sqlglot.errors import ParseError
 from lakewide.dialect import DIALECT
 from lakewide.project.manifest import Manifest
 from lakewide.project.nodes import Relation
+from lakewide.project.text_files import load_yaml
 
 Declared = dict[str, dict[str, str]]  # input label -> column -> Spark type
 
@@ -40,7 +41,7 @@ def declared_types(manifest: Manifest) -> Declared:
 
 def _yaml(path: Path) -> dict[str, Any]:
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = load_yaml(path.read_text(encoding="utf-8"))
     except yaml.YAMLError:
         return {}  # reported by whoever reads the file's own keys
     return data if isinstance(data, dict) else {}

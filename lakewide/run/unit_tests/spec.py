@@ -16,7 +16,7 @@ from pydantic import Field
 from lakewide.errors import ConfigError
 from lakewide.project.config.specs import Strict, checked
 from lakewide.project.manifest import Manifest
-from lakewide.project.text_files import read_utf8
+from lakewide.project.text_files import load_yaml, read_utf8
 
 THIS = "this"
 PLANS = ("bootstrap", "incremental")
@@ -124,7 +124,7 @@ def load_unit_tests(manifest: Manifest) -> list[UnitTest]:
 
 def _tests_of(path: Path, shown: Path, manifest: Manifest) -> list[UnitTest]:
     try:
-        data = yaml.safe_load(read_utf8(path, shown)) or {}
+        data = load_yaml(read_utf8(path, shown)) or {}
     except yaml.YAMLError as err:
         raise ConfigError(f"invalid YAML: {err}", path=shown) from None
     if not isinstance(data, dict) or data.get("unit_tests") is None:
