@@ -40,6 +40,11 @@ class Relation:
 
     @cached_property
     def _text(self) -> str:
+        parts = [p for p in (self.catalog, self.namespace, self.name) if p]
+        if all(exp.SAFE_IDENTIFIER_RE.match(p) for p in parts):
+            # what sqlglot prints for names needing no quotes, without a generator per name
+            # (thousands of relations per project parse)
+            return ".".join(parts)
         return self.table().sql(DIALECT)
 
     def __str__(self) -> str:  # rendering asks for it at every source() and ref()
