@@ -6,6 +6,11 @@ them back to Iceberg's Spark source as a staged task set (``ScanTaskSetManager``
 Iceberg's own rewrite procedures use) read with ``lookback`` 1, so that the scan's partitions
 follow that order: one scan, each file read once, no shuffle. The files' delete files are
 applied as in any read.
+
+Iceberg's Spark 3.5 runtime reads a staged task set through the ``scan-task-set-id`` read
+option. Its Spark 4 runtimes (Iceberg >= 1.11) dropped that option and *ignore* it: the read
+would silently be the whole table. There the table is registered under the task set's id in
+``SparkTableCache`` and the id is loaded as the path (what Iceberg's rewrite runners do).
 """
 
 from __future__ import annotations
@@ -19,6 +24,13 @@ from lakewide.state.arrival import FilePart, Read, commit_order
 #: Iceberg's Spark read option naming a staged task set, and the planning lookback that keeps
 #: the staged order (bins are filled one after another)
 TASK_SET = "scan-task-set-id"
+
+
+def _has_table_cache(iceberg_spark: Any) -> bool:
+    """Whether the Iceberg runtime reads staged task sets through ``SparkTableCache``."""
+    from py4j.java_gateway import JavaClass
+
+    return isinstance(iceberg_spark.SparkTableCache, JavaClass)
 
 
 class OrderedReads(MetadataReads):
@@ -61,10 +73,14 @@ class OrderedReads(MetadataReads):
             ordered.add(tasks[i])
         # one id per read: staging the same read again replaces an equal list
         task_set = f"lakewide-arrival-{snapshot}-{after}"
-        jvm.org.apache.iceberg.spark.ScanTaskSetManager.get().stageTasks(table, task_set, ordered)
-        reader = self.spark.read.format("iceberg").option(TASK_SET, task_set)
+        iceberg_spark = jvm.org.apache.iceberg.spark
+        iceberg_spark.ScanTaskSetManager.get().stageTasks(table, task_set, ordered)
+        reader = self.spark.read.format("iceberg").option("lookback", "1")
         with self.active():
-            return reader.option("lookback", "1").load(str(relation))
+            if _has_table_cache(iceberg_spark):  # Iceberg >= 1.11 (its Spark 4 runtimes)
+                iceberg_spark.SparkTableCache.get().add(task_set, table)
+                return reader.load(task_set)
+            return reader.option(TASK_SET, task_set).load(str(relation))
 
     def _read(self, relation: Relation, read: Read) -> Any:
         reader = self.spark.read.format("iceberg")
