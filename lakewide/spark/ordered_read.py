@@ -19,18 +19,12 @@ from typing import Any
 
 from lakewide.project.nodes import Relation
 from lakewide.spark.table_metadata import MetadataReads
+from lakewide.spark.time_travel import at_version, has_table_cache, table_cache
 from lakewide.state.arrival import FilePart, Read, commit_order
 
 #: Iceberg's Spark read option naming a staged task set, and the planning lookback that keeps
 #: the staged order (bins are filled one after another)
 TASK_SET = "scan-task-set-id"
-
-
-def _has_table_cache(iceberg_spark: Any) -> bool:
-    """Whether the Iceberg runtime reads staged task sets through ``SparkTableCache``."""
-    from py4j.java_gateway import JavaClass
-
-    return isinstance(iceberg_spark.SparkTableCache, JavaClass)
 
 
 class OrderedReads(MetadataReads):
@@ -77,15 +71,15 @@ class OrderedReads(MetadataReads):
         iceberg_spark.ScanTaskSetManager.get().stageTasks(table, task_set, ordered)
         reader = self.spark.read.format("iceberg").option("lookback", "1")
         with self.active():
-            if _has_table_cache(iceberg_spark):  # Iceberg >= 1.11 (its Spark 4 runtimes)
-                iceberg_spark.SparkTableCache.get().add(task_set, table)
+            if has_table_cache(self.spark):  # Iceberg >= 1.11 (its Spark 4 runtimes)
+                table_cache(self.spark).add(task_set, table)
                 return reader.load(task_set)
             return reader.option(TASK_SET, task_set).load(str(relation))
 
     def _read(self, relation: Relation, read: Read) -> Any:
         reader = self.spark.read.format("iceberg")
         if read.after is None:
-            reader = reader.option("snapshot-id", str(read.snapshot))
+            reader = at_version(self.spark, reader, str(read.snapshot))
         else:
             reader = reader.option("start-snapshot-id", str(read.after)).option(
                 "end-snapshot-id", str(read.snapshot)

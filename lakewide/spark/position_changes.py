@@ -57,12 +57,11 @@ class PositionChanges:
     def active(self) -> Any: ...  # lakewide.spark.session.Session
 
     def _at(self, relation: Relation, snapshot: int, table: str = "") -> Any:
+        from lakewide.spark.time_travel import at_version
+
+        reader = at_version(self.spark, self.spark.read.format("iceberg"), str(snapshot))
         with self.active():
-            return (
-                self.spark.read.format("iceberg")
-                .option("snapshot-id", str(snapshot))
-                .load(str(relation) + table)
-            )
+            return reader.load(str(relation) + table)
 
     def _data_files(self, relation: Relation, snapshot: int) -> set[str]:
         files = self._at(relation, snapshot, ".files").where("content = 0")
