@@ -7,10 +7,10 @@ Iceberg's own rewrite procedures use) read with ``lookback`` 1, so that the scan
 follow that order: one scan, each file read once, no shuffle. The files' delete files are
 applied as in any read.
 
-Iceberg's Spark 3.5 runtime reads a staged task set through the ``scan-task-set-id`` read
-option. Its Spark 4 runtimes (Iceberg >= 1.11) dropped that option and *ignore* it: the read
-would silently be the whole table. There the table is registered under the task set's id in
-``SparkTableCache`` and the id is loaded as the path (what Iceberg's rewrite runners do).
+Iceberg 1.10 reads a staged task set through the ``scan-task-set-id`` read option; its Spark 4
+runtimes (Iceberg >= 1.11) ignore that option, so the read would silently be the whole table:
+there the table is registered under the task set's id in ``SparkTableCache`` and the id is
+loaded as the path, as Iceberg's rewrite runners do (lakewide.spark.time_travel).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Any
 
 from lakewide.project.nodes import Relation
 from lakewide.spark.table_metadata import MetadataReads
-from lakewide.spark.time_travel import at_version, has_table_cache, table_cache
+from lakewide.spark.time_travel import at_version, reads_staged_by_id, table_cache
 from lakewide.state.arrival import FilePart, Read, commit_order
 
 #: Iceberg's Spark read option naming a staged task set, and the planning lookback that keeps
@@ -71,7 +71,7 @@ class OrderedReads(MetadataReads):
         iceberg_spark.ScanTaskSetManager.get().stageTasks(table, task_set, ordered)
         reader = self.spark.read.format("iceberg").option("lookback", "1")
         with self.active():
-            if has_table_cache(self.spark):  # Iceberg >= 1.11 (its Spark 4 runtimes)
+            if reads_staged_by_id(self.spark):  # Iceberg >= 1.11 (its Spark 4 runtimes)
                 table_cache(self.spark).add(task_set, table)
                 return reader.load(task_set)
             return reader.option(TASK_SET, task_set).load(str(relation))

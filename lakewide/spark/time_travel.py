@@ -3,8 +3,10 @@
 Iceberg's Spark 3.5 runtime takes its own read options (``snapshot-id``, ``tag``) and a staged
 task set through ``scan-task-set-id``. Its Spark 4 runtimes (Iceberg >= 1.11) refuse the first
 two ("Time travel option `snapshot-id` is no longer supported, use Spark built-in
-`versionAsOf`") and silently ignore the third; they keep staged tables in ``SparkTableCache``,
-which the older runtimes lack. That class tells the two apart.
+`versionAsOf`") and silently ignore the third: a staged task set is read by loading its id,
+registered in ``SparkTableCache``, as a ``SparkRewriteTable``. That class, which the older
+runtimes lack, tells the two apart (1.10 has ``SparkTableCache`` too, with another meaning:
+loading a cached table's id reads the whole table).
 """
 
 from __future__ import annotations
@@ -12,12 +14,12 @@ from __future__ import annotations
 from typing import Any
 
 
-def has_table_cache(spark: Any) -> bool:
-    """Whether the Iceberg runtime is one of 1.11 and later (``SparkTableCache``): time travel
-    through Spark's ``versionAsOf``, staged task sets loaded by their id."""
+def reads_staged_by_id(spark: Any) -> bool:
+    """Whether the Iceberg runtime is one of 1.11 and later (``SparkRewriteTable``): time
+    travel through Spark's ``versionAsOf``, staged task sets loaded by their id."""
     from py4j.java_gateway import JavaClass
 
-    return isinstance(spark._jvm.org.apache.iceberg.spark.SparkTableCache, JavaClass)
+    return isinstance(spark._jvm.org.apache.iceberg.spark.source.SparkRewriteTable, JavaClass)
 
 
 def table_cache(spark: Any) -> Any:
@@ -34,6 +36,6 @@ def table_cache(spark: Any) -> Any:
 def at_version(spark: Any, reader: Any, version: str) -> Any:
     """``reader`` (a DataFrameReader of format iceberg) reading snapshot id or tag
     ``version``, with the option the running Iceberg runtime accepts."""
-    if has_table_cache(spark):
+    if reads_staged_by_id(spark):
         return reader.option("versionAsOf", version)
     return reader.option("snapshot-id" if version.isdigit() else "tag", version)
