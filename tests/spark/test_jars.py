@@ -123,3 +123,29 @@ def test_the_embedded_default_asks_no_maven_repository() -> None:
     for jar in jars:
         assert ".m2" not in jar.parts, jar
         assert any(jar.resolve().is_relative_to(p) for p in installed), jar
+
+
+@pytest.mark.skipif(jars.spark_build().line == "3.5", reason="Spark 3.5's runtime is on PyPI")
+def test_build_on_spark_4_without_the_runtime_exits_2_naming_what_to_fetch(tmp_path: Path) -> None:
+    """The whole command, as a user runs it: a local Maven repository without Iceberg's Spark 4
+    runtime (HOME elsewhere) stops ``lakewide build`` before Spark starts, with exit code 2."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.project_factory import REPO_ROOT, copy_example_project
+
+    project = copy_example_project(tmp_path / "example")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LAKEWIDE_")}
+    env["HOME"] = str(tmp_path / "home")
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO_ROOT), env.get("PYTHONPATH")) if p)
+    command = [sys.executable, "-c", "from lakewide.cli import main; main()", "build"]
+    done = subprocess.run(
+        command, cwd=project, env=env, capture_output=True, text=True, timeout=300
+    )
+    output = " ".join((done.stdout + done.stderr).split())
+    assert done.returncode == 2, output
+    build = jars.spark_build()
+    assert f"needs Iceberg's runtime for Spark {build.line}" in output
+    assert f"-Dartifact=org.apache.iceberg:{build.runtime_artifact}:" in output
+    assert "starting Spark" not in output
