@@ -47,7 +47,7 @@ def spark_home() -> Path:
 
     spec = importlib.util.find_spec("pyspark")
     if spec is None or not spec.submodule_search_locations:
-        raise FileNotFoundError("pyspark is not installed: pip install 'pyspark>=3.5,<3.6'")
+        raise FileNotFoundError("pyspark is not installed: pip install -e '.[test]'")
     return Path(next(iter(spec.submodule_search_locations)))
 
 

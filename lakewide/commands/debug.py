@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
@@ -22,18 +23,20 @@ if TYPE_CHECKING:
 def debug(options: Options) -> None:
     """Check Java, the Iceberg jars, the profile and that the catalog answers."""
     from lakewide.spark.adapter import SparkAdapter
-    from lakewide.spark.jars import bundled_jars
+    from lakewide.spark.jars import bundled_jars, spark_build
     from lakewide.spark.java import find_java
 
     manifest = options.manifest()
     check_output(manifest.output, writes=False)
     java = find_java()
     console.print(f"java: {java.executable} (Java {java.major})")
+    build = spark_build()
+    console.print(f"spark: {build.version} (Scala {build.scala})")
     user_conf = manifest.output.spark_conf
     if "spark.jars.packages" in user_conf or "spark.jars" in user_conf:
         console.print("jars: from the profile's spark_conf")
     else:
-        for jar in bundled_jars():
+        for jar in bundled_jars([Path(j).expanduser() for j in manifest.output.jars]):
             console.print(f"jar: {jar}")
     console.print(
         f"profile: {manifest.project.profile} -> catalog {manifest.output.catalog} "

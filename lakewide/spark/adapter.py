@@ -46,10 +46,11 @@ class SparkAdapter(FileLoading, OrderedReads, PositionChanges):
 
     def register_version(self, view: str, relation: Relation, version: str | None) -> None:
         """Temporary view of ``relation`` as it is, or at snapshot id / tag ``version``."""
+        from lakewide.spark.time_travel import at_version
+
         reader = self.spark.read.format("iceberg")
         if version is not None:
-            option = "snapshot-id" if version.isdigit() else "tag"
-            reader = reader.option(option, version)
+            reader = at_version(self.spark, reader, version)
         try:
             self._catch_up(relation)
             with self.active():

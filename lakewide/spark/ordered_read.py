@@ -6,6 +6,11 @@ them back to Iceberg's Spark source as a staged task set (``ScanTaskSetManager``
 Iceberg's own rewrite procedures use) read with ``lookback`` 1, so that the scan's partitions
 follow that order: one scan, each file read once, no shuffle. The files' delete files are
 applied as in any read.
+
+Iceberg 1.10 reads a staged task set through the ``scan-task-set-id`` read option; its Spark 4
+runtimes (Iceberg >= 1.11) ignore that option, so the read would silently be the whole table:
+there the table is registered under the task set's id in ``SparkTableCache`` and the id is
+loaded as the path, as Iceberg's rewrite runners do (lakewide.spark.time_travel).
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from typing import Any
 
 from lakewide.project.nodes import Relation
 from lakewide.spark.table_metadata import MetadataReads
+from lakewide.spark.time_travel import at_version, reads_staged_by_id, table_cache
 from lakewide.state.arrival import FilePart, Read, commit_order
 
 #: Iceberg's Spark read option naming a staged task set, and the planning lookback that keeps
@@ -61,15 +67,19 @@ class OrderedReads(MetadataReads):
             ordered.add(tasks[i])
         # one id per read: staging the same read again replaces an equal list
         task_set = f"lakewide-arrival-{snapshot}-{after}"
-        jvm.org.apache.iceberg.spark.ScanTaskSetManager.get().stageTasks(table, task_set, ordered)
-        reader = self.spark.read.format("iceberg").option(TASK_SET, task_set)
+        iceberg_spark = jvm.org.apache.iceberg.spark
+        iceberg_spark.ScanTaskSetManager.get().stageTasks(table, task_set, ordered)
+        reader = self.spark.read.format("iceberg").option("lookback", "1")
         with self.active():
-            return reader.option("lookback", "1").load(str(relation))
+            if reads_staged_by_id(self.spark):  # Iceberg >= 1.11 (its Spark 4 runtimes)
+                table_cache(self.spark).add(task_set, table)
+                return reader.load(task_set)
+            return reader.option(TASK_SET, task_set).load(str(relation))
 
     def _read(self, relation: Relation, read: Read) -> Any:
         reader = self.spark.read.format("iceberg")
         if read.after is None:
-            reader = reader.option("snapshot-id", str(read.snapshot))
+            reader = at_version(self.spark, reader, str(read.snapshot))
         else:
             reader = reader.option("start-snapshot-id", str(read.after)).option(
                 "end-snapshot-id", str(read.snapshot)

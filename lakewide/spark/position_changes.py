@@ -63,12 +63,11 @@ class PositionChanges(StagedScans):
     def active(self) -> Any: ...  # lakewide.spark.session.Session
 
     def _at(self, relation: Relation, snapshot: int, table: str = "") -> Any:
+        from lakewide.spark.time_travel import at_version
+
+        reader = at_version(self.spark, self.spark.read.format("iceberg"), str(snapshot))
         with self.active():
-            return (
-                self.spark.read.format("iceberg")
-                .option("snapshot-id", str(snapshot))
-                .load(str(relation) + table)
-            )
+            return reader.load(str(relation) + table)
 
     def _marked(self, relation: Relation, snapshot: int, columns: list[str]) -> Any:
         """The table at ``snapshot``: those of ``columns`` it has, each row's data file and

@@ -41,6 +41,11 @@ MERGE_PRUNING_CONF = {
     "spark.sql.optimizer.runtime.bloomFilter.applicationSideScanSizeThreshold": "1MB",
     "spark.sql.optimizer.runtime.bloomFilter.creationSideThreshold": f"{2**63 - 1}b",
 }
+# Spark 4 turns ANSI mode on by default (an invalid cast or an overflow raises instead of giving
+# NULL); Spark 3.5 has it off. lakewide sets it off on both, so that a model's SQL, the merge
+# engines' folds and the tests give the same rows on either version, as on the Spark 3.5 the
+# semantics were verified on (docs/how-to/spark-version.md). A profile's spark_conf may turn it on.
+SQL_SEMANTICS_CONF = {"spark.sql.ansi.enabled": "false"}
 
 
 def spark_conf(
@@ -72,6 +77,7 @@ def spark_conf(
         "spark.ui.showConsoleProgress": "false",
         JAVA_OPTIONS: _LOG_OPTION,
         "spark.sql.session.timeZone": "UTC",
+        **SQL_SEMANTICS_CONF,
         "spark.sql.extensions": ICEBERG_EXTENSIONS,
         prefix: ICEBERG_CATALOG,
     }
@@ -81,7 +87,7 @@ def spark_conf(
     for key, value in catalog_props.items():
         conf[prefix + "." + key] = value
     if uses_bundled_jars(user_conf):
-        conf["spark.jars"] = ",".join(str(jar) for jar in bundled_jars())
+        conf["spark.jars"] = ",".join(str(jar) for jar in bundled_jars(list(driver_classpath)))
     conf.update(user_conf)
     options = user_conf.get(JAVA_OPTIONS)
     if options and "log4j2.configurationFile" not in options:  # theirs, after lakewide's log set-up
@@ -115,7 +121,8 @@ def create_session(app_name: str, master: str, conf: dict[str, str]) -> Any:
         from pyspark.sql import SparkSession
     except ImportError as exc:
         raise RuntimeSetupError(
-            "PySpark is not installed: `pip install 'pyspark>=3.5,<3.6'`."
+            "PySpark is not installed: `pip install 'lakewide[spark35]'` (Spark 3.5, "
+            "the embedded default) or `pip install 'lakewide[spark4]'`."
         ) from exc
     builder = SparkSession.builder.appName(app_name).master(master)
     for key, value in conf.items():

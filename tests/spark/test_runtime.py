@@ -16,7 +16,7 @@ from lakewide.spark import commit, runtime
 
 @pytest.fixture
 def fake_jars(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(runtime, "bundled_jars", lambda: [Path("/j/a.jar"), Path("/j/b.jar")])
+    monkeypatch.setattr(runtime, "bundled_jars", lambda *_: [Path("/j/a.jar"), Path("/j/b.jar")])
 
 
 def test_spark_conf_defaults(fake_jars: None) -> None:
@@ -27,6 +27,7 @@ def test_spark_conf_defaults(fake_jars: None) -> None:
         "spark.driver.extraJavaOptions": "-Dlog4j2.configurationFile="
         + runtime.LOG_CONFIG.as_uri(),
         "spark.sql.session.timeZone": "UTC",
+        "spark.sql.ansi.enabled": "false",
         "spark.sql.extensions": runtime.ICEBERG_EXTENSIONS,
         "spark.sql.catalog.lw": "org.apache.iceberg.spark.SparkCatalog",
         "spark.sql.catalog.lw.type": "hadoop",
@@ -63,7 +64,7 @@ def test_spark_conf_cluster_master_keeps_spark_default_partitions(fake_jars: Non
 @pytest.mark.parametrize("key", ["spark.jars.packages", "spark.jars"])
 def test_spark_conf_user_jars_suppress_bundled(monkeypatch: pytest.MonkeyPatch, key: str) -> None:
     monkeypatch.setattr(
-        runtime, "bundled_jars", lambda: pytest.fail("bundled jars must not be built")
+        runtime, "bundled_jars", lambda *_: pytest.fail("bundled jars must not be built")
     )
     conf = runtime.spark_conf("local", "lw", {}, {key: "org.apache.iceberg:x:1"})
     assert conf[key] == "org.apache.iceberg:x:1"
