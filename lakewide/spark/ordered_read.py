@@ -18,13 +18,10 @@ from __future__ import annotations
 from typing import Any
 
 from lakewide.project.nodes import Relation
+from lakewide.spark.staged_scan import load_staged
 from lakewide.spark.table_metadata import MetadataReads
-from lakewide.spark.time_travel import at_version, reads_staged_by_id, table_cache
+from lakewide.spark.time_travel import at_version
 from lakewide.state.arrival import FilePart, Read, commit_order
-
-#: Iceberg's Spark read option naming a staged task set, and the planning lookback that keeps
-#: the staged order (bins are filled one after another)
-TASK_SET = "scan-task-set-id"
 
 
 class OrderedReads(MetadataReads):
@@ -67,14 +64,10 @@ class OrderedReads(MetadataReads):
             ordered.add(tasks[i])
         # one id per read: staging the same read again replaces an equal list
         task_set = f"lakewide-arrival-{snapshot}-{after}"
-        iceberg_spark = jvm.org.apache.iceberg.spark
-        iceberg_spark.ScanTaskSetManager.get().stageTasks(table, task_set, ordered)
+        # a planning lookback of 1 keeps the staged order (bins are filled one after another)
         reader = self.spark.read.format("iceberg").option("lookback", "1")
         with self.active():
-            if reads_staged_by_id(self.spark):  # Iceberg >= 1.11 (its Spark 4 runtimes)
-                table_cache(self.spark).add(task_set, table)
-                return reader.load(task_set)
-            return reader.option(TASK_SET, task_set).load(str(relation))
+            return load_staged(self.spark, relation, table, task_set, ordered, reader)
 
     def _read(self, relation: Relation, read: Read) -> Any:
         reader = self.spark.read.format("iceberg")

@@ -5,7 +5,8 @@ still read), so to read only the files one commit added lakewide plans the table
 snapshot through Iceberg's Java API, keeps the tasks of the chosen files and stages them with
 ``ScanTaskSetManager`` (the mechanism of Iceberg's own rewrite procedures); Spark then reads
 exactly those tasks, each with the delete files that apply to it at that snapshot
-(``spark.read.format("iceberg").option("scan-task-set-id", ...)``).
+(``load_staged``: the ``scan-task-set-id`` read option on Iceberg 1.10, the task set's id
+registered in ``SparkTableCache`` and loaded on the Spark 4 runtimes, lakewide.spark.time_travel).
 """
 
 from __future__ import annotations
@@ -14,6 +15,24 @@ import uuid
 from typing import Any
 
 from lakewide.project.nodes import Relation
+from lakewide.spark.time_travel import reads_staged_by_id, table_cache
+
+#: Iceberg 1.10's Spark read option naming a staged task set
+TASK_SET = "scan-task-set-id"
+
+
+def load_staged(
+    spark: Any, relation: Relation, table: Any, set_id: str, tasks: Any, reader: Any
+) -> Any:
+    """Stage ``tasks`` (a Java list of scan tasks of ``table``) as ``set_id`` and load them with
+    ``reader`` (a DataFrameReader of format iceberg), the way the running runtime reads a
+    staged task set (Iceberg >= 1.11 ignores ``scan-task-set-id``: it would read the whole
+    table)."""
+    spark._jvm.org.apache.iceberg.spark.ScanTaskSetManager.get().stageTasks(table, set_id, tasks)
+    if reads_staged_by_id(spark):
+        table_cache(spark).add(set_id, table)
+        return reader.load(set_id)
+    return reader.option(TASK_SET, set_id).load(str(relation))
 
 
 class StagedScans:
@@ -58,7 +77,10 @@ class StagedScans:
 
     def unstage(self) -> None:
         """Forget the task sets staged so far (once their reads are materialized)."""
-        manager = self.spark.sparkContext._jvm.org.apache.iceberg.spark.ScanTaskSetManager
+        manager = self.spark._jvm.org.apache.iceberg.spark.ScanTaskSetManager
+        by_id = reads_staged_by_id(self.spark)
         for table, set_id in getattr(self, "_staged", []):
             manager.get().removeTasks(table, set_id)
+            if by_id:
+                table_cache(self.spark).remove(set_id)
         self._staged = []
