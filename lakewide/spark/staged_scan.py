@@ -68,12 +68,9 @@ class StagedScans:
         for location in sorted(files):
             chosen.add(tasks[location])
         set_id = f"lakewide-{uuid.uuid4()}"
-        manager = self.spark.sparkContext._jvm.org.apache.iceberg.spark.ScanTaskSetManager
-        manager.get().stageTasks(table, set_id, chosen)
         self._staged = [*getattr(self, "_staged", []), (table, set_id)]
-        return (
-            self.spark.read.format("iceberg").option("scan-task-set-id", set_id).load(str(relation))
-        )
+        reader = self.spark.read.format("iceberg")
+        return load_staged(self.spark, relation, table, set_id, chosen, reader)
 
     def unstage(self) -> None:
         """Forget the task sets staged so far (once their reads are materialized)."""
