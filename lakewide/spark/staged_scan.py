@@ -40,23 +40,27 @@ class StagedScans:
 
     spark: Any
     _staged: list[tuple[Any, str]]
+    _planned: dict[tuple[str, int], tuple[Any, dict[str, Any]]]
 
     def _iceberg_table(self, relation: Relation) -> Any: ...  # table_metadata.TableMetadata
 
     def _file_tasks(self, relation: Relation, snapshot: int) -> tuple[Any, dict[str, Any]]:
         """The Java table and its scan tasks at ``snapshot`` by data file location (one task
-        per file: ``planFiles`` does not split them)."""
-        table = self._iceberg_table(relation)
-        tasks: dict[str, Any] = {}
-        found = table.newScan().useSnapshot(snapshot).planFiles()
-        try:
-            iterator = found.iterator()
-            while iterator.hasNext():
-                task = iterator.next()
-                tasks[str(task.file().location())] = task
-        finally:
-            found.close()
-        return table, tasks
+        per file: ``planFiles`` does not split them). A snapshot's files never change, so each
+        is planned once until ``unstage`` (a commit's snapshot is the next commit's parent)."""
+        planned: dict[tuple[str, int], tuple[Any, dict[str, Any]]] = getattr(self, "_planned", {})
+        key = (str(relation), snapshot)
+        if key not in planned:
+            table = self._iceberg_table(relation)
+            lists = self.spark._jvm.org.apache.iceberg.relocated.com.google.common.collect.Lists
+            found = table.newScan().useSnapshot(snapshot).planFiles()
+            try:
+                tasks = {str(t.file().location()): t for t in lists.newArrayList(found)}
+            finally:
+                found.close()
+            planned[key] = (table, tasks)
+            self._planned = planned
+        return planned[key]
 
     def read_files(
         self, relation: Relation, planned: tuple[Any, dict[str, Any]], files: set[str]
@@ -81,3 +85,4 @@ class StagedScans:
             if by_id:
                 table_cache(self.spark).remove(set_id)
         self._staged = []
+        self._planned = {}
