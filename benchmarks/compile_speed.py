@@ -4,7 +4,8 @@ Each model reads 4 sources with 3 value columns each (12 in all); half are ``par
 half ``aggregation`` with a sequence field. In one run this prints, per size:
 
 * CPU (user + system of the child process) and wall of ``lakewide compile --threads 1``:
-  cold (no ``target/``), warm (nothing changed) and with one model edited;
+  cold (no ``target/``, an empty user cache), warm (nothing changed) and with one model
+  edited (these two: the median of ``--repeat`` compiles, 3 by default);
 * the floor measured the same way: a child process that parses the project (rendering the
   jinja), then parses every model with sqlglot and pretty-prints it once to a file;
 * the size of ``target/compiled/`` (files, bytes);
@@ -53,6 +54,7 @@ for name, node in manifest.models.items():
 
 STARTUP = """
 import sys, time
+started = time.perf_counter()  # before lakewide is imported: its imports count
 from lakewide.spark import adapter
 class Asked(BaseException):
     pass
@@ -61,7 +63,6 @@ def ask(*args, **kwargs):
 adapter.SparkAdapter.__init__ = ask
 from lakewide.cli import main
 sys.argv = ["lakewide", "--project-dir", sys.argv[1], "run"]
-started = time.perf_counter()
 try:
     main()
 except Asked as asked:
@@ -112,11 +113,14 @@ def write_project(root: Path, models: int) -> None:
         (root / "models" / f"m{n}.sql").write_text(model_sql(n))
 
 
-def child(args: list[str]) -> dict[str, Any]:
-    """Run ``args``; its CPU (user + system) and wall seconds."""
+def child(args: list[str], cache: Path) -> dict[str, Any]:
+    """Run ``args`` with ``cache`` as the user's cache folder and Python's bytecode kept (as
+    an installed package has it); its CPU (user + system) and wall seconds."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["XDG_CACHE_HOME"] = str(cache)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
-    done = subprocess.run(args, capture_output=True, text=True, env=os.environ.copy())
+    done = subprocess.run(args, capture_output=True, text=True, env=env)
     wall = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
@@ -130,21 +134,33 @@ def folder_size(folder: Path) -> tuple[int, int]:
     return len(files), sum(p.stat().st_size for p in files)
 
 
-def measure(models: int, extra: list[str]) -> dict[str, Any]:
-    """Every figure of one project size."""
+def median(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The run of median wall time."""
+    return sorted(runs, key=lambda r: r["wall"])[len(runs) // 2]
+
+
+def measure(models: int, extra: list[str], repeat: int) -> dict[str, Any]:
+    """Every figure of one project size; warm and edited compiles: the median of ``repeat``
+    (each edit touches another model). Cold: an empty user cache, no ``target/``."""
     root = Path(tempfile.mkdtemp(prefix=f"lw-compile-{models}-"))
+    cache = Path(tempfile.mkdtemp(prefix="lw-cache-"))
     try:
         write_project(root, models)
         compile_ = [sys.executable, "-m", "lakewide", "--project-dir", str(root), "compile"]
         compile_ += ["--threads", "1", *extra]
-        floor = child([sys.executable, "-c", FLOOR, str(root)])
-        cold = child(compile_)
+        child([sys.executable, "-c", "import lakewide.cli"], cache)  # bytecode written once
+        floor = child([sys.executable, "-c", FLOOR, str(root)], cache)
+        cold = child(compile_, cache)
         files, size = folder_size(root / "target" / "compiled")
-        warm = child(compile_)
-        edited_model = root / "models" / "m0.sql"
-        edited_model.write_text(edited_model.read_text().replace("SELECT k,", "SELECT k ,", 1))
-        edited = child(compile_)
-        startup = child([sys.executable, "-c", STARTUP, str(root)])
+        warm = median([child(compile_, cache) for _ in range(repeat)])
+        edits = []
+        for number in range(repeat):
+            edited_model = root / "models" / f"m{number}.sql"
+            text = edited_model.read_text().replace("SELECT k,", "SELECT k ,", 1)
+            edited_model.write_text(text)
+            edits.append(child(compile_, cache))
+        edited = median(edits)
+        startup = child([sys.executable, "-c", STARTUP, str(root)], cache)
         asked = next(
             (float(line.split()[1]) for line in startup["stdout"].splitlines() if "ASKED" in line),
             None,
@@ -162,6 +178,7 @@ def measure(models: int, extra: list[str]) -> dict[str, Any]:
         }
     finally:
         shutil.rmtree(root, ignore_errors=True)
+        shutil.rmtree(cache, ignore_errors=True)
 
 
 def table(rows: list[dict[str, Any]]) -> str:
@@ -186,10 +203,11 @@ def main() -> None:
     parser.add_argument("--models", type=int, nargs="+", default=[50, 500])
     parser.add_argument("--name", default="compile_speed")
     parser.add_argument("--compile-arg", action="append", default=[], help="extra compile option")
+    parser.add_argument("--repeat", type=int, default=3, help="warm and edited compiles")
     args = parser.parse_args()
     rows = []
     for models in args.models:
-        rows.append(measure(models, args.compile_arg))
+        rows.append(measure(models, args.compile_arg, args.repeat))
         print(json.dumps(rows[-1]), flush=True)
     text = table(rows)
     print(text)

@@ -6,6 +6,7 @@ The group and its global options live here; each subcommand is a module of
 
 from __future__ import annotations
 
+import importlib
 import sys
 from pathlib import Path
 from typing import Any
@@ -14,31 +15,50 @@ import click
 from rich.markup import escape
 
 from lakewide import __version__
-from lakewide.commands.build import build
-from lakewide.commands.clean import clean
-from lakewide.commands.compile import compile_
-from lakewide.commands.debug import debug
-from lakewide.commands.diff import diff
-from lakewide.commands.docs import docs
-from lakewide.commands.freshness import freshness
-from lakewide.commands.init import init
-from lakewide.commands.lineage import lineage
-from lakewide.commands.load import load
-from lakewide.commands.ls import ls
-from lakewide.commands.maintain import maintain
-from lakewide.commands.retry import retry
-from lakewide.commands.run import run
-from lakewide.commands.seed import seed
 from lakewide.commands.shared import output
 from lakewide.commands.shared.console import console
 from lakewide.commands.shared.context import Options, parse_vars, parsed
-from lakewide.commands.show import show
-from lakewide.commands.test import data_test_command
-from lakewide.commands.unit_test import unit_test
 from lakewide.errors import LakewideError, RunInterrupted
 
+# each command's module, imported only when the command is invoked or listed (a command's
+# start-up then imports its own layers, not every other command's)
+COMMANDS = {
+    "init": "init:init",
+    "debug": "debug:debug",
+    "seed": "seed:seed",
+    "load": "load:load",
+    "compile": "compile:compile_",
+    "run": "run:run",
+    "build": "build:build",
+    "ls": "ls:ls",
+    "show": "show:show",
+    "lineage": "lineage:lineage",
+    "freshness": "freshness:freshness",
+    "unit-test": "unit_test:unit_test",
+    "test": "test:data_test_command",
+    "retry": "retry:retry",
+    "diff": "diff:diff",
+    "clean": "clean:clean",
+    "maintain": "maintain:maintain",
+    "docs": "docs:docs",
+}
 
-@click.group()
+
+class _Commands(click.Group):
+    """The command group, loading each command's module on first use."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*self.commands, *COMMANDS})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in COMMANDS and cmd_name not in self.commands:
+            module, name = COMMANDS[cmd_name].split(":")
+            command = getattr(importlib.import_module(f"lakewide.commands.{module}"), name)
+            self.add_command(command, cmd_name)
+        return super().get_command(ctx, cmd_name)
+
+
+@click.group(cls=_Commands)
 @click.version_option(__version__, prog_name="lakewide")
 @click.option(
     "--project-dir",
@@ -85,29 +105,6 @@ def cli(
     ctx.obj = Options(project_dir, profiles_dir, target, variables, lock_wait)
     parsed.clear()  # what an earlier in-process invocation parsed is not this one's
     output.start(quiet, log_format)
-
-
-for _command in (
-    init,
-    debug,
-    seed,
-    load,
-    compile_,
-    run,
-    build,
-    ls,
-    show,
-    lineage,
-    freshness,
-    unit_test,
-    data_test_command,
-    retry,
-    diff,
-    clean,
-    maintain,
-):
-    cli.add_command(_command)
-cli.add_command(docs)
 
 
 def main() -> None:

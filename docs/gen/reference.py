@@ -21,7 +21,7 @@ import click
 from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
 
-from lakewide.cli import cli
+from lakewide.cli import COMMANDS, cli
 from lakewide.project.config.engines.base import MergeEngine
 from lakewide.project.config.engines.partial_update import PartialUpdateConfig
 from lakewide.project.config.keys import TABLE_KEYS
@@ -151,7 +151,12 @@ def commands(
 ) -> Iterator[tuple[str, click.Command]]:
     """(``lakewide run``, command) for the group and every command under it, nested too."""
     yield prefix, group
-    for name, command in group.commands.items():
+    context = click.Context(group)
+    names = list(COMMANDS) if group is cli else list(group.commands)  # the CLI's own order
+    for name in names:
+        command = group.get_command(context, name)
+        if command is None:
+            continue
         if isinstance(command, click.Group):
             yield from commands(command, f"{prefix} {name}")
         else:

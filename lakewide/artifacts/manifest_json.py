@@ -242,6 +242,8 @@ def write_manifest_json(manifest: Manifest, invocation_id: str = "") -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".json.tmp")
     document = manifest_document(manifest, invocation_id)
-    tmp.write_text(json.dumps(document, indent=2, default=str), encoding="utf-8")
+    # compact, as dbt writes it: an indented dump is made by the pure-Python encoder (5x slower)
+    text = json.dumps(document, separators=(",", ":"), default=str)
+    tmp.write_text(text, encoding="utf-8")
     tmp.replace(path)
     return path

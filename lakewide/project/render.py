@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import hashlib
 import marshal
-import os
 import re
 import sys
 from collections.abc import Callable
@@ -24,6 +23,7 @@ from lakewide.project.nodes import Relation
 from lakewide.project.profiles_file import env_var
 from lakewide.project.sources import Source
 from lakewide.project.text_files import read_utf8
+from lakewide.project.user_cache import cache_folder, write_entry
 
 _CONFIG_CALL = re.compile(r"\bconfig\s*\(")
 # what a template's compiled code depends on besides its text: Python, jinja and this module
@@ -34,11 +34,8 @@ _CODE_KEY = (
 
 
 def template_cache() -> Path:
-    """Where compiled templates are kept between processes: the user's cache folder
-    (``$XDG_CACHE_HOME``, else ``~/.cache``), never the project, so that a command that fails
-    leaves the project as it was."""
-    root = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(root) / "lakewide" / "templates"
+    """Where compiled templates are kept between processes (``user_cache``)."""
+    return cache_folder("templates")
 
 
 @dataclass
@@ -115,13 +112,7 @@ class Renderer:
         except (OSError, ValueError, EOFError, TypeError):
             pass  # not cached yet (or unreadable): compiled again
         code = self.env.compile(text, name=str(path), filename=str(path))
-        try:
-            self.cache.mkdir(parents=True, exist_ok=True)
-            partial = stored.with_suffix(f".{os.getpid()}.tmp")
-            partial.write_bytes(marshal.dumps(code))
-            partial.replace(stored)
-        except OSError:
-            pass  # a read-only target folder: nothing kept
+        write_entry(stored, marshal.dumps(code))
         return code
 
     def _modules(self, context: dict[str, Any]) -> None:

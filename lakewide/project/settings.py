@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,12 +50,21 @@ class Project:
 
     def relative(self, path: Path) -> str:
         """A path as shown to users: relative to the project root when inside it."""
-        if path.is_absolute() and ".." not in path.parts and path.is_relative_to(self.root):
-            return str(path.relative_to(self.root))  # no file system call (thousands a parse)
+        if path.is_absolute() and ".." not in path.parts:
+            inside = _inside(self.root, path)  # no file system call
+            if inside is not None:
+                return inside
         try:
             return str(path.resolve().relative_to(self.root))
         except ValueError:
             return str(path)
+
+
+@functools.lru_cache(maxsize=4096)
+def _inside(root: Path, path: Path) -> str | None:
+    """``path`` relative to ``root`` when under it, once per pair (a properties file names
+    thousands of nodes)."""
+    return str(path.relative_to(root)) if path.is_relative_to(root) else None
 
 
 def _folders(value: Any) -> Any:

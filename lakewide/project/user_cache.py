@@ -1,0 +1,30 @@
+"""The user's cache folder for what lakewide derives from a project's text and can derive again
+(compiled templates, parsed YAML): ``$XDG_CACHE_HOME/lakewide``, else ``~/.cache/lakewide``.
+
+Never inside the project, so that a command that fails leaves the project as it was; every entry
+is named by a digest of what it was made from, so a stale entry is never read, and losing the
+folder only costs time.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def cache_folder(kind: str) -> Path:
+    """The folder keeping one kind of entry (``templates``, ``yaml``)."""
+    root = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(root) / "lakewide" / kind
+
+
+def write_entry(path: Path, data: bytes) -> None:
+    """Write one entry atomically (a reader never sees half of it); a cache that cannot be
+    written (read-only home, full disk) is silently skipped."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        tmp.write_bytes(data)
+        tmp.replace(path)
+    except OSError:
+        pass
