@@ -26,6 +26,7 @@ from lakewide.commands.lineage import lineage
 from lakewide.commands.load import load
 from lakewide.commands.ls import ls
 from lakewide.commands.maintain import maintain
+from lakewide.commands.plan import plan
 from lakewide.commands.retry import retry
 from lakewide.commands.run import run
 from lakewide.commands.seed import seed
@@ -102,6 +103,7 @@ for _command in (
     unit_test,
     data_test_command,
     retry,
+    plan,
     diff,
     clean,
     maintain,

@@ -185,30 +185,31 @@ def model_named(manifest: Manifest, model: str) -> ModelNode:
     return manifest.models[model]
 
 
-def state_options(func: Callable[..., Any]) -> Callable[..., Any]:
-    """``--state DIR`` (the ``state:`` selectors compare with it) and ``--defer``; put it above
-    ``@pass_options`` on a command that takes ``@selection``."""
+def state_options(func: Callable[..., Any], *, defer: bool = True) -> Callable[..., Any]:
+    """``--state DIR`` (the ``state:`` selectors compare with it) and ``--defer`` (unless
+    ``defer`` is false); put it above ``@pass_options`` on a command that takes ``@selection``."""
 
     @functools.wraps(func)
     def with_state(*args: Any, **kwargs: Any) -> Any:
-        state, defer = kwargs.pop("state"), kwargs.pop("defer")
-        if defer and state is None:
+        state, deferring = kwargs.pop("state"), kwargs.pop("defer", False)
+        if deferring and state is None:
             raise click.UsageError(
                 "--defer reads the models not selected from an earlier run's tables: "
                 "give that run's target/ folder with --state DIR too"
             )
         options = click.get_current_context().find_object(Options)
         assert options is not None, "the group's callback made the Options"
-        options.state_dir, options.defer = state, defer
+        options.state_dir, options.defer = state, deferring
         options.chosen = (kwargs.get("select", ()), kwargs.get("exclude", ()))
         return func(*args, **kwargs)
 
-    with_state = click.option(
-        "--defer",
-        is_flag=True,
-        help="With --state: ref() of a model that is not selected reads the table the state's "
-        "manifest.json records (read only, never written).",
-    )(with_state)
+    if defer:
+        with_state = click.option(
+            "--defer",
+            is_flag=True,
+            help="With --state: ref() of a model that is not selected reads the table the "
+            "state's manifest.json records (read only, never written).",
+        )(with_state)
     return click.option(
         "--state",
         metavar="DIR",
