@@ -75,14 +75,14 @@ def _production(tmp_path: Path) -> Path:
     return root
 
 
-def _plan(root: Path, tmp_path: Path, *args: str) -> tuple[int, dict[str, Any], str]:
-    """``lakewide plan`` in a process with pyspark unimportable: exit code, plan.json, output."""
+def _no_jvm_plan(root: Path, tmp_path: Path, *args: str) -> tuple[int, str]:
+    """``lakewide plan ARGS`` in a process where pyspark cannot be imported and no Java is
+    found: (exit code, output)."""
     fake = tmp_path / "no_pyspark"
     (fake / "pyspark").mkdir(parents=True, exist_ok=True)
     (fake / "pyspark" / "__init__.py").write_text("raise ImportError('no JVM allowed here')\n")
     done = subprocess.run(
-        [sys.executable, "-m", "lakewide", "--project-dir", str(root), "plan", "-t", "dev"]
-        + ["--state", str(tmp_path / "prod-target"), *args],
+        [sys.executable, "-m", "lakewide", "--project-dir", str(root), "plan", *args],
         capture_output=True,
         text=True,
         timeout=120,
@@ -95,8 +95,15 @@ def _plan(root: Path, tmp_path: Path, *args: str) -> tuple[int, dict[str, Any], 
     )
     output = done.stdout + done.stderr
     assert "Traceback" not in output, output
+    return done.returncode, output
+
+
+def _plan(root: Path, tmp_path: Path, *args: str) -> tuple[int, dict[str, Any], str]:
+    """``plan -t dev --state prod-target ARGS`` without a JVM: exit code, plan.json, output."""
+    state = str(tmp_path / "prod-target")
+    code, output = _no_jvm_plan(root, tmp_path, "-t", "dev", "--state", state, *args)
     document = json.loads((root / "target" / "plan.json").read_text(encoding="utf-8"))
-    return done.returncode, document, output
+    return code, document, output
 
 
 def _edit(root: Path, old: str, new: str) -> None:
@@ -220,3 +227,22 @@ def test_selection_limits_the_models_listed(tmp_path: Path, selector: str) -> No
     assert listed == (
         ["wide", "reads_x", "reads_y", "after_y"] if selector.endswith("+") else ["wide"]
     )
+
+
+HIVE = PROD_DEV_PROFILES.replace(
+    "catalog_type: hadoop, warehouse: warehouse", "catalog_type: hive, uri: 'thrift://localhost:1'"
+)
+
+
+def test_catalog_without_a_reader(tmp_path: Path) -> None:
+    """Hive's metadata is not read without a JVM: against --state the changed models' run is
+    unknown (not guessed), and without --state plan refuses, naming the option."""
+    root = _production(tmp_path)
+    (root / "profiles.yml").write_text(HIVE, encoding="utf-8")
+    (root / "models/wide.sql").write_text(WIDE + NEW_SOURCE, encoding="utf-8")
+    code, document, output = _plan(root, tmp_path)
+    assert code == 0, output
+    assert _model(document, "wide")["action"] == "unknown"
+    assert "lakewide run --dry-run" in _model(document, "wide")["changes"][0]
+    code, output = _no_jvm_plan(root, tmp_path)
+    assert code == 2 and "Give --state DIR" in output, output

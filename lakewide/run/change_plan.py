@@ -24,6 +24,7 @@ from lakewide.compiler.contract import CONTRACT, Contract, contract_of
 from lakewide.compiler.schema_changes import classify
 from lakewide.compiler.wide_model import WideModel, analyze, parse_model_sql
 from lakewide.dialect import DIALECT
+from lakewide.errors import ConfigError
 from lakewide.project.manifest import Manifest
 from lakewide.project.nodes import ModelNode, Relation
 from lakewide.run.change_columns import Columns, breaking_columns, stored_columns
@@ -31,6 +32,11 @@ from lakewide.run.schema_steps import contract_options, policy_of, reread_refusa
 from lakewide.state.definition import LAYOUT_VERSION, definition_digest, stored_digest
 from lakewide.state.metadata import CorruptMetadataError, MetadataReader
 from lakewide.state.offsets import TableMeta
+
+UNREADABLE = (
+    "this catalog's table metadata is not read without a JVM: `lakewide run --dry-run` "
+    "says what a run does to the table"
+)
 
 
 @dataclass
@@ -209,7 +215,17 @@ def _model_plan(
 def plan_changes(
     manifest: Manifest, names: list[str], state: State | None, reader: MetadataReader | None
 ) -> Plan:
-    """The plan of the models ``names`` (in run order) and of the models downstream of them."""
+    """The plan of the models ``names`` (in run order) and of the models downstream of them.
+
+    Without ``state`` each model is compared with its table: a ConfigError where the catalog's
+    metadata is not read without a JVM (``reader`` None)."""
+    if state is None and reader is None:
+        raise ConfigError(
+            f"plan without --state compares each model with its table; {UNREADABLE}. Give "
+            "--state DIR (the target/ folder of the production run) to compare with its "
+            "manifest.json instead",
+            key="--state",
+        )
     tables = {n: _table(node, state) for n, node in manifest.models.items()}
     meta = {n: _read(reader, tables[n]) for n in names}
     statuses = _statuses(manifest, state, meta)
@@ -217,6 +233,9 @@ def plan_changes(
     broken: dict[str, ModelPlan] = {}
     for name in names:
         plan, _after = _model_plan(manifest.models[name], statuses[name], tables[name], meta[name])
+        if reader is None and plan.status != "unchanged":
+            plan.action = "unknown"  # the table was not read: what a run does depends on it
+            plan.changes = [UNREADABLE]
         models.append(plan)
         if plan.status == "changed":
             broken[name] = plan
