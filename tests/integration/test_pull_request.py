@@ -154,3 +154,6 @@ def test_plan_then_deferred_build_of_a_pull_request(
     lonely_prod = sorted(amounts) + [9]
     assert _rows(spark, f"lw.{dev}.report") == [(k, tiers.get(k)) for k in lonely_prod]
     assert _snapshots(warehouse, prod, models) == before  # production was not written
+    # the manifest the deferred build wrote names the project's own tables: a state later
+    written = json.loads((pull / "target" / "manifest.json").read_text())
+    assert written["nodes"]["model.t.lonely"]["relation_name"] == f"lw.{dev}.lonely"
