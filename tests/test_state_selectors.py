@@ -175,3 +175,55 @@ def test_bad_state_exits_2_in_every_command(cli: Cli, tmp_path: Path, command: l
         assert "Traceback" not in output, (case, output)
         for text in expected:
             assert text in output, (case, output)
+
+
+class _NoSpark:
+    """A SparkAdapter that starts nothing (the body under test never asks it anything)."""
+
+    def __init__(self, *_args: Any, **_kwargs: Any) -> None:
+        pass
+
+    def raise_if_stopped(self, wait: float = 0.0) -> None:
+        pass
+
+    def stop(self) -> None:
+        pass
+
+
+def test_retry_defers_as_the_run_did(
+    cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """run_results.json keeps --state and --defer: retry reads the same state and defers the
+    models the run did not select (the run's selection, not only the retried models)."""
+    root = _production(tmp_path)
+    (root / "models/wide.sql").write_text("SELECT id FROM {{ ref('stg') }}", encoding="utf-8")
+    seen: list[Any] = []
+
+    def report(manifest: Any, _adapter: Any, names: list[str], *_args: Any, **_kw: Any) -> int:
+        seen.append((names, {n: str(m.relation) for n, m in manifest.models.items()}))
+        return 0
+
+    monkeypatch.setattr("lakewide.spark.adapter.SparkAdapter", _NoSpark)
+    monkeypatch.setattr("lakewide.commands.retry.run_and_report", report)
+    results = root / "target" / "run_results.json"
+    for state, expected in ((tmp_path / "nope", 2), (tmp_path / "prod-target", 0)):
+        args = {"command": "run", "select": ["state:modified+"], "exclude": [], "target": "dev"}
+        document = {
+            "results": [{"name": "report", "status": "error"}],
+            "args": {**args, "state": str(state), "defer": True},
+        }
+        results.write_text(json.dumps(document), encoding="utf-8")
+        code, output = cli("--project-dir", str(root), "retry")
+        assert code == expected, output
+        assert ("nope: no such directory" in output) == (expected == 2), output
+    assert seen == [
+        (
+            ["report"],
+            {
+                "stg": "lw.prod.stg",
+                "wide": "lw.dev.wide",
+                "report": "lw.dev.report",
+                "lonely": "lw.prod.lonely",
+            },
+        )
+    ]
