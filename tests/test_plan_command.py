@@ -43,6 +43,8 @@ FILES = {
     "models/reads_y.sql": "SELECT id, y FROM {{ ref('wide') }}",
     "models/reads_x.sql": "SELECT id FROM {{ ref('wide') }} WHERE x > 0",
     "models/after_y.sql": "SELECT id FROM {{ ref('reads_y') }}",
+    "models/snap.sql": "{{ config(materialized='snapshot', unique_key='id', strategy='check', "
+    "check_cols=['x']) }}\nSELECT id, x FROM {{ source('src', 'a') }}\n",
 }
 ICEBERG: dict[str, IcebergType] = {"bigint": LongType(), "string": StringType()}
 
@@ -72,6 +74,8 @@ def _production(tmp_path: Path) -> Path:
         {"format-version": "2", CONTRACT: contract.to_json()},
     )
     iceberg_files.write(warehouse, node.relation, metadata, 1)
+    snap = manifest.models["snap"].relation
+    iceberg_files.write(warehouse, snap, iceberg_files.empty_table(table_dir(warehouse, snap)), 1)
     return root
 
 
@@ -147,6 +151,7 @@ def test_new_source_is_added_and_nothing_breaks(tmp_path: Path) -> None:
         "reads_x": "unchanged",
         "reads_y": "unchanged",
         "after_y": "unchanged",
+        "snap": "unchanged",
     }
 
 
@@ -211,7 +216,7 @@ def test_unchanged_project_plans_nothing(tmp_path: Path) -> None:
     assert document["summary"] == {
         "new": 0,
         "changed": 0,
-        "unchanged": 4,
+        "unchanged": 5,
         "downstream": 0,
         "breaking": 0,
         "refused": 0,
@@ -246,3 +251,13 @@ def test_catalog_without_a_reader(tmp_path: Path) -> None:
     assert "lakewide run --dry-run" in _model(document, "wide")["changes"][0]
     code, output = _no_jvm_plan(root, tmp_path)
     assert code == 2 and "Give --state DIR" in output, output
+
+
+def test_changed_snapshot_is_refused(tmp_path: Path) -> None:
+    root = _production(tmp_path)
+    path = root / "models/snap.sql"
+    path.write_text(path.read_text().replace("SELECT id, x", "SELECT id, x, 1 AS one"))
+    code, document, output = _plan(root, tmp_path, "-s", "snap")
+    assert code == 1, output
+    snap = _model(document, "snap")
+    assert snap["action"] == "refused" and "never rebuilt" in snap["refusals"][0]

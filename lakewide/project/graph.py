@@ -98,7 +98,8 @@ def _method(
         if state is None:
             raise ConfigError(
                 f"selector '{given}' compares with an earlier run: give --state DIR, the target/ "
-                "folder of that run (it holds manifest.json)",
+                "folder of that run (it holds manifest.json; run, build, test, ls, compile and "
+                "plan take it)",
             )
         return set(state[core[6:]]) & set(models)
     if core not in models:

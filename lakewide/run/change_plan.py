@@ -198,6 +198,18 @@ def _model_plan(
         return plan, None
     if node.config.kind == "primary_key" and meta is not None:
         after = _key_table(plan, node, meta)  # a model that does not compile: exit 2
+    elif node.config.kind == "snapshot" and meta is not None:
+        plan.action = "refused"
+        only = (
+            " (unless only tags, description or freshness changed)"
+            if plan.modified == ["configs"]
+            else ""
+        )
+        plan.refusals.append(
+            "a snapshot keeps history its input no longer holds: its table is never rebuilt; "
+            f"restore the definition, or drop the table to start a new history{only}"
+        )
+        return plan, None
     else:
         after = _other_columns(node)
         plan.action = "bootstrap" if meta is None else "rebuild"
