@@ -13,8 +13,10 @@ import re
 from sqlglot import exp
 
 from lakewide.compiler.column_lineage import model_lineage
+from lakewide.compiler.contract import Contract
 from lakewide.compiler.versions import NON_NULL_PREFIX, PREFIX, ROW_COUNT, ROW_VERSION
-from lakewide.compiler.wide_model import parse_model_sql
+from lakewide.compiler.wide_model import WideModel, parse_model_sql
+from lakewide.dialect import DIALECT
 from lakewide.errors import LakewideError
 from lakewide.project.nodes import ModelNode
 from lakewide.state.offsets import TableMeta
@@ -41,6 +43,35 @@ def stored_columns(meta: TableMeta | None) -> Columns | None:
     if meta is None or meta.columns is None:
         return None
     return {c.name: _spark_type(c.type) for c in meta.columns if not _hidden(c.name)}
+
+
+def _cast_type(projection: exp.Expr) -> str | None:
+    value = projection.this if isinstance(projection, exp.Alias) else projection
+    if isinstance(value, (exp.Cast, exp.TryCast)):
+        return value.to.sql(DIALECT).lower().replace(" ", "")
+    return None
+
+
+def key_types(model: WideModel, stored: Contract | None) -> dict[str, str]:
+    """A key table's column types without Spark: its CASTs, else the stored contract's
+    (a column whose expression did not change keeps its type), else ``?``."""
+    types = dict(stored.columns) if stored is not None else {}
+    for column in model.columns:
+        index = model.columns.index(column)
+        for branch in model.branches:
+            cast = _cast_type(branch.select.expressions[index])
+            if cast:
+                types[column] = cast
+                break
+    return {c: types.get(c, "?") for c in model.table_columns}
+
+
+def query_columns(node: ModelNode) -> Columns:
+    """A model's output columns and the types its CASTs give them (``?`` elsewhere)."""
+    query = parse_model_sql(node)
+    if not isinstance(query, exp.Query):
+        return {}
+    return {s.alias_or_name: _cast_type(s) or "?" for s in query.selects if s.alias_or_name != "*"}
 
 
 def _columns_read(child: ModelNode, parent: ModelNode) -> set[str] | None:

@@ -17,17 +17,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from sqlglot import exp
-
 from lakewide.artifacts.state_compare import State, compare
 from lakewide.compiler.contract import CONTRACT, Contract, contract_of
 from lakewide.compiler.schema_changes import classify
-from lakewide.compiler.wide_model import WideModel, analyze, parse_model_sql
-from lakewide.dialect import DIALECT
+from lakewide.compiler.wide_model import WideModel, analyze
 from lakewide.errors import ConfigError
 from lakewide.project.manifest import Manifest
 from lakewide.project.nodes import ModelNode, Relation
-from lakewide.run.change_columns import Columns, breaking_columns, stored_columns
+from lakewide.run.change_columns import (
+    Columns,
+    breaking_columns,
+    key_types,
+    query_columns,
+    stored_columns,
+)
 from lakewide.run.schema_steps import contract_options, policy_of, reread_refusals
 from lakewide.state.definition import LAYOUT_VERSION, definition_digest, stored_digest
 from lakewide.state.metadata import CorruptMetadataError, MetadataReader
@@ -123,26 +126,6 @@ def _read(reader: MetadataReader | None, relation: Relation) -> TableMeta | None
         return None
 
 
-def _cast_type(projection: exp.Expr) -> str | None:
-    value = projection.this if isinstance(projection, exp.Alias) else projection
-    if isinstance(value, (exp.Cast, exp.TryCast)):
-        return value.to.sql(DIALECT).lower().replace(" ", "")
-    return None
-
-
-def _key_types(model: WideModel, stored: Contract | None) -> dict[str, str]:
-    """A key table's column types without Spark: its CASTs, else the stored contract's."""
-    types = dict(stored.columns) if stored is not None else {}
-    for column in model.columns:
-        index = model.columns.index(column)
-        for branch in model.branches:
-            cast = _cast_type(branch.select.expressions[index])
-            if cast:
-                types[column] = cast
-                break
-    return {c: types.get(c, "?") for c in model.table_columns}
-
-
 def key_contract(node: ModelNode, model: WideModel, types: dict[str, str]) -> Contract:
     """The contract a run of ``model`` stores, its columns of ``types``."""
     return contract_of(
@@ -159,7 +142,7 @@ def _key_table(plan: ModelPlan, node: ModelNode, meta: TableMeta) -> Columns:
     model = analyze(node)
     text = (meta.properties or {}).get(CONTRACT)
     stored = Contract.from_json(text) if text else None
-    types = _key_types(model, stored)
+    types = key_types(model, stored)
     configured = key_contract(node, model, types)
     if stored is None:
         plan.action = "refused"
@@ -174,13 +157,6 @@ def _key_table(plan: ModelPlan, node: ModelNode, meta: TableMeta) -> Columns:
             "refused" if schema.refusals else "schema changes" if schema.changed else "none"
         )
     return {c: t for c, t in types.items() if c in model.columns}
-
-
-def _other_columns(node: ModelNode) -> Columns:
-    query = parse_model_sql(node)
-    if not isinstance(query, exp.Query):
-        return {}
-    return {s.alias_or_name: _cast_type(s) or "?" for s in query.selects if s.alias_or_name != "*"}
 
 
 def _model_plan(
@@ -211,7 +187,7 @@ def _model_plan(
         )
         return plan, None
     else:
-        after = _other_columns(node)
+        after = query_columns(node)
         plan.action = "bootstrap" if meta is None else "rebuild"
     before = stored_columns(meta)
     if before is not None and after:
