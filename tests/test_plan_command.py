@@ -12,16 +12,20 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import sqlglot
 from pyiceberg.partitioning import UNPARTITIONED_PARTITION_SPEC
 from pyiceberg.schema import Schema
 from pyiceberg.table.metadata import new_table_metadata
 from pyiceberg.table.sorting import UNSORTED_SORT_ORDER
 from pyiceberg.types import IcebergType, LongType, NestedField, StringType
+from sqlglot import exp
 
 from lakewide.artifacts.manifest_json import write_manifest_json
 from lakewide.compiler.contract import CONTRACT
 from lakewide.compiler.wide_model import analyze
+from lakewide.dialect import DIALECT
 from lakewide.project.profiles import warehouse_path
+from lakewide.run.change_columns import cast_type
 from lakewide.run.change_plan import key_contract
 from lakewide.state.metadata import table_dir
 from tests import iceberg_files
@@ -261,3 +265,23 @@ def test_changed_snapshot_is_refused(tmp_path: Path) -> None:
     assert code == 1, output
     snap = _model(document, "snap")
     assert snap["action"] == "refused" and "never rebuilt" in snap["refusals"][0]
+
+
+@pytest.mark.parametrize(
+    ("projection", "spark_type"),
+    [
+        ("CAST(x AS INTEGER) AS y", "int"),
+        ("CAST(x AS LONG)", "bigint"),
+        ("CAST(x AS DECIMAL(12, 2))", "decimal(12,2)"),
+        ("CAST(x AS DECIMAL)", "decimal(10,0)"),
+        ("CAST(x AS VARCHAR(10))", "string"),
+        ("CAST(x AS MAP<STRING, ARRAY<CHAR(2)>>)", "map<string,array<string>>"),
+        ("TRY_CAST(x AS DOUBLE)", "double"),
+        ("x + 1 AS y", None),
+    ],
+)
+def test_cast_types_read_as_spark_names_them(projection: str, spark_type: str | None) -> None:
+    """A CAST's type as Spark's ``simpleString`` says it (what stored contracts hold)."""
+    query = sqlglot.parse_one(f"SELECT {projection}", read=DIALECT)
+    assert isinstance(query, exp.Select)
+    assert cast_type(query.selects[0]) == spark_type

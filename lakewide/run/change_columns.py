@@ -45,11 +45,14 @@ def stored_columns(meta: TableMeta | None) -> Columns | None:
     return {c.name: _spark_type(c.type) for c in meta.columns if not _hidden(c.name)}
 
 
-def _cast_type(projection: exp.Expr) -> str | None:
+def cast_type(projection: exp.Expr) -> str | None:
+    """The Spark type name (as ``simpleString``) an outer CAST gives a projection, else None."""
     value = projection.this if isinstance(projection, exp.Alias) else projection
-    if isinstance(value, (exp.Cast, exp.TryCast)):
-        return value.to.sql(DIALECT).lower().replace(" ", "")
-    return None
+    if not isinstance(value, (exp.Cast, exp.TryCast)):
+        return None
+    text = value.to.sql(DIALECT).lower().replace(" ", "")
+    text = re.sub(r"\b(?:var)?char\(\d+\)", "string", text)  # Spark's result type
+    return re.sub(r"\bdecimal\b(?!\()", "decimal(10,0)", text)
 
 
 def key_types(model: WideModel, stored: Contract | None) -> dict[str, str]:
@@ -59,7 +62,7 @@ def key_types(model: WideModel, stored: Contract | None) -> dict[str, str]:
     for column in model.columns:
         index = model.columns.index(column)
         for branch in model.branches:
-            cast = _cast_type(branch.select.expressions[index])
+            cast = cast_type(branch.select.expressions[index])
             if cast:
                 types[column] = cast
                 break
@@ -71,7 +74,7 @@ def query_columns(node: ModelNode) -> Columns:
     query = parse_model_sql(node)
     if not isinstance(query, exp.Query):
         return {}
-    return {s.alias_or_name: _cast_type(s) or "?" for s in query.selects if s.alias_or_name != "*"}
+    return {s.alias_or_name: cast_type(s) or "?" for s in query.selects if s.alias_or_name != "*"}
 
 
 def _columns_read(child: ModelNode, parent: ModelNode) -> set[str] | None:
