@@ -134,6 +134,8 @@ NEW_SOURCE = (
 def test_new_source_is_added_and_nothing_breaks(tmp_path: Path) -> None:
     root = _production(tmp_path)
     (root / "models/wide.sql").write_text(WIDE + NEW_SOURCE, encoding="utf-8")
+    extra = "SELECT id, x FROM {{ ref('wide') }}"  # new, downstream of wide: listed as new
+    (root / "models/extra.sql").write_text(extra, encoding="utf-8")
     code, document, output = _plan(root, tmp_path)
     assert code == 0, output
     wide = _model(document, "wide")
@@ -156,6 +158,7 @@ def test_new_source_is_added_and_nothing_breaks(tmp_path: Path) -> None:
         "reads_y": "unchanged",
         "after_y": "unchanged",
         "snap": "unchanged",
+        "extra": "new",
     }
 
 

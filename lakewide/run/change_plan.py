@@ -22,6 +22,7 @@ from lakewide.compiler.contract import CONTRACT, Contract, contract_of
 from lakewide.compiler.schema_changes import classify
 from lakewide.compiler.wide_model import WideModel, analyze
 from lakewide.errors import ConfigError
+from lakewide.project.graph import topological_order
 from lakewide.project.manifest import Manifest
 from lakewide.project.nodes import ModelNode, Relation
 from lakewide.run.change_columns import (
@@ -71,7 +72,8 @@ class ModelPlan:
 
 @dataclass
 class Plan:
-    """Every selected model's plan and the models downstream of the changed ones."""
+    """Every selected model's plan and the models downstream of the changed ones (those new or
+    changed themselves aside: they are in ``models``)."""
 
     models: list[ModelPlan]
     downstream: list[Downstream]
@@ -227,12 +229,15 @@ def plan_changes(
         models.append(plan)
         if plan.status == "changed":
             broken[name] = plan
-    return Plan(models, _downstream(manifest, broken))
+    touched = {m.name for m in models if m.status != "unchanged"}
+    touched |= (manifest.state or {}).get("modified", frozenset())
+    found = _downstream(manifest, broken)
+    return Plan(models, [d for d in found if d.name not in touched])
 
 
 def _downstream(manifest: Manifest, changed: dict[str, ModelPlan]) -> list[Downstream]:
-    """The models downstream of ``changed`` (those listed already aside), each told whether a
-    column it reads from a changed model went away or changed type."""
+    """The models downstream of ``changed``, each told whether a column it reads from a changed
+    model went away or changed type."""
     found: dict[str, Downstream] = {}
     for name in _order_downstream(manifest, set(changed)):
         node = manifest.models[name]
@@ -253,8 +258,6 @@ def _downstream(manifest: Manifest, changed: dict[str, ModelPlan]) -> list[Downs
 
 
 def _order_downstream(manifest: Manifest, start: set[str]) -> list[str]:
-    from lakewide.project.graph import topological_order
-
     seen = set(start)
     for name in topological_order(manifest.models):
         if any(r in seen for r in manifest.models[name].refs):
