@@ -8,6 +8,7 @@ import json
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +30,7 @@ from lakewide.run.change_columns import cast_type
 from lakewide.run.change_plan import key_contract
 from lakewide.state.metadata import table_dir
 from tests import iceberg_files
-from tests.project_factory import PROD_DEV_PROFILES, make_project, manifest_of
+from tests.project_factory import PROD_DEV_PROFILES, make_project, manifest_of, run_main
 
 SOURCES = (
     "sources:\n  - name: src\n    tables:\n      - name: a\n      - name: b\n      - name: c\n"
@@ -110,8 +111,38 @@ def _plan(root: Path, tmp_path: Path, *args: str) -> tuple[int, dict[str, Any], 
     """``plan -t dev --state prod-target ARGS`` without a JVM: exit code, plan.json, output."""
     state = str(tmp_path / "prod-target")
     code, output = _no_jvm_plan(root, tmp_path, "-t", "dev", "--state", state, *args)
-    document = json.loads((root / "target" / "plan.json").read_text(encoding="utf-8"))
-    return code, document, output
+    return code, _document(root), output
+
+
+def _document(root: Path) -> dict[str, Any]:
+    document: dict[str, Any] = json.loads((root / "target" / "plan.json").read_text("utf-8"))
+    return document
+
+
+PlanRun = Callable[..., tuple[int, dict[str, Any], str]]
+
+
+@pytest.fixture
+def plan(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> PlanRun:
+    """``plan -t dev --state prod-target ARGS`` in this process (faster than ``_plan``; a
+    Spark start fails the test): exit code, plan.json, output."""
+    from lakewide.spark import runtime
+
+    def refuse(*_args: Any, **_kwargs: Any) -> None:
+        pytest.fail("plan started Spark")
+
+    monkeypatch.setattr(runtime, "create_session", refuse)
+
+    def run(root: Path, *args: str) -> tuple[int, dict[str, Any], str]:
+        state = str(tmp_path / "prod-target")
+        given = ("--project-dir", str(root), "plan", "-t", "dev", "--state", state, *args)
+        code, output = run_main(monkeypatch, capsys, *given)
+        assert "Traceback" not in output, output
+        return code, _document(root), output
+
+    return run
 
 
 def _edit(root: Path, old: str, new: str) -> None:
@@ -162,10 +193,10 @@ def test_new_source_is_added_and_nothing_breaks(tmp_path: Path) -> None:
     }
 
 
-def test_changed_key_is_refused_with_exit_1(tmp_path: Path) -> None:
+def test_changed_key_is_refused_with_exit_1(plan: PlanRun, tmp_path: Path) -> None:
     root = _production(tmp_path)
     _edit(root, "merge_engine='partial_update'", "merge_engine='deduplicate'")
-    code, document, output = _plan(root, tmp_path, "--format", "markdown")
+    code, document, output = plan(root, "--format", "markdown")
     assert code == 1, output
     assert document["refused"] == ["wide"]
     wide = _model(document, "wide")
@@ -178,11 +209,11 @@ def test_changed_key_is_refused_with_exit_1(tmp_path: Path) -> None:
     assert (root / "target" / "plan.md").read_text(encoding="utf-8").strip() in output
 
 
-def test_removed_column_breaks_the_readers_of_it(tmp_path: Path) -> None:
+def test_removed_column_breaks_the_readers_of_it(plan: PlanRun, tmp_path: Path) -> None:
     root = _production(tmp_path)
     _edit(root, ", CAST(NULL AS STRING) AS y", "")
     _edit(root, ", CAST(y AS STRING)", "")
-    code, document, output = _plan(root, tmp_path)
+    code, document, output = plan(root)
     assert code == 0, output  # append_new_columns keeps the column in the table
     wide = _model(document, "wide")
     assert wide["removed"] == ["y"] and wide["action"] == "schema changes"
@@ -200,11 +231,11 @@ def test_removed_column_breaks_the_readers_of_it(tmp_path: Path) -> None:
     assert "reads_y: downstream of wide, BREAKING: wide.y (removed)" in output
 
 
-def test_changed_type_is_refused_and_breaks_its_readers(tmp_path: Path) -> None:
+def test_changed_type_is_refused_and_breaks_its_readers(plan: PlanRun, tmp_path: Path) -> None:
     root = _production(tmp_path)
     _edit(root, "CAST(x AS BIGINT) AS x", "CAST(x AS STRING) AS x")
     _edit(root, "SELECT id, CAST(NULL AS BIGINT)", "SELECT id, CAST(NULL AS STRING)")
-    code, document, _output = _plan(root, tmp_path, "--format", "json")
+    code, document, _output = plan(root, "--format", "json")
     assert code == 1
     wide = _model(document, "wide")
     assert wide["retyped"] == {"x": ["bigint", "string"]}
@@ -216,9 +247,9 @@ def test_changed_type_is_refused_and_breaks_its_readers(tmp_path: Path) -> None:
     assert not downstream["reads_y"]["breaking"]
 
 
-def test_unchanged_project_plans_nothing(tmp_path: Path) -> None:
+def test_unchanged_project_plans_nothing(plan: PlanRun, tmp_path: Path) -> None:
     root = _production(tmp_path)
-    code, document, output = _plan(root, tmp_path)
+    code, document, output = plan(root)
     assert code == 0, output
     assert document["summary"] == {
         "new": 0,
@@ -231,10 +262,10 @@ def test_unchanged_project_plans_nothing(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("selector", ["state:modified+", "+state:modified"])
-def test_selection_limits_the_models_listed(tmp_path: Path, selector: str) -> None:
+def test_selection_limits_the_models_listed(plan: PlanRun, tmp_path: Path, selector: str) -> None:
     root = _production(tmp_path)
     (root / "models/wide.sql").write_text(WIDE + NEW_SOURCE, encoding="utf-8")
-    _code, document, _output = _plan(root, tmp_path, "-s", selector)
+    _code, document, _output = plan(root, "-s", selector)
     listed = [m["name"] for m in document["models"]]
     assert listed == (
         ["wide", "reads_x", "reads_y", "after_y"] if selector.endswith("+") else ["wide"]
@@ -246,13 +277,13 @@ HIVE = PROD_DEV_PROFILES.replace(
 )
 
 
-def test_catalog_without_a_reader(tmp_path: Path) -> None:
+def test_catalog_without_a_reader(plan: PlanRun, tmp_path: Path) -> None:
     """Hive's metadata is not read without a JVM: against --state the changed models' run is
     unknown (not guessed), and without --state plan refuses, naming the option."""
     root = _production(tmp_path)
     (root / "profiles.yml").write_text(HIVE, encoding="utf-8")
     (root / "models/wide.sql").write_text(WIDE + NEW_SOURCE, encoding="utf-8")
-    code, document, output = _plan(root, tmp_path)
+    code, document, output = plan(root)
     assert code == 0, output
     assert _model(document, "wide")["action"] == "unknown"
     assert "lakewide run --dry-run" in _model(document, "wide")["changes"][0]
@@ -260,11 +291,11 @@ def test_catalog_without_a_reader(tmp_path: Path) -> None:
     assert code == 2 and "Give --state DIR" in output, output
 
 
-def test_changed_snapshot_is_refused(tmp_path: Path) -> None:
+def test_changed_snapshot_is_refused(plan: PlanRun, tmp_path: Path) -> None:
     root = _production(tmp_path)
     path = root / "models/snap.sql"
     path.write_text(path.read_text().replace("SELECT id, x", "SELECT id, x, 1 AS one"))
-    code, document, output = _plan(root, tmp_path, "-s", "snap")
+    code, document, output = plan(root, "-s", "snap")
     assert code == 1, output
     snap = _model(document, "snap")
     assert snap["action"] == "refused" and "never rebuilt" in snap["refusals"][0]
