@@ -37,6 +37,7 @@ COMMANDS = {
     "unit-test": "unit_test:unit_test",
     "test": "test:data_test_command",
     "retry": "retry:retry",
+    "plan": "plan:plan",
     "diff": "diff:diff",
     "clean": "clean:clean",
     "maintain": "maintain:maintain",

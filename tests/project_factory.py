@@ -37,6 +37,15 @@ demo:
       namespace: analytics
 """
 
+#: a profile with two targets in one catalog: ``prod`` (the default) and ``dev``
+PROD_DEV_PROFILES = """\
+demo:
+  target: prod
+  outputs:
+    prod: {catalog: lw, catalog_type: hadoop, warehouse: warehouse, namespace: prod}
+    dev: {catalog: lw, catalog_type: hadoop, warehouse: warehouse, namespace: dev}
+"""
+
 
 def make_project(tmp_path: Path, files: dict[str, str | None]) -> Path:
     """Write ``files`` (relative path -> text, dedented) under ``tmp_path`` and return it.

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from lakewide import __version__
+from lakewide.artifacts.state_compare import STATE_VERSION, state_digests
 from lakewide.compiler.upstream import compile_in, plan_context
 from lakewide.errors import LakewideError
 from lakewide.project.data_tests import DataTest
@@ -152,6 +153,7 @@ def _previous(manifest: Manifest) -> dict[str, dict[str, Any]]:
             n["compiled_fingerprint"]: {
                 "compiled_checksum": n["compiled_checksum"],
                 "definition_digest": n["definition_digest"],
+                "state": n.get("state"),
             }
             for n in nodes
             if isinstance(n, dict) and n.get("compiled_fingerprint")
@@ -204,6 +206,9 @@ def manifest_document(manifest: Manifest, invocation_id: str = "") -> dict[str, 
             "checksum": {"name": "sha256", "checksum": _sha256(node.raw_sql)},
             **_compiled(manifest, node, known),
         }
+        nodes[model_id[name]]["state"] = nodes[model_id[name]].pop("state", None) or (
+            state_digests(manifest, node)
+        )
     sources = {
         source_id[key]: {
             "unique_id": source_id[key],
@@ -223,6 +228,7 @@ def manifest_document(manifest: Manifest, invocation_id: str = "") -> dict[str, 
     return {
         "metadata": {
             "lakewide_version": __version__,
+            "state_version": STATE_VERSION,
             "generated_at": datetime.datetime.now(datetime.timezone.utc).isoformat(),
             "invocation_id": invocation_id,
             "project_name": project.name,

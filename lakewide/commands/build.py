@@ -14,6 +14,7 @@ from lakewide.commands.shared.context import (
     runnable,
     selected,
     selection,
+    state_options,
 )
 from lakewide.commands.shared.output import output_options
 from lakewide.commands.shared.run_models import RunFlags, run_and_report, run_args, run_options
@@ -54,6 +55,7 @@ def _models_only(select: tuple[str, ...], exclude: tuple[str, ...]) -> tuple[str
 @tag_options
 @profile_options
 @output_options
+@state_options
 @pass_options
 def build(
     options: Options,

@@ -22,6 +22,7 @@ from lakewide.commands.shared.context import (
     profile_options,
     selected,
     selection,
+    state_options,
 )
 from lakewide.commands.shared.tests import chosen_tests, chosen_unit_tests
 from lakewide.compiler.data_test_queries import failing_rows
@@ -68,6 +69,7 @@ def _replace_folder(folder: Path, files: dict[str, str]) -> None:
     help="Also write every statement and every run plan of each model, step by step, as a run "
     "executes them (target/compiled/<model>/plans/); default: a key table's summary.md.",
 )
+@state_options
 @pass_options
 def compile_(
     options: Options,

@@ -11,12 +11,14 @@ from lakewide.commands.shared.context import (
     profile_options,
     selected,
     selection,
+    state_options,
 )
 
 
 @click.command(name="ls")
 @selection
 @profile_options
+@state_options
 @pass_options
 def ls(options: Options, select: tuple[str, ...], exclude: tuple[str, ...]) -> None:
     """List models in run order with their materialization and relation."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 from lakewide.artifacts.run_results import read_run_results
@@ -23,7 +25,7 @@ RETRIED = ("error", "skipped")
 @pass_options
 def retry(options: Options) -> None:
     """Re-run the models that failed or were skipped in target/run_results.json, with the
-    same flags (--full-refresh, --threads, --fail-fast, --target, --vars)."""
+    same flags (--full-refresh, --threads, --fail-fast, --target, --vars, --state, --defer)."""
     last = read_run_results(load_project(options.project_dir))
     args = last.get("args") or {}
     todo = {r["name"] for r in last["results"] if r.get("status") in RETRIED}
@@ -33,6 +35,9 @@ def retry(options: Options) -> None:
     if options.target is None:
         options.target = args.get("target")
     options.variables = {**(args.get("vars") or {}), **options.variables}
+    if args.get("state"):  # the run compared with a state, and maybe deferred to it
+        options.state_dir, options.defer = Path(args["state"]), bool(args.get("defer"))
+        options.chosen = (tuple(args.get("select") or ()), tuple(args.get("exclude") or ()))
     flags = RunFlags(
         bool(args.get("full_refresh")), int(args.get("threads") or 1), bool(args.get("fail_fast"))
     )

@@ -11,6 +11,7 @@ from lakewide.commands.shared.context import (
     runnable,
     selected,
     selection,
+    state_options,
 )
 from lakewide.commands.shared.output import output_options
 from lakewide.commands.shared.run_models import (
@@ -49,6 +50,7 @@ from lakewide.project.manifest import Manifest
 @tag_options
 @profile_options
 @output_options
+@state_options
 @pass_options
 def run(
     options: Options,

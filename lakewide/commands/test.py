@@ -17,7 +17,13 @@ from typing import TYPE_CHECKING
 import click
 
 from lakewide.commands.shared.console import console
-from lakewide.commands.shared.context import Options, pass_options, profile_options, selection
+from lakewide.commands.shared.context import (
+    Options,
+    pass_options,
+    profile_options,
+    selection,
+    state_options,
+)
 from lakewide.commands.shared.spark_start import with_adapter
 from lakewide.commands.shared.tests import (
     chosen_tests,
@@ -40,6 +46,7 @@ if TYPE_CHECKING:
 @selection
 @resource_type_options
 @profile_options
+@state_options
 @pass_options
 def data_test_command(
     options: Options,

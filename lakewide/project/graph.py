@@ -1,10 +1,13 @@
 """The model DAG: order, cycles and node selection.
 
-Selectors: ``name``, ``+name``, ``name+``, ``tag:``, ``path:``.
+Selectors: ``name``, ``tag:x``, ``path:models/x``, ``state:new``, ``state:modified`` (with
+``.body`` or ``.configs``), each with the ``+`` graph operators (``+x`` adds its upstream models,
+``x+`` its downstream ones); ``a,b`` selects the models both select (dbt's intersection).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 from lakewide.errors import ConfigError
@@ -47,7 +50,7 @@ def topological_order(models: dict[str, ModelNode]) -> list[str]:
     return order
 
 
-def _closure(models: dict[str, ModelNode], start: str, *, upstream: bool) -> set[str]:
+def _closure(models: dict[str, ModelNode], start: set[str], *, upstream: bool) -> set[str]:
     edges: dict[str, list[str]] = {n: [] for n in models}
     for name, node in models.items():
         for parent in node.refs:
@@ -55,7 +58,7 @@ def _closure(models: dict[str, ModelNode], start: str, *, upstream: bool) -> set
                 edges[name].append(parent)
             else:
                 edges[parent].append(name)
-    seen, stack = {start}, [start]
+    seen, stack = set(start), list(start)
     while stack:
         for nxt in edges[stack.pop()]:
             if nxt not in seen:
@@ -64,30 +67,63 @@ def _closure(models: dict[str, ModelNode], start: str, *, upstream: bool) -> set
     return seen
 
 
-def _match(models: dict[str, ModelNode], selector: str, root: Path) -> set[str]:
-    if selector.startswith("tag:"):
-        return {n for n, m in models.items() if selector[4:] in m.tags}
-    if selector.startswith("path:"):
-        wanted = (root / selector[5:]).resolve()
+#: ``state:`` selector -> model names, from comparing with ``--state`` (None: no --state)
+StateSets = Mapping[str, frozenset[str]] | None
+
+#: what ``state:`` selectors accept (a model new to the state counts as modified too, as in dbt)
+STATE_METHODS = ("new", "modified", "modified.body", "modified.configs")
+
+_ACCEPTED = "+name, name+, tag:x, path:models/x, state:modified, a,b"
+
+
+def _method(
+    models: dict[str, ModelNode], core: str, root: Path, state: StateSets, given: str
+) -> set[str]:
+    """The models one selector without graph operators names (``given``: the whole selector)."""
+    if core.startswith("tag:"):
+        return {n for n, m in models.items() if core[4:] in m.tags}
+    if core.startswith("path:"):
+        wanted = (root / core[5:]).resolve()
         return {
             n
             for n, m in models.items()
             if m.path.resolve() == wanted or wanted in m.path.resolve().parents
         }
-    up, down = selector.startswith("+"), selector.endswith("+")
-    name = selector.strip("+")
-    if name not in models:
+    if core.startswith("state:"):
+        if core[6:] not in STATE_METHODS:
+            raise ConfigError(
+                f"selector '{core}' is not a state selector lakewide knows; accepted: "
+                + ", ".join(f"state:{m}" for m in STATE_METHODS),
+            )
+        if state is None:
+            raise ConfigError(
+                f"selector '{given}' compares with an earlier run: give --state DIR, the target/ "
+                "folder of that run (it holds manifest.json; run, build, test, ls, compile and "
+                "plan take it)",
+            )
+        return set(state[core[6:]]) & set(models)
+    if core not in models:
         raise ConfigError(
-            f"selector '{selector}' matches no model; models: "
-            f"{', '.join(sorted(models))}; also accepted: +name, name+, tag:x, "
-            "path:models/x"
+            f"selector '{given}' matches no model; models: "
+            f"{', '.join(sorted(models))}; also accepted: {_ACCEPTED}"
         )
-    chosen = {name}
-    if up:
-        chosen |= _closure(models, name, upstream=True)
-    if down:
-        chosen |= _closure(models, name, upstream=False)
-    return chosen
+    return {core}
+
+
+def _match(models: dict[str, ModelNode], selector: str, root: Path, state: StateSets) -> set[str]:
+    """The models a selector names: ``a,b`` intersects, ``+`` adds up/downstream models."""
+    chosen: set[str] | None = None
+    for part in selector.split(","):
+        up, down = part.startswith("+"), part.endswith("+")
+        core = part.strip("+")
+        base = _method(models, core, root, state, selector)
+        found = set(base)
+        if up:
+            found |= _closure(models, base, upstream=True)
+        if down:
+            found |= _closure(models, base, upstream=False)
+        chosen = found if chosen is None else chosen & found
+    return chosen or set()
 
 
 def _matches_nothing(models: dict[str, ModelNode], selector: str) -> str:
@@ -104,16 +140,24 @@ def _matches_nothing(models: dict[str, ModelNode], selector: str) -> str:
 
 
 def select(
-    models: dict[str, ModelNode], selectors: list[str] | None, exclude: list[str] | None, root: Path
+    models: dict[str, ModelNode],
+    selectors: list[str] | None,
+    exclude: list[str] | None,
+    root: Path,
+    state: StateSets = None,
 ) -> list[str]:
-    """Selected model names in run order (all models when no selector is given)."""
+    """Selected model names in run order (all models when no selector is given).
+
+    ``state`` holds what the ``state:`` selectors select (``--state``). A selector that selects
+    nothing is an error, except a ``state:`` one: a change that touches no model is no typo.
+    """
     order = topological_order(models)
     chosen: set[str] = set(models) if not selectors else set()
     for selector in selectors or []:
-        matched = _match(models, selector, root)
-        if not matched:
+        matched = _match(models, selector, root, state)
+        if not matched and "state:" not in selector:
             raise ConfigError(_matches_nothing(models, selector))
         chosen |= matched
     for selector in exclude or []:
-        chosen -= _match(models, selector, root)
+        chosen -= _match(models, selector, root, state)
     return [name for name in order if name in chosen]

@@ -33,6 +33,8 @@ class Manifest:
     sources: dict[tuple[str, str], Source]
     properties: dict[str, ModelProperties] = field(default_factory=dict)  # models/*.yml
     data_tests: dict[str, DataTest] = field(default_factory=dict)
+    # ``state:`` selector -> the models it selects (``--state``; None without it)
+    state: dict[str, frozenset[str]] | None = None
 
 
 def _files(folders: list[Path], pattern: str) -> list[Path]:
@@ -49,8 +51,11 @@ def load_manifest(
     *,
     variables: dict[str, Any] | None = None,
     incremental: set[str] | None = None,
+    deferred: dict[str, Relation] | None = None,
 ) -> Manifest:
-    """Render all models. ``incremental`` names the models whose ``is_incremental()`` is true."""
+    """Render all models. ``incremental`` names the models whose ``is_incremental()`` is true;
+    ``deferred`` maps models to the relations their ``ref()`` stands for instead of their own
+    (``--defer``: another target's tables, read, never written)."""
     yml_files = _files(project.model_paths, "*.yml") + _files(project.model_paths, "*.yaml")
     sources = load_sources(yml_files, output.catalog)
     renderer = Renderer(
@@ -89,6 +94,7 @@ def load_manifest(
             relations[name] = Relation(
                 output.catalog, str(config.get("schema") or output.namespace), alias
             )
+        relations[name] = (deferred or {}).get(name, relations[name])
 
     def resolve(name: str) -> Relation:
         if name not in relations:

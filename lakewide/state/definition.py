@@ -87,13 +87,13 @@ def definition_digest(node: ModelNode) -> str:
         "kind": node.config.kind,
         "relation": str(node.relation),
         "config": config,
-        "query": _normalized_tokens(node.sql),
+        "query": normalized_tokens(node.sql),
     }
     text = json.dumps(document, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def _normalized_tokens(sql: str) -> list[str]:
+def normalized_tokens(sql: str) -> list[str]:
     """The query's tokens as ``TYPE text``: names and values exactly, keywords upper-cased.
 
     SQL that does not tokenize (it will not compile either) counts by its exact text.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +28,9 @@ class Options:
     target: str | None
     variables: dict[str, Any]
     lock_wait: float = 30.0
+    state_dir: Path | None = None  # --state: an earlier run's target/
+    defer: bool = False  # --defer: ref() of a model not selected reads the state's table
+    chosen: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())  # --select, --exclude
 
     def manifest(self) -> Manifest:
         """The project's models, sources and profile output for these options."""
@@ -37,8 +41,31 @@ class Options:
         from lakewide.commands.shared.output import mode
 
         mode.project = project.name
-        parsed.append(manifest)
+        parsed.append(manifest)  # written to manifest.json as it is, never deferred
+        if self.state_dir is not None:
+            manifest = self._with_state(manifest)
         return manifest
+
+    def _with_state(self, manifest: Manifest) -> Manifest:
+        """``manifest`` compared with ``--state``; with ``--defer`` rendered again, the models
+        not selected standing for the state's tables."""
+        from lakewide.artifacts.state_compare import compare, deferred_relations, load_state
+
+        assert self.state_dir is not None
+        state = load_state(self.state_dir)
+        manifest.state = compare(manifest, state)
+        if not self.defer:
+            return manifest
+        select_, exclude = (_models_only(manifest, given) for given in self.chosen)
+        names = selected(manifest, select_, exclude)
+        deferred = deferred_relations(manifest, state, names)
+        if not deferred:
+            return manifest  # the state's tables are this target's: nothing to defer
+        again = load_manifest(
+            manifest.project, manifest.output, variables=self.variables, deferred=deferred
+        )
+        again.state = manifest.state
+        return again
 
 
 #: the projects this invocation parsed; the first is written to target/manifest.json when the
@@ -106,8 +133,22 @@ def selection(func: Callable[..., Any]) -> Callable[..., Any]:
     """``--select/-s`` and ``--exclude`` (repeatable; space-separated values allowed)."""
     func = click.option("--exclude", multiple=True, help="Models to leave out (same syntax).")(func)
     return click.option(
-        "--select", "-s", multiple=True, help="name, +name, name+, tag:x, path:models/x"
+        "--select",
+        "-s",
+        multiple=True,
+        help="name, +name, name+, tag:x, path:models/x, state:modified (with --state), a,b",
     )(func)
+
+
+def _models_only(manifest: Manifest, values: tuple[str, ...]) -> tuple[str, ...]:
+    """The selectors of ``values`` that select models (``test``'s test names and ``test_type:``
+    and ``test_name:`` selectors left out): what ``--defer`` runs or tests."""
+    return tuple(
+        part
+        for part in _split(values)
+        if not part.startswith(("test_type:", "test_name:"))
+        and (":" in part or "," in part or part.strip("+") in manifest.models)
+    )
 
 
 def _split(values: tuple[str, ...]) -> list[str]:
@@ -116,7 +157,8 @@ def _split(values: tuple[str, ...]) -> list[str]:
 
 def selected(manifest: Manifest, selectors: tuple[str, ...], exclude: tuple[str, ...]) -> list[str]:
     """The models ``--select``/``--exclude`` name, in run order."""
-    return select(manifest.models, _split(selectors), _split(exclude), manifest.project.root)
+    root = manifest.project.root
+    return select(manifest.models, _split(selectors), _split(exclude), root, manifest.state)
 
 
 def runnable(manifest: Manifest, names: list[str]) -> list[str]:
@@ -141,3 +183,37 @@ def model_named(manifest: Manifest, model: str) -> ModelNode:
             f"no model named '{model}'; models: {', '.join(sorted(manifest.models)) or 'none'}"
         )
     return manifest.models[model]
+
+
+def state_options(func: Callable[..., Any], *, defer: bool = True) -> Callable[..., Any]:
+    """``--state DIR`` (the ``state:`` selectors compare with it) and ``--defer`` (unless
+    ``defer`` is false); put it above ``@pass_options`` on a command that takes ``@selection``."""
+
+    @functools.wraps(func)
+    def with_state(*args: Any, **kwargs: Any) -> Any:
+        state, deferring = kwargs.pop("state"), kwargs.pop("defer", False)
+        if deferring and state is None:
+            raise click.UsageError(
+                "--defer reads the models not selected from an earlier run's tables: "
+                "give that run's target/ folder with --state DIR too"
+            )
+        options = click.get_current_context().find_object(Options)
+        assert options is not None, "the group's callback made the Options"
+        options.state_dir, options.defer = state, deferring
+        options.chosen = (kwargs.get("select", ()), kwargs.get("exclude", ()))
+        return func(*args, **kwargs)
+
+    if defer:
+        with_state = click.option(
+            "--defer",
+            is_flag=True,
+            help="With --state: ref() of a model that is not selected reads the table the "
+            "state's manifest.json records (read only, never written).",
+        )(with_state)
+    return click.option(
+        "--state",
+        metavar="DIR",
+        type=click.Path(path_type=Path),
+        help="The target/ folder of an earlier run (its manifest.json): what state:new and "
+        "state:modified compare with.",
+    )(with_state)

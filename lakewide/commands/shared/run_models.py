@@ -180,6 +180,9 @@ def run_args(
         "exclude": list(exclude),
         "target": options.target,
         "vars": options.variables,
+        # --state and --defer: retry defers as the run did (its selection, its state)
+        "state": None if options.state_dir is None else str(options.state_dir.resolve()),
+        "defer": options.defer,
         **asdict(flags),
     }
 

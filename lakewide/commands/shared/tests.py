@@ -94,7 +94,7 @@ def _matching(manifest: Manifest, selectors: list[str]) -> set[str]:
                     f"{', '.join(kinds) or 'none'}"
                 )
             chosen |= found
-        elif selector.strip("+") in manifest.models or ":" in selector:
+        elif selector.strip("+") in manifest.models or ":" in selector or "," in selector:
             model_selectors.append(selector)
         else:
             if unit_names is None:
@@ -108,7 +108,8 @@ def _matching(manifest: Manifest, selectors: list[str]) -> set[str]:
                 "path:models/x"
             )
     if model_selectors:
-        models = set(select(manifest.models, model_selectors, None, manifest.project.root))
+        root = manifest.project.root
+        models = set(select(manifest.models, model_selectors, None, root, manifest.state))
         chosen |= {n for n, t in tests.items() if models & set(t.depends_on)}
     return chosen
 
