@@ -1,18 +1,19 @@
 """Property: ``run --restate`` equals a full refresh of the same input, for every engine.
 
-Every example (the generators of ``test_properties``: 1-3 sources, 1-4 keys, 1-3 batches) runs
-one model: the first batch bootstraps it; then the table is damaged by writes no run reads
-(odd keys moved to ``k + 100``, even keys deleted: only a rebuild of the keys can repair them);
-the middle batch is appended and ``run --restate "k BETWEEN lo AND hi"`` runs (its incremental
-step merges the batch, then the keys in the range are folded again from every record). Then:
+Every example (the generators of ``test_properties``: 1-3 sources, 1-4 keys, 2-3 batches)
+runs one model: the first batch bootstraps it; then the keys the predicate matches are damaged
+by writes no run reads (rows copied under ``k + 100``, a key no source gives; even keys
+deleted; odd keys' values set NULL: only folding the keys again repairs them); the second
+batch is appended and ``run --restate "k BETWEEN lo AND hi OR k > 100"`` runs (its incremental
+step merges the batch, then the matched keys are folded again from every record). Then:
 
-* the keys in the range equal the plain fold of every record written so far
-  (``oracle.bootstrap``, which ``test_properties`` holds the bootstrap and ``--full-refresh``
-  to), damaged keys restored, keys the fold no longer gives deleted;
-* the restate commit changed no row outside the range (the table at its parent vs after it);
-* exactly-once: the last batch appended and merged by a plain incremental run, the keys in the
-  range equal the fold of every record (the per-run rule for the columns whose value follows
-  run boundaries by contract): no batch skipped or merged twice.
+* the matched keys equal the plain fold of every record written so far (``oracle.bootstrap``,
+  which ``test_properties`` holds the bootstrap and ``--full-refresh`` to): damaged keys
+  restored, the copies deleted;
+* the other keys hold what their runs made of the two batches (each batch merged once: the
+  restate records the offsets its incremental step reached), and the restate commit changed
+  none of their rows (the table at its parent vs after it);
+* exactly-once after it: the third batch, merged by a plain run, lands once on every key.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from tests.integration.test_properties import (
@@ -131,8 +132,8 @@ def _compare(what: str, actual: dict, expected: dict) -> None:
 def check_restate(harness: Harness, case: Case, low: int, high: int) -> None:
     root, namespace, src = harness.project(case, f"pp{next(_counter)}_restate")
     table = f"lw.{namespace}.m"
-    first, middle = case.batches[0], case.batches[1:-1]
-    last = case.batches[-1] if len(case.batches) > 1 else None
+    first, middle = case.batches[0], case.batches[1:2]
+    last = case.batches[2] if len(case.batches) > 2 else None
     harness.write_sources(case, src, first, create=True)
     _run(harness, root)
     _damage(harness, case, table, low, high)
@@ -163,9 +164,10 @@ def check_restate(harness: Harness, case: Case, low: int, high: int) -> None:
 
 @pytest.mark.parametrize("family", list(FAMILIES))
 def test_restate_equals_a_full_refresh(harness: Harness, family: str) -> None:
-    @settings(max_examples=_examples(2), **SETTINGS)
+    @settings(max_examples=_examples(1), **SETTINGS)
     @given(case=FAMILIES[family], low=st.integers(1, 4), width=st.integers(0, 2))
     def restated(case: Case, low: int, width: int) -> None:
+        assume(len(case.batches) > 1)  # a batch for the restate's run to merge first
         check_restate(harness, case, low, low + width)
 
     restated()
