@@ -3,11 +3,11 @@
     python benchmarks/restate.py --keys 1000000 --sources 4 --repeat 3
 
 One Spark session: the benchmark's sources (``generate``: every key in every source, then a
-1% round in each), a bootstrap, then restate and full refresh alternated ``--repeat`` times
-(each restate a different key range of ``--fraction`` of the keys). Wall and JVM CPU seconds
-per action (``run.Clock``; a first restate warms the JIT and is not counted), the
-restate commit's files, and a check after the last restate
-that the table equals the JOIN rebuild. Writes ``--out`` (JSON) after every action.
+1% round in each), a bootstrap, then restate, full refresh and a run with nothing new (the
+floor of any run) alternated ``--repeat`` times, each restate a different key range of
+``--fraction`` of the keys. Wall and JVM CPU seconds per action (``run.Clock``; a first
+restate warms the JIT and is not counted), the commit's files, and a check after the last
+restate that the table equals the JOIN rebuild. Writes ``--out`` (JSON) after every action.
 """
 
 from __future__ import annotations
@@ -111,6 +111,7 @@ def main() -> None:
         low = (n * 7919 * width) % (args.keys - width)
         run(f"restate k in [{low}, {low + width})", restate=f"k >= {low} AND k < {low + width}")
         run("full refresh", full_refresh=True)
+        run("run, nothing new")  # the floor: what any run of the model costs
     rebuild = generate.join_rebuild("lw", "bench", args.sources, "lw.wide.join_rebuild")
     spark.sql(rebuild)
     low = ((args.repeat + 1) * 7919 * width) % (args.keys - width)
@@ -118,12 +119,17 @@ def main() -> None:
     log["equals_join_rebuild_after_restate"] = bench.same_rows(
         spark, "lw.wide.wide", "lw.wide.join_rebuild"
     )
-    restates = [a for a in log["actions"][2:-1] if a["plan"] == "restate"]
-    fulls = [a for a in log["actions"] if a["action"] == "full refresh"]
+    counted = log["actions"][2:-1]
+    restates = [a for a in counted if a["plan"] == "restate"]
+    fulls = [a for a in counted if a["action"] == "full refresh"]
+    floors = [a for a in counted if a["action"] == "run, nothing new"]
     for key in ("wall_s", "jvm_cpu_s"):
-        log[f"restate_vs_full_{key}"] = round(
-            sum(a[key] for a in restates) / max(1e-9, sum(a[key] for a in fulls)), 3
-        )
+        mean = {
+            name: round(sum(a[key] for a in chosen) / len(chosen), 2)
+            for name, chosen in (("restate", restates), ("full", fulls), ("floor", floors))
+        }
+        log[f"mean_{key}"] = mean
+        log[f"restate_vs_full_{key}"] = round(mean["restate"] / mean["full"], 3)
     save()
     spark.stop()
 

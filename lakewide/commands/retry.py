@@ -23,7 +23,7 @@ RETRIED = ("error", "skipped")
 @pass_options
 def retry(options: Options) -> None:
     """Re-run the models that failed or were skipped in target/run_results.json, with the
-    same flags (--full-refresh, --threads, --fail-fast, --target, --vars)."""
+    same flags (--full-refresh, --restate, --threads, --fail-fast, --target, --vars)."""
     last = read_run_results(load_project(options.project_dir))
     args = last.get("args") or {}
     todo = {r["name"] for r in last["results"] if r.get("status") in RETRIED}
@@ -34,7 +34,10 @@ def retry(options: Options) -> None:
         options.target = args.get("target")
     options.variables = {**(args.get("vars") or {}), **options.variables}
     flags = RunFlags(
-        bool(args.get("full_refresh")), int(args.get("threads") or 1), bool(args.get("fail_fast"))
+        bool(args.get("full_refresh")),
+        int(args.get("threads") or 1),
+        bool(args.get("fail_fast")),
+        args.get("restate"),  # a restate run's failed models are restated again
     )
 
     def names(manifest: Manifest) -> list[str]:

@@ -1,6 +1,6 @@
 """``run --restate`` through the command line on real Spark + Iceberg: a dimension fixed after
 the fact rows joined it (lookup joins keep what a row joined when it was merged), the keys
-restated from every record, the model's changelog carrying the difference to a downstream
+restated from every record (a key range, then a partition), the model's changelog carrying the difference to a downstream
 sum; bad predicates refused with exit 2 before anything is written."""
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ from tests.integration.conftest import ModelRun, null_first
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
 WIDE = """
-{{ config(merge_engine='partial_update', primary_key='k', joins={'d': 'lookup'}) }}
+{{ config(merge_engine='partial_update', primary_key='k', joins={'d': 'lookup'},
+          partition_by=['g']) }}
 SELECT f.k, d.g, f.amount
 FROM {{ source('src', 'fact') }} AS f LEFT JOIN {{ source('src', 'dim') }} AS d ON f.k = d.k
 """
@@ -65,7 +66,7 @@ def test_restated_keys_reach_a_downstream_sum_through_the_changelog(
     head = _snapshot(m, "wide")
 
     refused = [
-        ("run", "-s", "wide", "--restate", "g = 'g1'", "neither in the primary key"),
+        ("run", "-s", "wide", "--restate", "amount > 1", "neither in the primary key"),
         ("run", "-s", "wide", "--restate", "k >", "does not parse"),
         ("run", "-s", "wide", "--restate", "k IN (SELECT 1)", "a subquery is not accepted"),
         ("build", "-s", "wide", "--restate", "rand() < 1", "not deterministic"),
@@ -91,6 +92,14 @@ def test_restated_keys_reach_a_downstream_sum_through_the_changelog(
     expected |= {k: "fixed" for k in range(10, 20)}  # restated; 0-9 keep what they joined
     assert {k: g for k, g, _ in rows} == expected
     assert {r[0]: r[2] for r in rows} == {k: k for k in range(101)}
+
+    # a partition column: the keys stored in g1 (1, 21, ..., 91; 11 was restated already) and
+    # those the fold puts there (21, ..., 91): key 1 leaves the partition, restated too
+    code, out = cli(m.run.root, "run", "-s", "wide", "--restate", "g = 'g1'")
+    assert code == 0, out
+    assert "restated 9 keys (0 deleted)" in out
+    rows = m.run.rows("wide")
+    assert {k: g for k, g, _ in rows} == expected | {1: "fixed"}
 
     code, out = cli(m.run.root, "run", "-s", "m")
     assert code == 0, out
