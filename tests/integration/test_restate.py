@@ -101,8 +101,17 @@ def test_restated_keys_reach_a_downstream_sum_through_the_changelog(
     rows = m.run.rows("wide")
     assert {k: g for k, g, _ in rows} == expected | {1: "fixed"}
 
+    # each restate commit appended its changes to the model's changelog, which m then reads
+    changed = m.run.spark.sql(
+        f"SELECT k FROM lw.{m.run.namespace}.wide__changelog "
+        "WHERE _change_type = 'UPDATE_AFTER' AND g = 'fixed'"
+    ).collect()
+    assert sorted(r[0] for r in changed) == [1, *range(10, 20)]
     code, out = cli(m.run.root, "run", "-s", "m")
     assert code == 0, out
+    [result] = json.loads((m.run.root / "target" / "run_results.json").read_text())["results"]
+    [read] = result["ranges"]
+    assert "own changelog" in read["reason"], read
     downstream = m.run.rows("m")
     assert downstream == _groups(rows)
     m.run.run("m", full_refresh=True)
