@@ -32,7 +32,7 @@ class ModelResult:
 
     name: str
     status: str  # success | error | skipped
-    plan: str = ""  # bootstrap | full-refresh | incremental | refold | view | table
+    plan: str = ""  # bootstrap | full-refresh | incremental | refold | restate | view | table
     statements: int = 0
     rows: int | None = None
     seconds: float = 0.0
