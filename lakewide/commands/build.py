@@ -17,6 +17,7 @@ from lakewide.commands.shared.context import (
     state_options,
 )
 from lakewide.commands.shared.output import output_options
+from lakewide.commands.shared.restate import check_restate
 from lakewide.commands.shared.run_models import RunFlags, run_and_report, run_args, run_options
 from lakewide.commands.shared.run_tag import refuse_taken, tag_options, tag_request
 from lakewide.commands.shared.seeds import check_seeds, load_and_report
@@ -63,6 +64,7 @@ def build(
     exclude: tuple[str, ...],
     exclude_resource_types: tuple[str, ...],
     full_refresh: bool,
+    restate: str | None,
     threads: int,
     fail_fast: bool,
     tag: str | None,
@@ -71,7 +73,7 @@ def build(
 ) -> None:
     """Seed, then run; each model's unit tests run right before it (a failing one skips it and
     its downstream models), its data tests right after it."""
-    flags = RunFlags(full_refresh, threads, fail_fast)
+    flags = RunFlags(full_refresh, threads, fail_fast, restate)
     tagging = tag_request(tag, replace_tag, no_tag)
     models_exclude = _models_only(select, exclude)
     kinds = kinds_to_run((), exclude, (), exclude_resource_types)
@@ -106,7 +108,9 @@ def build(
         )
 
     def check(manifest: Manifest) -> None:
-        unit_tests(manifest, runnable(manifest, selected(manifest, select, models_exclude)))
+        names = runnable(manifest, selected(manifest, select, models_exclude))
+        unit_tests(manifest, names)
+        check_restate(manifest, names, restate, select, full_refresh=full_refresh)
         check_seeds(manifest)
 
     with_adapter(options, body, check=check)

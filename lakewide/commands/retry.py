@@ -25,7 +25,8 @@ RETRIED = ("error", "skipped")
 @pass_options
 def retry(options: Options) -> None:
     """Re-run the models that failed or were skipped in target/run_results.json, with the
-    same flags (--full-refresh, --threads, --fail-fast, --target, --vars, --state, --defer)."""
+    same flags (--full-refresh, --restate, --threads, --fail-fast, --target, --vars, --state,
+    --defer)."""
     last = read_run_results(load_project(options.project_dir))
     args = last.get("args") or {}
     todo = {r["name"] for r in last["results"] if r.get("status") in RETRIED}
@@ -39,7 +40,10 @@ def retry(options: Options) -> None:
         options.state_dir, options.defer = Path(args["state"]), bool(args.get("defer"))
         options.chosen = (tuple(args.get("select") or ()), tuple(args.get("exclude") or ()))
     flags = RunFlags(
-        bool(args.get("full_refresh")), int(args.get("threads") or 1), bool(args.get("fail_fast"))
+        bool(args.get("full_refresh")),
+        int(args.get("threads") or 1),
+        bool(args.get("fail_fast")),
+        args.get("restate"),  # a restate run's failed models are restated again
     )
 
     def names(manifest: Manifest) -> list[str]:

@@ -14,6 +14,7 @@ from lakewide.commands.shared.context import (
     state_options,
 )
 from lakewide.commands.shared.output import output_options
+from lakewide.commands.shared.restate import check_restate
 from lakewide.commands.shared.run_models import (
     RunFlags,
     _nothing_to_do,
@@ -57,6 +58,7 @@ def run(
     select: tuple[str, ...],
     exclude: tuple[str, ...],
     full_refresh: bool,
+    restate: str | None,
     threads: int,
     fail_fast: bool,
     dry_run: bool,
@@ -67,10 +69,12 @@ def run(
     no_tag: bool,
 ) -> None:
     """Run models: bootstrap missing tables, MERGE each source's new rows into existing ones."""
-    flags = RunFlags(full_refresh, threads, fail_fast)
+    flags = RunFlags(full_refresh, threads, fail_fast, restate)
     tagging = tag_request(tag, replace_tag, no_tag)
     if interval is not None and not watch:
         raise click.UsageError("--interval applies to --watch")
+    if restate is not None and (dry_run or watch):
+        raise click.UsageError("--restate runs once and writes: drop --dry-run and --watch")
     if dry_run:
         if watch:
             raise click.UsageError("--dry-run writes nothing: drop --watch")
@@ -103,6 +107,7 @@ def run(
         # a named tag is made even when nothing changed: Spark starts for it
         return (
             not full_refresh
+            and restate is None
             and not (tagging.name and not tagging.off)
             and _nothing_to_do(manifest, selected(manifest, select, exclude))
         )
@@ -118,6 +123,8 @@ def run(
             lock_wait=options.lock_wait,
             tagging=tagging,
         ),
-        check=lambda m: runnable(m, selected(m, select, exclude)),
+        check=lambda m: check_restate(
+            m, runnable(m, selected(m, select, exclude)), restate, select, full_refresh=full_refresh
+        ),
         precheck=precheck,
     )

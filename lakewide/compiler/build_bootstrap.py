@@ -116,9 +116,10 @@ def union_of_branches(model: WideModel) -> exp.Query:
     return union_all([tagged_branch(model, b) for b in model.branches])
 
 
-def bootstrap_query(model: WideModel) -> exp.Select:
-    """All branches folded per key with the engine's rule."""
-    union = union_of_branches(model)
+def bootstrap_query(model: WideModel, union: exp.Query | None = None) -> exp.Select:
+    """All branches folded per key with the engine's rule (``union``: the branches' rows as
+    :func:`union_of_branches` gives them, e.g. bound to pinned views and filtered)."""
+    union = union_of_branches(model) if union is None else union
     rows = Rows(
         model,
         model.stored,

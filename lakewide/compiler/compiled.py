@@ -24,9 +24,10 @@ from lakewide.compiler.build_merge import (
     combined_batch,
     key_bounds,
 )
+from lakewide.compiler.build_restate import parse_restate, refuse_kind
 from lakewide.compiler.delta_join import DeltaJoin, delta_joins
 from lakewide.compiler.layout import create_table_as, write_ordered_by
-from lakewide.compiler.run_plan import PlanContext, build_run_plans
+from lakewide.compiler.run_plan import PlanContext, build_restate_plan, build_run_plans
 from lakewide.compiler.show_plan import plan_files
 from lakewide.compiler.snapshot import bootstrap as snapshot_bootstrap
 from lakewide.compiler.snapshot_model import SnapshotModel, analyze_snapshot
@@ -37,7 +38,7 @@ from lakewide.compiler.validate import validate
 from lakewide.compiler.wide_model import WideModel, analyze, parse_model_sql
 from lakewide.dialect import to_sql
 from lakewide.errors import CompileError
-from lakewide.plan import ModelPlans
+from lakewide.plan import ModelPlans, Step
 from lakewide.project.nodes import ModelNode
 
 
@@ -115,6 +116,17 @@ class CompiledModel:
             build_combined_merge(self.model),
             bounds=key_bounds(self.model, None) if self.model.merge_filter else None,
         )
+
+    def restate_predicate(self, text: str) -> exp.Expr:
+        """The ``run --restate`` predicate, checked against this model (UsageError, exit 2,
+        for a model that is no key table or a predicate it does not accept)."""
+        if self.model is None:
+            raise refuse_kind(self.node.name, self.kind)
+        return parse_restate(self.model, text)
+
+    def restate_plan(self, text: str) -> list[Step]:
+        """The steps of ``run --restate text`` (lakewide.compiler.build_restate)."""
+        return build_restate_plan(self, self.context, self.restate_predicate(text))
 
     @cached_property
     def null_keys(self) -> exp.Select | None:

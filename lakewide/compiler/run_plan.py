@@ -47,6 +47,13 @@ from lakewide.compiler.build_merge import (
     keys_touched,
     narrow_merge,
 )
+from lakewide.compiler.build_restate import (
+    RESTATE_VIEW,
+    restate_bounds,
+    restate_merge,
+    restate_rows,
+    restated_counts,
+)
 from lakewide.compiler.delta_join import DeltaJoin
 from lakewide.compiler.rewrite import driving_table, replace_tables
 from lakewide.compiler.source_merge import SourceMerge
@@ -155,6 +162,34 @@ class _Builder:
         ]
         if self.context.produces:
             steps += self.changes(None, when="snapshot")
+        return steps
+
+    def restate(self, model: WideModel, predicate: exp.Expr) -> list[p.Step]:
+        """The keys ``predicate`` matches folded again from every source at its pinned
+        snapshot and MERGEd in one commit (``build_restate``); then, for a model keeping its
+        changelog, the changes of those keys."""
+        union = union_all(
+            [replace_tables(tagged_branch(model, b), self.pinned) for b in model.branches]
+        )
+        rows = replace_tables(restate_rows(model, union, predicate), self.pinned)
+        columns = rows.named_selects[:-1]  # the fold's columns; the last is GONE
+        statement = restate_merge(model, columns)
+        narrowed = narrow_merge(model, statement, p.param("low"), p.param("high"))
+        marker = {p.PRODUCES: "lookup"} if self.context.produces else {}
+        steps: list[p.Step] = [
+            p.Stage(RESTATE_VIEW, rows, "staged", checkpoint="before-stage"),
+            p.Query(restated_counts(), ("restated", "removed"), when="staged"),
+            p.Commit(
+                self.self_key,
+                statement,
+                narrowed,
+                restate_bounds(model),
+                properties=marker,
+                when="staged",
+            ),
+        ]
+        if self.context.produces:
+            steps += self.changes(RESTATE_VIEW, when="snapshot")
         return steps
 
     def checks(self) -> list[p.CheckTypes]:
@@ -419,3 +454,12 @@ class _Builder:
 def build_run_plans(compiled: CompiledModel, context: PlanContext) -> p.ModelPlans:
     """Every plan of a table or key table (views have one statement and no plan)."""
     return _Builder(compiled, context).build()
+
+
+def build_restate_plan(
+    compiled: CompiledModel, context: PlanContext, predicate: exp.Expr
+) -> list[p.Step]:
+    """The steps of ``run --restate``: the keys ``predicate`` (``build_restate.parse_restate``)
+    matches, folded again from every source at the pinned snapshots, in one MERGE commit."""
+    assert compiled.model is not None, "only key tables restate"
+    return _Builder(compiled, context).restate(compiled.model, predicate)

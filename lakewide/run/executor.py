@@ -32,7 +32,7 @@ class ModelResult:
 
     name: str
     status: str  # success | error | skipped
-    plan: str = ""  # bootstrap | full-refresh | incremental | refold | view | table
+    plan: str = ""  # bootstrap | full-refresh | incremental | refold | restate | view | table
     statements: int = 0
     rows: int | None = None
     seconds: float = 0.0
@@ -42,6 +42,8 @@ class ModelResult:
     ranges: list[dict[str, Any]] = field(default_factory=list)
     commits: list[int] = field(default_factory=list)
     refresh: str = ""  # incremental runs: why they read the changes or re-folded
+    restated: int | None = None  # run --restate: keys replaced or inserted
+    removed: int | None = None  # run --restate: keys deleted
 
 
 #: plans of one model a run makes when other writers keep committing to its table
@@ -55,6 +57,7 @@ def _run_replanning(
     full_refresh: bool,
     run_id: str,
     leases: Leases,
+    restate: str | None = None,
 ) -> ModelResult:
     """Run one model under its lease; after a commit conflict (another writer committed
     first) or a commit the catalog did not confirm (its offsets show whether it landed), plan
@@ -67,7 +70,9 @@ def _run_replanning(
             for table in tables:  # plan from what the catalog holds now
                 adapter.forget(table)
             try:
-                result = _run_one(adapter, manifest, compiled, full_refresh, run_id, leases)
+                result = _run_one(
+                    adapter, manifest, compiled, full_refresh, run_id, leases, restate
+                )
                 if unknown and not result.message:  # said: a catalog that failed once
                     result.message = f"planned again after: {unknown}"
                 return result
@@ -100,6 +105,7 @@ def _run_one(
     full_refresh: bool,
     run_id: str,
     leases: Leases,
+    restate: str | None = None,
 ) -> ModelResult:
     node = compiled.node
     result = ModelResult(node.name, "success", plan=compiled.kind)
@@ -126,6 +132,8 @@ def _run_one(
     else:
         if full_refresh or not adapter.table_exists(node.relation):
             outcome = run.bootstrap(replace=full_refresh)
+        elif restate is not None:
+            outcome = run.restate(restate)
         else:
             outcome = run.incremental()
         result.plan, result.statements = outcome.plan, outcome.statements
@@ -140,6 +148,14 @@ def _run_one(
             result.message = f"rejected {outcome.rejected} row(s) with a NULL primary key"
         if outcome.schema:
             result.message = "; ".join(filter(None, [result.message, *outcome.schema]))
+        if outcome.restated is not None:
+            result.restated, result.removed = outcome.restated, outcome.removed
+            restated = f"restated {outcome.restated} keys ({outcome.removed} deleted)"
+            result.message = "; ".join(filter(None, [restated, result.message]))
+        elif restate is not None:
+            result.message = "; ".join(
+                filter(None, ["no table to restate: built from every source", result.message])
+            )
     result.rows = live_rows(adapter.snapshot_summary(node.relation))
     return result
 
@@ -173,6 +189,7 @@ def run_models(
     before_model: Callable[[str, SparkAdapter], str | None] | None = None,
     on_schema: Callable[[ModelSchema], None] | None = None,
     dry_run: bool = False,
+    restate: str | None = None,
 ) -> list[ModelResult]:
     """Run ``names`` (already in DAG order); a failed model skips everything downstream,
     ``fail_fast`` everything not started yet. ``threads`` > 1 runs models with no ref path
@@ -187,7 +204,8 @@ def run_models(
     Unless ``full_refresh``, first plans the schema changes of every selected key table
     (lakewide.run.schema_steps; each changed one is passed to ``on_schema``) and refuses
     (SchemaChangeRefused / DefinitionChangedError, nothing run) a change only a rebuild makes
-    right. ``dry_run``: only that; nothing is run.
+    right. ``dry_run``: only that; nothing is run. ``restate``: the predicate of
+    ``run --restate`` (every selected model is a key table; ``KeyTableRun.restate``).
     """
     run_id = run_id or uuid.uuid4().hex
     if not full_refresh:
@@ -222,6 +240,7 @@ def run_models(
                         full_refresh,
                         run_id,
                         leases or NoLeases(),
+                        restate,
                     )
             except LakewideError as err:
                 err.model = err.model or name

@@ -365,6 +365,20 @@ class KeyTableRun:
             write_contract(self.adapter, self.compiled.node, schema.configured)
         return outcome
 
+    def restate(self, predicate: str) -> KeyTableOutcome:
+        """``run --restate``: first the incremental step (the table reaches the pinned
+        snapshots, its offsets advanced exactly once), then the keys ``predicate`` matches
+        folded again from every record of every source at those same snapshots and MERGEd in
+        one commit carrying the same offsets: the keys outside the predicate, already at the
+        pinned snapshots, lose and repeat no batch."""
+        steps = self.compiled.restate_plan(predicate)
+        outcome = self.incremental()
+        params = self._run(steps)
+        outcome.plan = "restate"
+        outcome.restated = int(params.get("restated") or 0)
+        outcome.removed = int(params.get("removed") or 0)
+        return outcome
+
     def _refold(self, reason: str, schema: ModelSchema) -> KeyTableOutcome:
         """Fold every source at its pinned snapshot again, overwriting the table in its own
         history: one commit carrying every branch's pinned offset (lakewide.run.refresh_choice

@@ -28,3 +28,5 @@ class KeyTableOutcome:
     statements: int = 0
     schema: list[str] = field(default_factory=list)  # the schema changes applied
     refresh: str = ""  # why the run read the changes or re-folded (lakewide.run.refresh_choice)
+    restated: int | None = None  # run --restate: keys replaced or inserted
+    removed: int = 0  # run --restate: keys deleted (the fold gives them no row any more)

@@ -15,6 +15,7 @@ from lakewide.commands.shared.context import (
     Options,
 )
 from lakewide.commands.shared.progress import live, report, summary
+from lakewide.commands.shared.restate import restate_option
 from lakewide.commands.shared.run_tag import AUTO_TAG, TagRequest
 from lakewide.project.manifest import Manifest
 
@@ -38,10 +39,12 @@ class RunFlags:
     full_refresh: bool = False
     threads: int = 1
     fail_fast: bool = False
+    restate: str | None = None  # --restate PREDICATE (lakewide.commands.shared.restate)
 
 
 def run_options(func: Callable[..., Any]) -> Callable[..., Any]:
-    """``--full-refresh``, ``--threads N``, ``--fail-fast/-x``."""
+    """``--full-refresh``, ``--restate PREDICATE``, ``--threads N``, ``--fail-fast/-x``."""
+    func = restate_option(func)
     func = click.option(
         "--fail-fast",
         "-x",
@@ -145,6 +148,7 @@ def run_and_report(
                 after_model=tests.after_model if tests else None,
                 before_model=unit_tests.before_model if unit_tests else None,
                 on_schema=show_schema,
+                restate=flags.restate,
             )
         finally:
             leases.close()
