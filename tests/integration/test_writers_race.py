@@ -33,8 +33,8 @@ from tests.project_factory import make_project
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
-# 8 rounds in the default suite (about 5 minutes); set LAKEWIDE_RACE_ROUNDS higher for a longer soak
-ROUNDS = int(os.environ.get("LAKEWIDE_RACE_ROUNDS", "8"))
+# 5 rounds in the default suite (about 3 minutes); set LAKEWIDE_RACE_ROUNDS higher for a longer soak
+ROUNDS = int(os.environ.get("LAKEWIDE_RACE_ROUNDS", "5"))
 DRIVER = Path("/usr/share/java/postgresql.jar")
 CRASH_POINTS = ("before-stage", "before-commit", "after-commit", "before-changelog")
 
