@@ -37,7 +37,7 @@ pytestmark = [pytest.mark.spark, pytest.mark.slow]
 ROUNDS = int(os.environ.get("LAKEWIDE_RACE_ROUNDS", "5"))
 DRIVER = Path("/usr/share/java/postgresql.jar")
 CRASH_POINTS = ("before-stage", "before-commit", "after-commit", "before-changelog")
-KINDS = ("none", "delay", "crash", "delay")  # how a round ends: a writer killed, or not
+KINDS = ("none", "crash", "delay", "crash")  # how a round ends: a writer killed, or not
 
 SOURCES = {
     "a": "k INT, clicks BIGINT",
