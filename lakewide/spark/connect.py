@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import socket
+import warnings
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
@@ -46,8 +48,10 @@ def create_remote(output: Output, conf: dict[str, str]) -> Any:
         ) from exc
     for name in _CLIENT_LOGGERS:
         logging.getLogger(name).disabled = True
+    warnings.filterwarnings("ignore", message=r"\[RETRIES_EXCEEDED\]")
     try:
         spark = SparkSession.builder.remote(connect_address(output)).create()
+        spark.client.set_retry_policies([retry_policy()])
         for key, value in conf.items():
             spark.conf.set(key, value)
     except Exception as exc:  # noqa: BLE001 - gRPC and Spark errors have many types
@@ -56,6 +60,47 @@ def create_remote(output: Output, conf: dict[str, str]) -> Any:
             f"{_first_line(output, exc)}"
         ) from None
     return spark
+
+
+def retry_policy() -> Any:
+    """The client's retries of an unavailable server: 4, a few seconds of back-off (gRPC's
+    own reconnect back-off adds to it; about 18 s in all measured), not PySpark's default of
+    at least 10 minutes: a run whose server went away ends with a clear error."""
+    from pyspark.sql.connect.client.retries import DefaultPolicy
+
+    return DefaultPolicy(max_retries=4, max_backoff=10000)
+
+
+def reachable(output: Output, timeout: float = 2.0) -> bool:
+    """Whether the Connect server's port accepts a connection (asked after a failed step:
+    a server that went away ends the run at once, instead of failing each model after the
+    client's retries)."""
+    host_port = (output.connect_url or "").removeprefix("sc://").split("/")[0]
+    host, _, port = host_port.rpartition(":") if ":" in host_port else (host_port, "", "15002")
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
+def unavailable(err: BaseException) -> str | None:
+    """``UNAVAILABLE: <details>`` when ``err`` (or an error it came from) is gRPC's answer
+    that the server cannot be reached; None for any other error."""
+    seen: BaseException | None = err
+    for _ in range(8):
+        if seen is None:
+            break
+        code = getattr(seen, "code", None)
+        details = getattr(seen, "details", None)
+        if callable(code) and callable(details):
+            name = str(getattr(code(), "name", code()))
+            if name in ("UNAVAILABLE", "CANCELLED", "DEADLINE_EXCEEDED"):
+                return f"{name}: {str(details()).strip().splitlines()[0]}"
+        if "RETRIES_EXCEEDED" in str(seen):
+            return "no answer after the client's retries (RETRIES_EXCEEDED)"
+        seen = seen.__cause__ or seen.__context__
+    return None
 
 
 def is_remote(spark: Any) -> bool:
@@ -147,7 +192,8 @@ def _where(output: Output) -> str:
 
 
 def _first_line(output: Output, exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    text = unavailable(exc) or str(exc).strip() or type(exc).__name__
+    text = text.splitlines()[0]
     for secret in output.secret_values():
         text = text.replace(secret, "***")
     return text

@@ -156,7 +156,10 @@ class Session:
 
         if runtime.interrupted():
             raise RunInterrupted("interrupted")
-        if self._spark is None or self.remote:
+        if self._spark is None:
+            return
+        if self.remote:
+            self._raise_if_server_gone(wait)
             return
         code = runtime.jvm_exit_code(self._spark, wait)
         if code is not None:
@@ -170,6 +173,19 @@ class Session:
             raise SparkExitedError(
                 f"the Spark JVM {how} during the run{hint}; tables keep their last commit "
                 "(Iceberg commits are atomic), so `lakewide run` again resumes"
+            )
+
+    def _raise_if_server_gone(self, wait: float) -> None:
+        """After a failed step (``wait`` > 0): SparkExitedError when the Connect server's port
+        no longer answers, so that the run ends now instead of failing every model after it."""
+        from lakewide.spark.connect import reachable
+
+        if wait and not reachable(self.output, timeout=wait):
+            where = (self.output.connect_url or "").split("/;")[0]
+            raise SparkExitedError(
+                f"the Spark Connect server {where} went away during the run; tables keep "
+                "their last commit (Iceberg commits are atomic, the offsets in the same "
+                "commit), so `lakewide run` again once it is back resumes"
             )
 
     def sql(self, statement: exp.Expression) -> Any:

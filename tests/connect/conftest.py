@@ -84,9 +84,13 @@ def remote(connect_server: ConnectServer, connect_warehouse: Path) -> Iterator[A
     """The tests' own Connect session (they write sources and read results with it)."""
     from pyspark.sql import SparkSession
 
+    from lakewide.spark.connect import retry_policy
+
     spark = SparkSession.builder.remote(connect_server.url).create()
+    spark.client.set_retry_policies([retry_policy()])  # the last test stops the server
     spark.conf.set("spark.sql.catalog.lw", "org.apache.iceberg.spark.SparkCatalog")
     spark.conf.set("spark.sql.catalog.lw.type", "hadoop")
     spark.conf.set("spark.sql.catalog.lw.warehouse", str(connect_warehouse))
     yield spark
-    spark.stop()
+    if connect_server.process.poll() is None:
+        spark.stop()

@@ -209,6 +209,23 @@ def test_a_client_killed_mid_run_resumes_exactly(shop: Shop) -> None:
         assert marked, shop.summaries(model)
 
 
+def test_a_procedure_called_over_connect_runs_once(shop: Shop) -> None:
+    """SPARK-51273: a CALL sent over Connect ran twice. add_files refuses files the table has
+    already, so one clean call and each row once show it ran once."""
+    shop.batch(1)
+    copy = f"lw.{shop.src}.orders_copy"
+    shop.spark.sql(f"CREATE TABLE {copy} USING iceberg AS SELECT * FROM lw.{shop.src}.orders")
+    shop.spark.sql(f"DELETE FROM {copy}")
+    files = shop.warehouse / shop.src / "orders" / "data"
+    call = (
+        f"CALL lw.system.add_files(table => '{shop.src}.orders_copy', "
+        f"source_table => '`parquet`.`{files}`')"
+    )
+    rows = shop.spark.sql(call).collect()
+    assert len(rows) == 1 and rows[0][0] >= 1, rows
+    assert shop.spark.table(copy).count() == len(shop.orders)
+
+
 def test_the_server_going_away_mid_run_fails_clearly(
     shop: Shop, connect_server: ConnectServer
 ) -> None:
