@@ -52,7 +52,10 @@ class Client:
 
     def popen(self, *args: str) -> subprocess.Popen[str]:
         """Start ``lakewide ARGS`` (stdout and stderr merged, as text)."""
-        command = [sys.executable, "-m", "lakewide", "--project-dir", str(self.project), *args]
+        # LW_CONNECT_CLIENT_PYTHON: another environment's Python (`lakewide[connect]`, the
+        # jar-less pyspark-client) as the client; the tests' own by default
+        python = os.environ.get("LW_CONNECT_CLIENT_PYTHON", sys.executable)
+        command = [python, "-m", "lakewide", "--project-dir", str(self.project), *args]
         return subprocess.Popen(
             command, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
         )

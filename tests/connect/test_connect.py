@@ -166,12 +166,11 @@ def test_build_then_incremental_runs_match_a_full_refresh(shop: Shop) -> None:
     seeded = shop.spark.table(f"lw.{shop.ns}.regions").collect()
     assert sorted(tuple(r) for r in seeded) == [("eu", "Europe, west"), ("us", None)]
     outputs = [out]
-    for n in (2, 3):
-        shop.batch(n)
-        code, out = shop.client("run")
-        assert code == 0, out
-        outputs.append(out)
-        assert shop.rows() == shop.expected()
+    shop.batch(2)  # new keys, later updates of old ones, addresses of some
+    code, out = shop.client("run")
+    assert code == 0, out
+    outputs.append(out)
+    assert shop.rows() == shop.expected()
     incremental = shop.rows()
     code, out = shop.client("run", "--full-refresh")
     assert code == 0, out
