@@ -235,13 +235,13 @@ def test_the_server_going_away_mid_run_fails_clearly(
     done = shop.expected()
     shop.batch(2)
     process = shop.client.popen("run", "--threads", "1")
-    lines = _wait_for(process, "wide")
+    lines = _wait_for(process, "connected to Spark")  # the run has begun: its session is open
     connect_server.process.kill()
     out, _ = process.communicate(timeout=300)
     out = "".join(lines) + out
     assert process.returncode == 1, out
     assert "Traceback" not in out, out
-    assert "Spark Connect" in out, out
+    assert "the Spark Connect server" in out and "went away during the run" in out, out
     for model in ("wide", "totals"):
         after = shop.summaries(model)
         assert after[: len(before[model])] == before[model]
