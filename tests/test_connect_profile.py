@@ -64,3 +64,13 @@ def test_the_token_joins_the_address_only_where_the_client_dials() -> None:
     assert SECRET not in repr(output) and SECRET in output.secret_values()
     with_params = Output(connect_url="sc://h:15002/;user_id=me", connect_token=SECRET)
     assert connect_address(with_params) == f"sc://h:15002/;user_id=me;token={SECRET}"
+
+
+def test_threads_over_connect_are_refused_before_anything_connects(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    root = project_with(tmp_path, connect_url="'sc://127.0.0.1:1'")
+    for command in ("run", "build"):
+        out = run_main(monkeypatch, capsys, "--project-dir", str(root), command, "--threads", "2")
+        assert_clean_failure(*out, "--threads above 1 is not supported over Spark Connect")
+        assert "connecting" not in out[1]

@@ -104,6 +104,7 @@ def build(
         )
 
     def check(manifest: Manifest) -> None:
+        flags.check(manifest)
         unit_tests(manifest, runnable(manifest, selected(manifest, select, models_exclude)))
         check_seeds(manifest)
 

@@ -105,6 +105,10 @@ def run(
             and _nothing_to_do(manifest, selected(manifest, select, exclude))
         )
 
+    def check(manifest: Manifest) -> list[str]:
+        flags.check(manifest)
+        return runnable(manifest, selected(manifest, select, exclude))
+
     with_adapter(
         options,
         lambda m, a: run_and_report(
@@ -116,6 +120,6 @@ def run(
             lock_wait=options.lock_wait,
             tagging=tagging,
         ),
-        check=lambda m: runnable(m, selected(m, select, exclude)),
+        check=check,
         precheck=precheck,
     )
