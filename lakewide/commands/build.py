@@ -108,6 +108,7 @@ def build(
         )
 
     def check(manifest: Manifest) -> None:
+        flags.check(manifest)
         names = runnable(manifest, selected(manifest, select, models_exclude))
         unit_tests(manifest, names)
         check_restate(manifest, names, restate, select, full_refresh=full_refresh)

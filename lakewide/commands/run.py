@@ -112,6 +112,11 @@ def run(
             and _nothing_to_do(manifest, selected(manifest, select, exclude))
         )
 
+    def check(manifest: Manifest) -> None:
+        flags.check(manifest)
+        names = runnable(manifest, selected(manifest, select, exclude))
+        check_restate(manifest, names, restate, select, full_refresh=full_refresh)
+
     with_adapter(
         options,
         lambda m, a: run_and_report(
@@ -123,8 +128,6 @@ def run(
             lock_wait=options.lock_wait,
             tagging=tagging,
         ),
-        check=lambda m: check_restate(
-            m, runnable(m, selected(m, select, exclude)), restate, select, full_refresh=full_refresh
-        ),
+        check=check,
         precheck=precheck,
     )

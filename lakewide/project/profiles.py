@@ -47,6 +47,11 @@ class Output(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     master: str = "local[*]"
+    # a Spark Connect server instead of a local/cluster Spark (lakewide.project.connect); the
+    # token through env_var(), never printed
+    connect_url: str | None = None
+    connect_token: SecretStr | None = None
+    connect_use_ssl: bool | None = None
     catalog: str = "lakewide"
     catalog_type: CatalogType = "hadoop"
     warehouse: str | None = None
@@ -152,6 +157,8 @@ class Output(BaseModel):
     def secret_values(self) -> list[str]:
         """The secrets of this output as text, to mask wherever a message might echo them."""
         found = [v for v in self.catalog_secrets().values() if v]
+        if self.connect_token is not None and self.connect_token.get_secret_value():
+            found.append(self.connect_token.get_secret_value())
         # a credential's secret part (after the client id, which is not secret) on its own
         found += [v.split(":", 1)[1] for v in found if ":" in v and v.split(":", 1)[1]]
         return found

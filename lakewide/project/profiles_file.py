@@ -15,6 +15,7 @@ from pydantic import (
 )
 
 from lakewide.errors import ConfigError
+from lakewide.project.connect_profile import check_connect
 from lakewide.project.jdbc import check_jdbc
 from lakewide.project.profiles import Output, check_master, check_rest
 from lakewide.project.text_files import load_yaml, read_utf8
@@ -279,4 +280,5 @@ def load_output(
                 f"catalog_type is {output.catalog_type}: remove `{key}`",
                 key,
             )
+    check_connect(output)
     return output

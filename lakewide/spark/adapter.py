@@ -32,6 +32,8 @@ class SparkAdapter(FileLoading, OrderedReads, PositionChanges):
         """An adapter on a new session of this SparkContext, for a model run concurrently with
         others: its own temporary views, SQL settings and catalog instances (so no cached
         table state), the same JVM, jars and executors. Stopping it stops nothing."""
+        if self.remote:  # a Connect session of its own (Connect has no newSession)
+            return SparkAdapter(self.output, self.app_name)
         return SparkAdapter(self.output, self.app_name, spark=self.spark.newSession())
 
     def add_catalog(self, name: str, properties: dict[str, str]) -> None:
@@ -167,6 +169,9 @@ class SparkAdapter(FileLoading, OrderedReads, PositionChanges):
         """Commit a snapshot that changes no row and carries ``properties`` (an empty Iceberg
         append through the table's Java API: SQL has no statement for it)."""
         try:
+            if self.remote:
+                self._mark_remote(relation, properties)
+                return
             table = self._iceberg_table(relation)
             table.refresh()  # from the catalog: the head this run checked, not a cached one
             append = table.newAppend()
@@ -182,6 +187,15 @@ class SparkAdapter(FileLoading, OrderedReads, PositionChanges):
             raise ModelRunError(
                 f"could not record the offsets of {relation}: {short(err)}"
             ) from err
+
+    def _mark_remote(self, relation: Relation, properties: dict[str, str]) -> None:
+        """``mark`` over Spark Connect: an INSERT of no rows, which Iceberg commits as an
+        empty append carrying the session's snapshot properties."""
+        from lakewide.spark.connect import commit_remote
+
+        table = relation.table()
+        nothing = exp.select("*").from_(table).where(exp.false())
+        commit_remote(self.spark, properties, lambda: self.sql(exp.insert(nothing, table)))
 
     def commit(self, statement: exp.Expression, properties: dict[str, str]) -> None:
         """Run a writing statement whose Iceberg commit carries ``properties``."""

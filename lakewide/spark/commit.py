@@ -37,8 +37,13 @@ def commit_with_properties(spark: Any, properties: dict[str, str], action: Calla
 
     ``action`` issues ``spark.sql(...)`` statements (MERGE, INSERT, ...); it runs on a py4j
     callback thread pinned to the JVM thread where Iceberg's CommitMetadata thread-local is set.
-    An exception raised by ``action`` is re-raised here unchanged.
+    An exception raised by ``action`` is re-raised here unchanged. On a Spark Connect session
+    the properties are session settings instead (lakewide.spark.connect.commit_remote).
     """
+    from lakewide.spark.connect import commit_remote, is_remote
+
+    if is_remote(spark):
+        return commit_remote(spark, properties, action)
     from py4j.clientserver import ClientServer
     from py4j.java_gateway import JavaPackage
     from py4j.protocol import Py4JJavaError

@@ -156,8 +156,13 @@ def short(err: BaseException) -> str:
     """One line saying what failed: the Java exception for py4j errors (an object store's
     error among its causes first: ``NoSuchBucketException: ...; <Spark's error>``), else the
     message."""
+    from lakewide.spark.connect import unavailable
+
     java = getattr(err, "java_exception", None)
     text = str(java.toString()) if java is not None else str(err).strip()
+    gone = None if java is not None else unavailable(err)
+    if gone is not None:
+        text = f"the Spark Connect server did not answer ({gone})"
     first = text.splitlines()[0] if text else type(err).__name__
     storage = _storage_cause(java) if java is not None else ""
     if storage and storage not in first:

@@ -32,7 +32,10 @@ class OrderedReads(MetadataReads):
         ``after`` up to ``snapshot``, as a DataFrame in commit order; None for a table of
         format version 1 (no sequence numbers), or whose schema changed since ``snapshot``
         (a staged scan reads the current schema, a snapshot read its own): the caller then
-        reads by snapshot."""
+        reads by snapshot. None too over Spark Connect, where Iceberg's scan planning (the
+        Java API) is out of reach."""
+        if self.remote:
+            return None
         table = self._iceberg_table(relation)
         if int(table.operations().current().formatVersion()) < 2:
             return None

@@ -99,9 +99,19 @@ class PositionChanges(StagedScans):
     ) -> tuple[tuple[Any, dict[str, Any]], list[str], list[str]]:
         """The table's scan planned at ``b`` (``_file_tasks``), and the data files commit ``b``
         added and removed against ``a``."""
+        from lakewide.spark.connect import is_remote
+
+        if is_remote(self.spark):  # no scan planning over Connect: the data files listed
+            files = [set(self._data_files(relation, s)) for s in (a, b)]
+            return (None, {}), sorted(files[1] - files[0]), sorted(files[0] - files[1])
         planned = self._file_tasks(relation, b)
         before, now = set(self._file_tasks(relation, a)[1]), set(planned[1])
         return planned, sorted(now - before), sorted(before - now)
+
+    def _data_files(self, relation: Relation, snapshot: int) -> list[str]:
+        """The data files of ``relation`` at ``snapshot`` (its ``data_files`` metadata table)."""
+        frame = self._at(relation, snapshot, ".data_files").select("file_path")
+        return [str(row[0]) for row in frame.collect()]
 
     def _marked_parts(
         self, relation: Relation, meta: TableMeta, a: int, b: int, columns: list[str]
@@ -169,11 +179,16 @@ class PositionChanges(StagedScans):
     def position_changes(self, relation: Relation, meta: TableMeta, after: int, up_to: int) -> Any:
         """The changes of ``relation`` after snapshot ``after`` up to ``up_to`` as a DataFrame
         with the columns of Iceberg's changelog view: per commit, read from the files it wrote
-        (lakewide.spark.staged_scan) where it wrote no equality deletes, else by marking."""
+        (lakewide.spark.staged_scan) where it wrote no equality deletes, else by marking
+        (always over Spark Connect, where files cannot be staged)."""
+        from lakewide.spark.connect import is_remote
+
         columns = list(self._at(relation, up_to).columns)
         frame = None
+        remote = is_remote(self.spark)
         for ordinal, (a, b) in enumerate(data_commits(meta, after, up_to)):
-            read = self._marked_parts if equality_deletes_added(meta, b) else self._positional_parts
+            marking = remote or equality_deletes_added(meta, b)
+            read = self._marked_parts if marking else self._positional_parts
             for part, kind in read(relation, meta, a, b, columns):
                 rows = _changes_of(part, columns, kind, ordinal, b)
                 frame = rows if frame is None else frame.unionByName(rows, allowMissingColumns=True)

@@ -147,10 +147,24 @@ class SeedLoading(MetadataReads):
         (no Python on the executors) split as Spark's file reader splits them."""
         from pyspark.sql import DataFrame
 
+        if self.remote:
+            return self._read_csv_remote(lines, schema)
         encoders = self.spark.sparkContext._jvm.org.apache.spark.sql.Encoders
         dataset = self.spark._jsparkSession.createDataset(lines, encoders.STRING())
         reader = self.spark.read.option("header", True).schema(schema)
         return DataFrame(reader._jreader.csv(dataset), self.spark)
+
+    def _read_csv_remote(self, lines: list[str], schema: Any) -> Any:
+        """``_read_csv`` over Spark Connect (no JVM here to build a Dataset of lines): the lines
+        as a local relation, each parsed by Spark's CSV parser (``from_csv``), header dropped
+        and blank lines skipped as the CSV reader skips them."""
+        from pyspark.sql import functions as F
+
+        rows = [(line,) for line in lines[1:] if line]
+        ddl = ", ".join(f"{_quoted(field.name)} STRING" for field in schema.fields)
+        frame = self.spark.createDataFrame(rows, "value string")
+        parsed = frame.select(F.from_csv(F.col("value"), ddl).alias("row"))
+        return parsed.select("row.*")
 
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")

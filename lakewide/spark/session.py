@@ -57,6 +57,8 @@ class Session:
     @property
     def spark(self) -> Any:
         """The SparkSession, started on first use with the profile's catalog and conf."""
+        if self._spark is None and self.remote:
+            self._spark = self._connect()
         if self._spark is None:
             from lakewide.spark import runtime
 
@@ -70,6 +72,24 @@ class Session:
             seconds = time.monotonic() - began
             events.emit("SparkStarted", f"started {what} in {seconds:.1f}s", seconds=seconds)
         return self._spark
+
+    @property
+    def remote(self) -> bool:
+        """Whether this profile runs on a Spark Connect server (lakewide.spark.connect)."""
+        return self.output.connect_url is not None
+
+    def _connect(self) -> Any:
+        """A new session on the profile's Spark Connect server, checked (no JVM starts)."""
+        from lakewide.spark import connect
+
+        where = self.output.connect_url or ""
+        events.emit("SparkStarting", f"connecting to Spark Connect {where.split('/;')[0]} ...")
+        began = time.monotonic()
+        spark = connect.create_remote(self.output, connect.remote_conf(self.output))
+        what = connect.check_server(self.output, spark)
+        seconds = time.monotonic() - began
+        events.emit("SparkStarted", f"connected to {what} in {seconds:.1f}s", seconds=seconds)
+        return spark
 
     def conf(self) -> dict[str, str]:
         """The Spark conf a session of this profile starts with (``java_options`` included,
@@ -113,6 +133,10 @@ class Session:
         from lakewide.spark import runtime
 
         spark, self._spark = self._spark, None
+        if self.remote:
+            with contextlib.suppress(Exception):  # the server is gone: nothing to release
+                spark.stop()
+            return
         if runtime.jvm_exit_code(spark) is not None:
             return
         try:
@@ -134,6 +158,9 @@ class Session:
             raise RunInterrupted("interrupted")
         if self._spark is None:
             return
+        if self.remote:
+            self._raise_if_server_gone(wait)
+            return
         code = runtime.jvm_exit_code(self._spark, wait)
         if code is not None:
             how = f"was killed by signal {-code}" if code < 0 else f"exited with code {code}"
@@ -146,6 +173,19 @@ class Session:
             raise SparkExitedError(
                 f"the Spark JVM {how} during the run{hint}; tables keep their last commit "
                 "(Iceberg commits are atomic), so `lakewide run` again resumes"
+            )
+
+    def _raise_if_server_gone(self, wait: float) -> None:
+        """After a failed step (``wait`` > 0): SparkExitedError when the Connect server's port
+        no longer answers, so that the run ends now instead of failing every model after it."""
+        from lakewide.spark.connect import reachable
+
+        if wait and not reachable(self.output, timeout=wait):
+            where = (self.output.connect_url or "").split("/;")[0]
+            raise SparkExitedError(
+                f"the Spark Connect server {where} went away during the run; tables keep "
+                "their last commit (Iceberg commits are atomic, the offsets in the same "
+                "commit), so `lakewide run` again once it is back resumes"
             )
 
     def sql(self, statement: exp.Expression) -> Any:
@@ -191,6 +231,9 @@ class Session:
         """This session as the JVM thread's active session meanwhile: ``spark.read`` resolves
         catalog names through the active session (Iceberg's source), not the reader's, so a
         read through an ``isolated`` session (its own catalogs) needs it; SQL sets it itself."""
+        if self.remote:  # the server resolves names in the client's own session
+            yield
+            return
         sessions = self.spark._jvm.org.apache.spark.sql.SparkSession
         previous = sessions.getActiveSession()
         sessions.setActiveSession(self.spark._jsparkSession)

@@ -78,6 +78,9 @@ class StagedScans:
 
     def unstage(self) -> None:
         """Forget the task sets staged so far (once their reads are materialized)."""
+        if not getattr(self, "_staged", []):  # nothing staged (always so over Spark Connect)
+            self._planned = {}
+            return
         manager = self.spark._jvm.org.apache.iceberg.spark.ScanTaskSetManager
         by_id = reads_staged_by_id(self.spark)
         for table, set_id in getattr(self, "_staged", []):

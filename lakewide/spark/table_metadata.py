@@ -91,6 +91,12 @@ class MetadataReads(Session):
         }
 
     def _iceberg_table(self, relation: Relation) -> Any:
+        if self.remote:  # only tables of the profile's catalog have a reader (connect_profile)
+            raise ModelRunError(
+                f"over Spark Connect lakewide reads the metadata of tables in catalog "
+                f"{self.output.catalog} (the profile's) only, without Spark: {relation} is in "
+                "another catalog; read it through the profile's catalog, or run on a local Spark"
+            )
         jvm = self.spark.sparkContext._jvm
         return jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergTable(
             self.spark._jsparkSession, str(relation)

@@ -36,6 +36,9 @@ def table_cache(spark: Any) -> Any:
 def at_version(spark: Any, reader: Any, version: str) -> Any:
     """``reader`` (a DataFrameReader of format iceberg) reading snapshot id or tag
     ``version``, with the option the running Iceberg runtime accepts."""
-    if reads_staged_by_id(spark):
+    from lakewide.spark.connect import is_remote
+
+    # over Connect the server was checked to run Iceberg >= 1.11 (lakewide.spark.connect)
+    if is_remote(spark) or reads_staged_by_id(spark):
         return reader.option("versionAsOf", version)
     return reader.option("snapshot-id" if version.isdigit() else "tag", version)

@@ -17,6 +17,7 @@ from lakewide.commands.shared.context import (
 from lakewide.commands.shared.progress import live, report, summary
 from lakewide.commands.shared.restate import restate_option
 from lakewide.commands.shared.run_tag import AUTO_TAG, TagRequest
+from lakewide.errors import UsageError
 from lakewide.project.manifest import Manifest
 
 if TYPE_CHECKING:
@@ -40,6 +41,15 @@ class RunFlags:
     threads: int = 1
     fail_fast: bool = False
     restate: str | None = None  # --restate PREDICATE (lakewide.commands.shared.restate)
+
+    def check(self, manifest: Manifest) -> None:
+        """Refuse what the profile cannot run, before anything is written: ``--threads`` > 1
+        over Spark Connect (lakewide.spark.connect: not supported yet)."""
+        if self.threads > 1 and manifest.output.connect_url is not None:
+            raise UsageError(
+                "--threads above 1 is not supported over Spark Connect yet (connect_url in "
+                "profiles.yml): run with --threads 1"
+            )
 
 
 def run_options(func: Callable[..., Any]) -> Callable[..., Any]:
