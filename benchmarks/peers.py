@@ -146,7 +146,8 @@ def bench(args: argparse.Namespace, save: Any) -> dict[str, Any]:
         _steps(spark, clock, systems, args.warmup, args.sources, args.steps, None, save)
         for namespace in NAMESPACES:
             for row in spark.sql(f"SHOW TABLES IN {namespace}").collect():
-                spark.sql(f"DROP TABLE {namespace}.{row.tableName}")
+                if not row.isTemporary:  # lakewide's batch views are listed too
+                    spark.sql(f"DROP TABLE {namespace}.{row.tableName}")
     _steps(spark, clock, systems, args.keys, args.sources, args.steps, result, save)
     spark.stop()
     return result
