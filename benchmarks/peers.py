@@ -140,15 +140,18 @@ def bench(args: argparse.Namespace, save: Any) -> dict[str, Any]:
         "versions": versions(spark, conf),
         "steps": {},
         "differing_keys": {},
+        "order": {},
     }
     clock = run.Clock(spark)
     if args.warmup:  # every statement once on small tables: JIT and generated code warm
-        _steps(spark, clock, systems, args.warmup, args.sources, args.steps, None, save)
+        _steps(
+            spark, clock, systems, args.warmup, args.sources, args.steps, None, save, args.rotate
+        )
         for namespace in NAMESPACES:
             for row in spark.sql(f"SHOW TABLES IN {namespace}").collect():
                 if not row.isTemporary:  # lakewide's batch views are listed too
                     spark.sql(f"DROP TABLE {namespace}.{row.tableName}")
-    _steps(spark, clock, systems, args.keys, args.sources, args.steps, result, save)
+    _steps(spark, clock, systems, args.keys, args.sources, args.steps, result, save, args.rotate)
     spark.stop()
     return result
 
@@ -162,6 +165,7 @@ def _steps(
     steps: list[str],
     result: dict[str, Any] | None,
     save: Any,
+    rotate: int = 0,
 ) -> None:
     """Every step on fresh sources of ``keys`` keys, then one read of each table; recorded
     into ``result`` unless None (a warm-up)."""
@@ -183,7 +187,8 @@ def _steps(
                     fraction=run.CHANGED,
                     clustered=clustered,
                 )
-        order = names[round_no % len(names) :] + names[: round_no % len(names)]
+        shift = (round_no + rotate) % len(names)
+        order = names[shift:] + names[:shift]
         times = {}
         for system in order:
             peer = systems[system]
@@ -203,8 +208,10 @@ def _steps(
         if result is not None:
             result["steps"][label] = {s: times[s] for s in names}
             result["differing_keys"][label] = diffs
+            result["order"][label] = order
             save(result)
-    read = names[len(steps) + 1 :] + names[: len(steps) + 1]  # rotated once more
+    shift = (len(steps) + 1 + rotate) % len(names)  # rotated once more
+    read = names[shift:] + names[:shift]
     every = f"SUM(HASH({', '.join(columns)}))"  # reads every column of every row
     times = {
         s: clock.measure(
@@ -214,6 +221,7 @@ def _steps(
     }
     if result is not None:
         result["steps"]["read the finished table once"] = {s: times[s] for s in names}
+        result["order"]["read the finished table once"] = read
         save(result)
 
 
@@ -240,6 +248,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     )
     parser.add_argument(
         "--out", type=Path, default=Path(__file__).parent / "out", help="where the warehouses go"
+    )
+    parser.add_argument(
+        "--rotate",
+        type=int,
+        default=0,
+        help="who runs first: the systems' order is rotated by step number + ROTATE",
     )
     parser.add_argument("--results", type=Path, default=Path(__file__).parent / "results")
     args = parser.parse_args(argv)
