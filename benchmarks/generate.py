@@ -73,8 +73,12 @@ def wide_model(sources: int, config: str, source: str = "bench") -> str:
     return f"{{{{ config({config}) }}}}\n" + "\nUNION ALL\n".join(branches) + "\n"
 
 
-def join_rebuild(catalog: str, namespace: str, sources: int, target: str) -> str:
-    """The baseline a user would write: latest row per key per source, FULL OUTER JOINed."""
+def join_select(catalog: str, namespace: str, sources: int, source_seqs: bool = False) -> str:
+    """Latest row per key per source, FULL OUTER JOINed: the wide table as one SELECT.
+
+    ``source_seqs``: also each source's own sequence as ``s{i}_seq`` (what a hand-written
+    column-scoped MERGE compares a source's new rows with).
+    """
     parts = []
     for i in range(sources):
         cols = ", ".join(f"MAX_BY({c}, seq) AS {c}" for c in source_columns(i))
@@ -89,9 +93,14 @@ def join_rebuild(catalog: str, namespace: str, sources: int, target: str) -> str
         key = f"COALESCE({key}, t{i}.k)"
     columns = ", ".join(f"t{i}.{c}" for i in range(sources) for c in source_columns(i))
     seqs = ", ".join(f"t{i}.seq" for i in range(sources))
-    return (
-        f"CREATE OR REPLACE TABLE {target} USING iceberg AS SELECT {key} AS k, {columns}, "
-        f"GREATEST({seqs}) AS seq FROM {sql}"
+    own = "".join(f", t{i}.seq AS s{i}_seq" for i in range(sources)) if source_seqs else ""
+    return f"SELECT {key} AS k, {columns}, GREATEST({seqs}) AS seq{own} FROM {sql}"
+
+
+def join_rebuild(catalog: str, namespace: str, sources: int, target: str) -> str:
+    """The baseline a user would write: latest row per key per source, FULL OUTER JOINed."""
+    return f"CREATE OR REPLACE TABLE {target} USING iceberg AS " + join_select(
+        catalog, namespace, sources
     )
 
 

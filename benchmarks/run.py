@@ -200,12 +200,17 @@ def table_files(spark: Any, table: str) -> dict[str, int]:
     return {"data_files": counts.get(0, 0), "delete_files": counts.get(1, 0) + counts.get(2, 0)}
 
 
-def open_session(project: Path, app: str) -> tuple[Any, dict[str, str], Any]:
-    """The bench profile's output of ``project``, its Spark settings and a session on them."""
+def open_session(
+    project: Path, app: str, extra: Callable[[dict[str, str]], dict[str, str]] | None = None
+) -> tuple[Any, dict[str, str], Any]:
+    """The bench profile's output of ``project``, its Spark settings and a session on them;
+    ``extra`` returns settings added to (or replacing) lakewide's (a peer's jars and catalogs)."""
     output = load_output(project / "profiles.yml", "bench", None, project)
     conf = spark_conf(
         output.master, output.catalog, output.iceberg_catalog_properties(), output.spark_conf
     )
+    if extra is not None:
+        conf.update(extra(conf))
     return output, conf, create_session(app, output.master, conf)
 
 

@@ -1,0 +1,135 @@
+"""The peers a team would use instead of lakewide, each written the way its users write it.
+
+Every system builds the same wide table (``k``, the sources' columns, ``seq``) from the same
+Iceberg sources ``lw.bench.s{i}`` and applies the same steps; ``step`` gets the sources that
+changed and the round they changed in (their rows' ``seq``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import generate
+
+SOURCE_TABLE = "lw.bench.s{i}"
+
+
+def _new_rows(index: int, after: int) -> str:
+    """A source's rows newer than ``after`` (each round's files hold one ``seq``, so the filter
+    prunes whole files by their statistics)."""
+    columns = ", ".join(["k", *generate.source_columns(index), "seq"])
+    return f"SELECT {columns} FROM {SOURCE_TABLE.format(i=index)} WHERE seq > {after}"
+
+
+class MergePeer:
+    """Hand-written column-scoped MERGE per changed source, into an Iceberg or a Delta table.
+
+    The target keeps each source's latest sequence (``s{i}_seq``): a source's new row updates
+    the source's columns only when its sequence is not older than the one already there
+    (partial update by hand). The initial build is the FULL OUTER JOIN (the cheapest a user
+    has), with the sources' sequences.
+    """
+
+    def __init__(self, table: str, using: str, properties: dict[str, str], sources: int) -> None:
+        self.table, self.using, self.properties, self.sources = table, using, properties, sources
+        self.seen = dict.fromkeys(range(sources), 0)
+
+    @property
+    def hidden(self) -> list[str]:
+        return [f"s{i}_seq" for i in range(self.sources)]
+
+    def build(self, spark: Any) -> None:
+        props = ", ".join(f"'{k}' = '{v}'" for k, v in self.properties.items())
+        spark.sql(f"DROP TABLE IF EXISTS {self.table}")
+        spark.sql(
+            f"CREATE TABLE {self.table} USING {self.using}"
+            + (f" TBLPROPERTIES ({props})" if props else "")
+            + " AS "
+            + generate.join_select("lw", "bench", self.sources, source_seqs=True)
+        )
+        self.seen = dict.fromkeys(range(self.sources), 0)
+
+    def step(self, spark: Any, changed: list[int], round_no: int) -> None:
+        for index in changed:
+            spark.sql(self.merge(index))
+            self.seen[index] = round_no
+
+    def merge(self, index: int) -> str:
+        """The MERGE of source ``index``'s new rows."""
+        mine = generate.source_columns(index)
+        everything = [c for i in range(self.sources) for c in generate.source_columns(i)]
+        own = f"s{index}_seq"
+        updates = ", ".join(f"{c} = s.{c}" for c in mine)
+        inserted = [f"s.{c}" if c in mine else "NULL" for c in everything]
+        seqs = [("s.seq" if f"s{i}_seq" == own else "NULL") for i in range(self.sources)]
+        return (
+            f"MERGE INTO {self.table} t USING ({_new_rows(index, self.seen[index])}) s "
+            f"ON t.k = s.k "
+            f"WHEN MATCHED AND (t.{own} IS NULL OR s.seq >= t.{own}) THEN UPDATE SET "
+            f"{updates}, {own} = s.seq, seq = GREATEST(t.seq, s.seq) "
+            f"WHEN NOT MATCHED THEN INSERT (k, {', '.join(everything)}, seq, "
+            f"{', '.join(self.hidden)}) VALUES (s.k, {', '.join(inserted)}, s.seq, "
+            f"{', '.join(seqs)})"
+        )
+
+
+class PaimonPeer:
+    """A Paimon primary-key table, ``merge-engine=partial-update`` with ``sequence.field``: each
+    source writes only its own columns (the others NULL, which partial update skips); the table
+    merges on read (and in the compactions its writers trigger)."""
+
+    hidden: list[str] = []
+
+    def __init__(self, table: str, sources: int, buckets: int = 4) -> None:
+        self.table, self.sources, self.buckets = table, sources, buckets
+        self.seen = dict.fromkeys(range(sources), -1)
+
+    def build(self, spark: Any) -> None:
+        everything = [c for i in range(self.sources) for c in generate.source_columns(i)]
+        spark.sql(f"DROP TABLE IF EXISTS {self.table}")
+        spark.sql(
+            f"CREATE TABLE {self.table} (k BIGINT, "
+            + ", ".join(f"{c} BIGINT" for c in everything)
+            + ", seq INT) TBLPROPERTIES ('primary-key' = 'k', 'merge-engine' = 'partial-update', "
+            f"'sequence.field' = 'seq', 'bucket' = '{self.buckets}')"
+        )
+        self.seen = dict.fromkeys(range(self.sources), -1)
+        self.step(spark, list(range(self.sources)), 0)
+
+    def step(self, spark: Any, changed: list[int], round_no: int) -> None:
+        everything = [c for i in range(self.sources) for c in generate.source_columns(i)]
+        for index in changed:
+            mine = generate.source_columns(index)
+            cols = [c if c in mine else f"CAST(NULL AS BIGINT) AS {c}" for c in everything]
+            spark.sql(
+                f"INSERT INTO {self.table} SELECT k, {', '.join(cols)}, seq "
+                f"FROM ({_new_rows(index, self.seen[index])})"
+            )
+            self.seen[index] = round_no
+
+
+def peers(sources: int) -> dict[str, Any]:
+    """Name -> peer, on the session set up by ``peers.session_conf``."""
+    return {
+        "iceberg_merge": MergePeer("lw.peers.iceberg_merge", "iceberg", {}, sources),
+        "iceberg_merge_mor": MergePeer(
+            "lw.peers.iceberg_merge_mor",
+            "iceberg",
+            {"write.merge.mode": "merge-on-read", "write.update.mode": "merge-on-read"},
+            sources,
+        ),
+        "delta_merge": MergePeer("spark_catalog.peers.delta_merge", "delta", {}, sources),
+        "delta_merge_dv": MergePeer(
+            "spark_catalog.peers.delta_merge_dv",
+            "delta",
+            {"delta.enableDeletionVectors": "true"},
+            sources,
+        ),
+        "paimon": PaimonPeer("paimon.peers.paimon", sources),
+    }
+
+
+def differing_keys(spark: Any, left: str, right: str, columns: list[str]) -> int:
+    """Keys whose row differs between two tables (a keyed EXCEPT both ways, over ``columns``)."""
+    a, b = spark.table(left).select(*columns), spark.table(right).select(*columns)
+    return int(a.exceptAll(b).select("k").union(b.exceptAll(a).select("k")).distinct().count())

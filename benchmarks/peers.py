@@ -1,0 +1,273 @@
+"""lakewide against what a team would use instead, on the same data in one Spark session.
+
+    python benchmarks/peer_jars.py                      # Delta's and Paimon's jars, once
+    python benchmarks/peers.py --keys 1000000 --warmup 20000
+
+The same generated sources and steps as ``benchmarks/run.py`` (4 sources, 16 value columns;
+1% of keys in one source, 1% in every source, one key range), applied to: the FULL OUTER JOIN
+rebuild, lakewide (``mor``, the default for key tables), hand-written column-scoped MERGEs
+into Iceberg (copy-on-write, Iceberg's default, and merge-on-read) and Delta Lake (with and
+without deletion vectors), and a Paimon partial-update table (``benchmarks/peer_systems.py``).
+Each step runs the systems in a rotated order and records wall and JVM CPU seconds; after each
+step every peer's table is compared with lakewide's (keys whose row differs, counted), and
+lakewide's with the JOIN rebuild. At the end each table is read once, whole. Writes
+``benchmarks/results/peers_<size>.{json,md}`` (rewritten after every step).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import generate  # noqa: E402
+import peer_jars  # noqa: E402
+import peer_report  # noqa: E402
+import peer_systems  # noqa: E402
+import run  # noqa: E402
+
+from lakewide.project.manifest import load_manifest  # noqa: E402
+from lakewide.project.settings import load_project  # noqa: E402
+from lakewide.spark.adapter import SparkAdapter  # noqa: E402
+
+LAKEWIDE_TABLE = "lw.wide.wide_mor"
+JOIN_TABLE = "lw.wide.join_rebuild"
+NAMESPACES = ("lw.bench", "lw.wide", "lw.peers", "spark_catalog.peers", "paimon.peers")
+
+
+class JoinRebuild:
+    """The baseline: every step rebuilds the whole table with the FULL OUTER JOIN."""
+
+    hidden: list[str] = []
+    table = JOIN_TABLE
+
+    def __init__(self, sources: int) -> None:
+        self.sql = generate.join_rebuild("lw", "bench", sources, JOIN_TABLE)
+
+    def build(self, spark: Any) -> None:
+        spark.sql(self.sql).collect()
+
+    def step(self, spark: Any, changed: list[int], round_no: int) -> None:
+        self.build(spark)
+
+
+class Lakewide:
+    """``lakewide run`` of the wide model (in this session, as ``benchmarks/run.py`` does)."""
+
+    hidden: list[str] = []
+    table = LAKEWIDE_TABLE
+
+    def __init__(self, manifest: Any, adapter: SparkAdapter) -> None:
+        self.manifest, self.adapter = manifest, adapter
+
+    def build(self, spark: Any) -> None:
+        run._run(self.manifest, "wide_mor", self.adapter)
+
+    def step(self, spark: Any, changed: list[int], round_no: int) -> None:
+        self.build(spark)
+
+
+def session_extra(root: Path) -> Any:
+    """The settings that add Delta's and Paimon's jars and catalogs to lakewide's session."""
+    jars = [str(j) for j in peer_jars.peer_jars()]
+
+    def extra(conf: dict[str, str]) -> dict[str, str]:
+        return {
+            "spark.jars": ",".join(filter(None, [conf.get("spark.jars", ""), *jars])),
+            "spark.sql.extensions": conf["spark.sql.extensions"]
+            + ",io.delta.sql.DeltaSparkSessionExtension",
+            "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
+            "spark.sql.warehouse.dir": str(root / "delta"),
+            "spark.sql.catalog.paimon": "org.apache.paimon.spark.SparkCatalog",
+            "spark.sql.catalog.paimon.warehouse": str(root / "paimon"),
+        }
+
+    return extra
+
+
+def size_name(keys: int) -> str:
+    """1000000 -> 1m, 200000 -> 200k, 3000 -> 3k."""
+    for unit, suffix in ((1_000_000, "m"), (1_000, "k")):
+        if keys >= unit and keys % unit == 0:
+            return f"{keys // unit}{suffix}"
+    return str(keys)
+
+
+def versions(spark: Any, conf: dict[str, str]) -> dict[str, str]:
+    """What ran: Spark, Java, the table formats' jars and lakewide's commit."""
+    import pyspark
+
+    jars = [Path(j).name for j in conf.get("spark.jars", "").split(",") if j]
+    commit = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False
+    ).stdout.strip()
+    return {
+        "spark": pyspark.__version__,
+        "java": str(spark.sparkContext._jvm.System.getProperty("java.version")),
+        "iceberg": ", ".join(j for j in jars if "iceberg" in j),
+        **peer_jars.versions(),
+        "lakewide": commit,
+    }
+
+
+def bench(args: argparse.Namespace, save: Any) -> dict[str, Any]:
+    root = args.out / f"peers_{args.keys}"
+    shutil.rmtree(root, ignore_errors=True)
+    model = generate.wide_model(args.sources, run.VARIANTS["mor"])
+    project = generate.write_project(
+        root / "project", root / "iceberg", args.sources, {"wide_mor": model}
+    )
+    output, conf, spark = run.open_session(project, "lakewide-peers", session_extra(root))
+    for namespace in NAMESPACES:
+        spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {namespace}")
+    manifest = load_manifest(load_project(project), output)
+    systems: dict[str, Any] = {
+        "join": JoinRebuild(args.sources),
+        "lakewide": Lakewide(manifest, SparkAdapter(output, spark=spark)),
+    }
+    chosen = peer_systems.peers(args.sources)
+    systems.update({name: chosen[name] for name in args.peers})
+    result: dict[str, Any] = {
+        "keys": args.keys,
+        "sources": args.sources,
+        "warmup_keys": args.warmup,
+        "systems": list(systems),
+        "versions": versions(spark, conf),
+        "steps": {},
+        "differing_keys": {},
+        "order": {},
+    }
+    clock = run.Clock(spark)
+    if args.warmup:  # every statement once on small tables: JIT and generated code warm
+        _steps(
+            spark, clock, systems, args.warmup, args.sources, args.steps, None, save, args.rotate
+        )
+        for namespace in NAMESPACES:
+            for row in spark.sql(f"SHOW TABLES IN {namespace}").collect():
+                if not row.isTemporary:  # lakewide's batch views are listed too
+                    spark.sql(f"DROP TABLE {namespace}.{row.tableName}")
+    _steps(spark, clock, systems, args.keys, args.sources, args.steps, result, save, args.rotate)
+    spark.stop()
+    return result
+
+
+def _steps(
+    spark: Any,
+    clock: run.Clock,
+    systems: dict[str, Any],
+    keys: int,
+    sources: int,
+    steps: list[str],
+    result: dict[str, Any] | None,
+    save: Any,
+    rotate: int = 0,
+) -> None:
+    """Every step on fresh sources of ``keys`` keys, then one read of each table; recorded
+    into ``result`` unless None (a warm-up)."""
+    columns = ["k", *(c for i in range(sources) for c in generate.source_columns(i)), "seq"]
+    for i in range(sources):
+        generate.write_source(spark, f"lw.bench.s{i}", i, keys, 0)
+    names = list(systems)
+    for round_no, name in enumerate(["bootstrap", *steps]):
+        label, changed, clustered = run.STEPS[name]
+        changed = list(range(sources)) if changed is None else changed
+        if round_no:
+            for i in changed:
+                generate.write_source(
+                    spark,
+                    f"lw.bench.s{i}",
+                    i,
+                    keys,
+                    round_no,
+                    fraction=run.CHANGED,
+                    clustered=clustered,
+                )
+        shift = (round_no + rotate) % len(names)
+        order = names[shift:] + names[:shift]
+        times = {}
+        for system in order:
+            peer = systems[system]
+            action = peer.build if not round_no else peer.step
+            args = (spark,) if not round_no else (spark, changed, round_no)
+            times[system] = clock.measure(lambda a=action, x=args: a(*x))
+        diffs = {
+            system: peer_systems.differing_keys(
+                spark,
+                systems[system].table,
+                JOIN_TABLE if system == "lakewide" else LAKEWIDE_TABLE,
+                columns,
+            )
+            for system in names
+            if system != "join"
+        }
+        if result is not None:
+            result["steps"][label] = {s: times[s] for s in names}
+            result["differing_keys"][label] = diffs
+            result["order"][label] = order
+            save(result)
+    shift = (len(steps) + 1 + rotate) % len(names)  # rotated once more
+    read = names[shift:] + names[:shift]
+    every = f"SUM(HASH({', '.join(columns)}))"  # reads every column of every row
+    times = {
+        s: clock.measure(
+            lambda t=systems[s].table: spark.sql(f"SELECT COUNT(*), {every} FROM {t}").collect()
+        )
+        for s in read
+    }
+    if result is not None:
+        result["steps"]["read the finished table once"] = {s: times[s] for s in names}
+        result["order"]["read the finished table once"] = read
+        save(result)
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--keys", type=int, default=1_000_000)
+    parser.add_argument("--sources", type=int, default=4)
+    steps = [s for s in run.STEPS if s != "bootstrap"]
+    parser.add_argument("--steps", nargs="+", choices=steps, default=steps)
+    parser.add_argument(
+        "--peers",
+        nargs="+",
+        choices=list(peer_systems.peers(1)),
+        default=list(peer_systems.peers(1)),
+    )
+    parser.add_argument(
+        "--warmup",
+        type=int,
+        default=0,
+        metavar="KEYS",
+        help="first run every step on KEYS keys, unmeasured (0: none)",
+    )
+    parser.add_argument(
+        "--out", type=Path, default=Path(__file__).parent / "out", help="where the warehouses go"
+    )
+    parser.add_argument(
+        "--rotate",
+        type=int,
+        default=0,
+        help="who runs first: the systems' order is rotated by step number + ROTATE",
+    )
+    parser.add_argument("--results", type=Path, default=Path(__file__).parent / "results")
+    args = parser.parse_args(argv)
+    args.results.mkdir(parents=True, exist_ok=True)
+    stem = args.results / f"peers_{size_name(args.keys)}"
+
+    def save(result: dict[str, Any]) -> None:
+        stem.with_suffix(".json").write_text(json.dumps(result, indent=2))
+        stem.with_suffix(".md").write_text(peer_report.markdown(result))
+
+    result = bench(args, save)
+    print(peer_report.markdown(result))
+    return result
+
+
+if __name__ == "__main__":
+    main()
