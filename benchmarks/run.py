@@ -74,6 +74,7 @@ VARIANTS.update(
         "mor_dist_none": MOR + ", table_properties={'write.merge.distribution-mode': 'none'}",
         "mor_v3": MOR + ", format_version=3",
         "mor_bucket16_spj": MOR + ", partition_by=['bucket(16, k)']",
+        "mor_bucket16_spj_one_side": MOR + ", partition_by=['bucket(16, k)']",
         "mor_again": MOR,  # the default again, measured after the others: what the order costs
         "mor_snappy": MOR + ", table_properties={'write.parquet.compression-codec': 'snappy'}",
     }
@@ -84,6 +85,8 @@ SESSION: dict[str, dict[str, str]] = {
     "mor_changelog_no_bloom": NO_BLOOM,
     "mor_shj": {"spark.sql.join.preferSortMergeJoin": "false"},
     "mor_bucket16_spj": SPJ,
+    # Spark 4 only: shuffle only the side that is not storage-partitioned (the batch)
+    "mor_bucket16_spj_one_side": {**SPJ, "spark.sql.sources.v2.bucketing.shuffle.enabled": "true"},
 }
 
 
