@@ -74,6 +74,7 @@ VARIANTS.update(
         "mor_dist_none": MOR + ", table_properties={'write.merge.distribution-mode': 'none'}",
         "mor_v3": MOR + ", format_version=3",
         "mor_bucket16_spj": MOR + ", partition_by=['bucket(16, k)']",
+        "mor_bucket16_spj_one_side": MOR + ", partition_by=['bucket(16, k)']",
         "mor_again": MOR,  # the default again, measured after the others: what the order costs
         "mor_snappy": MOR + ", table_properties={'write.parquet.compression-codec': 'snappy'}",
     }
@@ -84,6 +85,8 @@ SESSION: dict[str, dict[str, str]] = {
     "mor_changelog_no_bloom": NO_BLOOM,
     "mor_shj": {"spark.sql.join.preferSortMergeJoin": "false"},
     "mor_bucket16_spj": SPJ,
+    # Spark 4 only: shuffle only the side that is not storage-partitioned (the batch)
+    "mor_bucket16_spj_one_side": {**SPJ, "spark.sql.sources.v2.bucketing.shuffle.enabled": "true"},
 }
 
 
@@ -180,6 +183,13 @@ def same_rows(spark: Any, left: str, right: str) -> bool:
     return a.count() == b.count() and a.exceptAll(b).isEmpty()
 
 
+def fingerprint(spark: Any, table: str) -> list[int]:
+    """Row count and XOR of every row's xxhash64: equal on two Spark versions iff (almost
+    surely) they generated and rebuilt the same data."""
+    row = spark.sql(f"SELECT COUNT(*), BIT_XOR(XXHASH64(*)) FROM {table}").collect()[0]
+    return [int(row[0]), int(row[1])]
+
+
 def cli_seconds(project: Path, *args: str) -> tuple[float, str]:
     started = time.perf_counter()
     done = subprocess.run(
@@ -243,7 +253,11 @@ def bench_size(
         "sources": sources,
         "variants": variants,
         "warmup_keys": warmup,
+        "spark": spark.version,
+        "iceberg_runtime": [Path(j).name for j in conf.get("spark.jars", "").split(",") if j],
+        "load_start": os.getloadavg(),
         "steps": {},
+        "fingerprint": {},
         "files": {},
         "conf": {k: v for k, v in conf.items() if "jars" not in k},
         "variant_settings": {
@@ -258,6 +272,7 @@ def bench_size(
                 spark.sql(f"DROP TABLE {namespace}.{row.tableName} PURGE")
     _steps(spark, clock, manifest, adapter, keys, sources, variants, steps, result, save)
     spark.stop()
+    result["load_end"] = os.getloadavg()
     noop, said = cli_seconds(project, "run")
     assert "Nothing to do" in said, said
     result["noop_run_seconds"] = noop
@@ -305,6 +320,7 @@ def _steps(
         if result is None:
             continue
         result["steps"][label] = times
+        result["fingerprint"][label] = fingerprint(spark, "lw.wide.join_rebuild")
         result["files"][label] = {v: table_files(spark, f"lw.wide.wide_{v}") for v in variants}
         print(markdown_size(result), flush=True)
         save(result)
