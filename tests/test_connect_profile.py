@@ -37,20 +37,27 @@ SECRET = "sekr1t-token-value"
         ),
     ],
 )
+@pytest.mark.parametrize(
+    "command",
+    [["run"], ["build"], ["compile"], ["ls"], ["test"], ["docs", "generate"]],
+    ids=" ".join,
+)
 def test_bad_connect_settings_exit_2_naming_the_key(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
     tmp_path: Path,
     case: tuple[dict[str, str], str, str],
+    command: list[str],
 ) -> None:
-    """Each refused before a connection is tried, without the token's value."""
+    """Each refused before a connection is tried, without the token's value, by every command
+    that loads the profile."""
     settings, key, says = case
     monkeypatch.setenv("LW_CONNECT_TOKEN", SECRET)
     token = "\"{{ env_var('LW_CONNECT_TOKEN') }}\""
     if "connect_url" in settings or not settings:
         settings = {**settings, "connect_token": token}
     root = project_with(tmp_path, **settings)
-    out = run_main(monkeypatch, capsys, "--project-dir", str(root), "run")
+    out = run_main(monkeypatch, capsys, "--project-dir", str(root), *command)
     assert_clean_failure(*out, "profiles.yml", f"[demo.outputs.dev.{key}]", says)
     assert SECRET not in out[1]
     assert not (root / "warehouse").exists()

@@ -67,6 +67,18 @@ def check_connect(output: Output) -> None:
         )
 
 
+def server_address(output: Output) -> str:
+    """``connect_url`` without its parameters (which may hold a token): what messages show."""
+    return (output.connect_url or "").split("/;")[0]
+
+
+def server_host_port(output: Output) -> tuple[str, int]:
+    """The host and port ``connect_url`` names (Spark Connect's 15002 when it names none)."""
+    host_port = server_address(output).removeprefix("sc://").split("/")[0]
+    host, _, port = host_port.rpartition(":") if ":" in host_port else (host_port, "", "15002")
+    return host.strip("[]"), int(port)
+
+
 def connect_address(output: Output) -> str:
     """The address the Connect client dials: ``connect_url`` with the token and TLS options
     added (a secret: never printed, never logged)."""

@@ -25,7 +25,7 @@ from sqlglot import exp
 
 from lakewide.dialect import to_sql
 from lakewide.errors import RuntimeSetupError
-from lakewide.project.connect_profile import connect_address
+from lakewide.project.connect_profile import connect_address, server_address, server_host_port
 from lakewide.project.profiles import Output
 
 T = TypeVar("T")
@@ -57,7 +57,7 @@ def create_remote(output: Output, conf: dict[str, str]) -> Any:
             spark.conf.set(key, value)
     except Exception as exc:  # noqa: BLE001 - gRPC and Spark errors have many types
         raise RuntimeSetupError(
-            f"could not open a session on the Spark Connect server {_where(output)}: "
+            f"could not open a session on the Spark Connect server {server_address(output)}: "
             f"{_first_line(output, exc)}"
         ) from None
     return spark
@@ -76,10 +76,8 @@ def reachable(output: Output, timeout: float = 2.0) -> bool:
     """Whether the Connect server's port accepts a connection (asked after a failed step:
     a server that went away ends the run at once, instead of failing each model after the
     client's retries)."""
-    host_port = (output.connect_url or "").removeprefix("sc://").split("/")[0]
-    host, _, port = host_port.rpartition(":") if ":" in host_port else (host_port, "", "15002")
     try:
-        with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout):
+        with socket.create_connection(server_host_port(output), timeout=timeout):
             return True
     except OSError:
         return False
@@ -142,15 +140,15 @@ def check_server(output: Output, spark: Any) -> str:
         iceberg = str(spark.sql(to_sql(exp.select(version), pretty=False)).collect()[0][0])
     except Exception as exc:  # noqa: BLE001
         raise RuntimeSetupError(
-            f"the Spark Connect server {_where(output)} (Spark {spark_version}) did not answer "
-            f"{output.catalog}.system.iceberg_version(): {_first_line(output, exc)}; it needs "
-            "Iceberg's Spark runtime jar (>= 1.11) and its SQL extensions "
+            f"the Spark Connect server {server_address(output)} (Spark {spark_version}) did not "
+            f"answer {output.catalog}.system.iceberg_version(): {_first_line(output, exc)}; it "
+            "needs Iceberg's Spark runtime jar (>= 1.11) and its SQL extensions "
             "(docs/how-to/spark-connect.md)"
         ) from None
     found = (spark_version, iceberg)
     if _numbers(spark_version) < (4, 0) or _numbers(iceberg) < MIN_ICEBERG:
         raise RuntimeSetupError(
-            f"the Spark Connect server {_where(output)} runs Spark {found[0]} with Iceberg "
+            f"the Spark Connect server {server_address(output)} runs Spark {found[0]} with Iceberg "
             f"{found[1]}: lakewide needs Spark >= 4.0 with Iceberg >= 1.11, whose snapshot-"
             "property settings carry the offsets in the data commit (exactly-once); older "
             "servers offer no way to do that over Connect"
@@ -185,11 +183,6 @@ def _numbers(version: str) -> tuple[int, ...]:
             break
         parts.append(int(digits))
     return tuple(parts)
-
-
-def _where(output: Output) -> str:
-    """The server's address without parameters (which may hold a token)."""
-    return (output.connect_url or "").split("/;")[0]
 
 
 def _first_line(output: Output, exc: BaseException) -> str:

@@ -16,6 +16,7 @@ from sqlglot import exp
 from lakewide import events
 from lakewide.dialect import to_sql
 from lakewide.errors import ModelRunError, RunInterrupted, RuntimeSetupError, SparkExitedError
+from lakewide.project.connect_profile import server_address
 from lakewide.project.nodes import Relation
 from lakewide.project.profiles import Output
 from lakewide.spark.errors import describe, short
@@ -82,8 +83,8 @@ class Session:
         """A new session on the profile's Spark Connect server, checked (no JVM starts)."""
         from lakewide.spark import connect
 
-        where = self.output.connect_url or ""
-        events.emit("SparkStarting", f"connecting to Spark Connect {where.split('/;')[0]} ...")
+        where = server_address(self.output)
+        events.emit("SparkStarting", f"connecting to Spark Connect {where} ...")
         began = time.monotonic()
         spark = connect.create_remote(self.output, connect.remote_conf(self.output))
         what = connect.check_server(self.output, spark)
@@ -181,7 +182,7 @@ class Session:
         from lakewide.spark.connect import reachable
 
         if wait and not reachable(self.output, timeout=wait):
-            where = (self.output.connect_url or "").split("/;")[0]
+            where = server_address(self.output)
             raise SparkExitedError(
                 f"the Spark Connect server {where} went away during the run; tables keep "
                 "their last commit (Iceberg commits are atomic, the offsets in the same "
