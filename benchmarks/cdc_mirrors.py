@@ -14,7 +14,9 @@ in one source or in every source. Upstream write modes (one set of source tables
 * ``mor-v2``: format v2, merge-on-read (position delete files);
 * ``mor-v3``: format v3, merge-on-read (deletion vectors).
 
-Equality deletes (Flink's upsert sink) cannot be written from Spark SQL: not measured.
+* ``eq-v2``: format v2, kept as Flink's Iceberg upsert sink keeps a table: per step one commit
+  of the new rows and an equality delete file on ``k`` (written through Iceberg's Java API,
+  tests/equality_upsert.py: Spark SQL never writes equality deletes).
 
 Per (mode, step): ``lakewide run`` of the model in-process vs the FULL OUTER JOIN rebuild over
 the same tables, wall and JVM CPU seconds, their order alternated step by step, rows compared;
@@ -46,6 +48,7 @@ from lakewide.project.settings import load_project  # noqa: E402
 from lakewide.run import step_runner  # noqa: E402
 from lakewide.run.executor import run_models  # noqa: E402
 from lakewide.spark.adapter import SparkAdapter  # noqa: E402
+from tests.equality_upsert import upsert  # noqa: E402
 
 SOURCES = 4
 CHANGED = 0.01
@@ -61,7 +64,10 @@ MODES: dict[str, dict[str, str] | None] = {
     "cow": {"format-version": "2", **COW},
     "mor-v2": {"format-version": "2", **MOR},
     "mor-v3": {"format-version": "3", **MOR},
+    "eq-v2": {"format-version": "2", **MOR},
 }
+#: modes whose steps are committed as Flink's upsert sink commits them (equality deletes)
+EQUALITY = {"eq-v2"}
 # step -> (label, sources changed (None: every one), with deletes)
 STEPS = {
     "one": ("1% updated in one source", [0], False),
@@ -77,6 +83,8 @@ SUMMARY = (
     "added-position-delete-files",
     "added-dvs",
     "added-position-deletes",
+    "added-equality-delete-files",
+    "added-equality-deletes",
     "added-records",
     "deleted-records",
 )
@@ -138,6 +146,9 @@ def change_source(
         if deletes:
             raise ValueError("an appended upstream takes no deletes")
         changes.drop("op").writeTo(table).append()
+    elif mode in EQUALITY:
+        upserts = changes.where("op <> 'D'").drop("op")
+        upsert(spark, table, upserts, changes.where("op = 'D'").select("k"), "k")
     else:
         changes.createOrReplaceTempView("changes")
         columns = ["k", "seq", *generate.source_columns(index)]

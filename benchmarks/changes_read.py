@@ -20,21 +20,14 @@ Wall and JVM CPU seconds (medians) and the ratios.
 
 from __future__ import annotations
 
-import argparse
-import json
-import shutil
-import statistics
 import sys
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks import generate  # noqa: E402
-from benchmarks.cdc_mirrors import COW, change_source, namespace  # noqa: E402
-from benchmarks.run import Clock, open_session  # noqa: E402
-
-METHODS = ("iceberg", "floor", "scan")
+from benchmarks import read_rounds  # noqa: E402
+from benchmarks.cdc_mirrors import COW, change_source  # noqa: E402
 
 
 def _iceberg(spark: Any, table: str, after: int, end: int) -> Any:
@@ -54,18 +47,9 @@ def _floor(spark: Any, table: str, after: int, end: int) -> Any:
 
 
 def bench_size(out: Path, keys: int, rounds: int) -> dict[str, Any]:
-    warehouse = out / f"changes_read_{keys}"
-    shutil.rmtree(warehouse, ignore_errors=True)
-    root = out / f"changes_read_project_{keys}"
-    generate.write_project(root, warehouse, 1, {})
-    _, _, spark = open_session(root, "lakewide-changes-read")
-    clock = Clock(spark)
-    mode, table = "cow", f"lw.{namespace('cow')}.s0"
-    spark.sql(f"CREATE NAMESPACE IF NOT EXISTS lw.{namespace(mode)}")
-    writer = generate.source_frame(spark, 0, keys, 0).writeTo(table).using("iceberg")
-    for key, value in {"format-version": "2", **COW}.items():
-        writer = writer.tableProperty(key, value)
-    writer.create()
+    mode = "cow"
+    properties = {"format-version": "2", **COW}
+    spark, clock, table, _ = read_rounds.one_source(out, keys, "changes_read", mode, properties)
     after = spark.sql(f"SELECT snapshot_id FROM {table}.snapshots").collect()[-1][0]
     wrote = change_source(spark, mode, 0, keys, 1, True)
     end = spark.sql(f"SELECT snapshot_id FROM {table}.snapshots ORDER BY committed_at").collect()
@@ -76,18 +60,8 @@ def bench_size(out: Path, keys: int, rounds: int) -> dict[str, Any]:
         "scan": lambda: spark.table(table),
     }
     counts = {name: make().localCheckpoint(eager=True).count() for name, make in frames.items()}
-    seconds: dict[str, list[dict[str, float]]] = {name: [] for name in METHODS}
-    for round_no in range(rounds):
-        order = METHODS if round_no % 2 == 0 else METHODS[::-1]
-        for name in order:
-            seconds[name].append(
-                clock.measure(lambda name=name: frames[name]().localCheckpoint(eager=True))
-            )
+    seconds, medians = read_rounds.timed_reads(clock, frames, rounds)
     spark.stop()
-    medians = {
-        name: {m: statistics.median(r[m] for r in runs) for m in ("s", "cpu")}
-        for name, runs in seconds.items()
-    }
     return {
         "keys": keys,
         "upstream_merge": wrote,
@@ -114,19 +88,5 @@ def markdown(results: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--keys", type=int, nargs="+", default=[1_000_000])
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--out", type=Path, default=Path(__file__).parent / "out")
-    args = parser.parse_args()
-    args.out.mkdir(parents=True, exist_ok=True)
-    results = []
-    for keys in args.keys:
-        results.append(bench_size(args.out, keys, args.rounds))
-        (args.out / "changes_read.json").write_text(json.dumps(results, indent=2))
-    print(markdown(results))
-
-
 if __name__ == "__main__":
-    main()
+    read_rounds.main(__doc__, "changes_read", bench_size, markdown)

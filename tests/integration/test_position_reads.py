@@ -2,11 +2,13 @@
 
 lakewide.spark.position_changes reads a commit from the files it wrote (its new data files
 alone, and the old images of the rows its deletes hide, by position); a commit that wrote
-equality deletes is read whole with Iceberg's ``_deleted`` column instead (Spark cannot write
-equality deletes, so the property suites never reach that read). Here both reads run on the
-same real commits (format 2 position deletes, format 3 deletion vectors; updates, deletes, an
-insert-only commit, a copy-on-write rewrite and a compaction among them) and must agree; the
-commits' rows are also checked against what the table held before and after each commit.
+equality deletes (and every commit over Spark Connect) is read whole with Iceberg's
+``_deleted`` column instead: the marked read. Here both reads run on the same real commits
+(format 2 position deletes, format 3 deletion vectors; updates, deletes, an insert-only
+commit, a copy-on-write rewrite and a compaction among them) and must agree; the commits'
+rows are also checked against what the table held before and after each commit, and so are
+the marked reads of two commits with equality deletes as Flink's upsert sink writes them
+(tests/equality_upsert.py).
 """
 
 from __future__ import annotations
@@ -20,7 +22,8 @@ import pytest
 from lakewide.project.nodes import Relation
 from lakewide.project.profiles import Output
 from lakewide.spark.adapter import SparkAdapter
-from lakewide.state.upstream_changes import data_commits
+from lakewide.state.upstream_changes import data_commits, equality_deletes_added
+from tests.equality_upsert import upsert
 
 pytestmark = [pytest.mark.spark]
 
@@ -35,6 +38,10 @@ STEPS = [
     "CALL lw.system.rewrite_data_files(table => '{name}', options => map('min-input-files', '1'))",
     "MERGE INTO {t} x USING (SELECT id AS k, 'u2' AS v FROM range(0, 420, 5)) u ON x.k = u.k "
     "WHEN MATCHED AND u.k % 2 = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET v = u.v",
+    # Flink's upsert sink: new rows and an equality delete on k (keys new, kept and deleted)
+    "EQ SELECT id AS k, 'e1' AS v FROM range(0, 430, 3) | SELECT id AS k FROM range(1, 60, 4)",
+    "DELETE FROM {t} WHERE k % 17 = 0",
+    "EQ SELECT id AS k, 'e2' AS v FROM range(0, 430, 9) | SELECT id AS k FROM range(2, 90, 6)",
 ]
 
 
@@ -56,24 +63,32 @@ def test_a_commit_read_from_its_files_equals_the_marked_read(
     ).append()
     first = spark.sql(f"SELECT snapshot_id FROM {table}.snapshots").collect()[0][0]
     for step in STEPS:
-        spark.sql(step.format(t=table, name=name))
+        if step.startswith("EQ "):
+            rows, deleted = step[3:].split(" | ")
+            upsert(spark, table, spark.sql(rows), spark.sql(deleted), "k")
+        else:
+            spark.sql(step.format(t=table, name=name))
     adapter = SparkAdapter(Output(catalog="lw", warehouse=str(warehouse)), spark=spark)
     relation = Relation("lw", "position_reads", f"t{version}")
     meta = adapter.table_meta(relation)
     assert meta is not None
     columns = ["k", "v"]
     commits = data_commits(meta, first, meta.current)
-    assert len(commits) == 5  # the compaction is skipped, the property changes commit nothing
+    # the compaction is skipped, the property changes commit nothing
+    assert len(commits) == 8
+    equality = [b for _, b in commits if equality_deletes_added(meta, b)]
+    assert len(equality) == 2, equality
     for a, b in commits:
-        by_files = adapter._positional_parts(relation, meta, a, b, columns)
-        marked = adapter._marked_parts(relation, meta, a, b, columns)
+        reads = {"marked": adapter._marked_parts(relation, meta, a, b, columns)}
+        if b not in equality:  # a commit with equality deletes is read by marking only
+            reads["files"] = adapter._positional_parts(relation, meta, a, b, columns)
         read: dict[str, Counter[tuple[Any, ...]]] = {}
-        for name_, parts in (("files", by_files), ("marked", marked)):
+        for name_, parts in reads.items():
             rows: Counter[tuple[Any, ...]] = Counter()
             for part, kind in parts:
                 rows.update((k, v, kind) for k, v in part.select("k", "v").collect())
             read[name_] = rows
-        assert read["files"] == read["marked"], (a, b)
+        assert read.get("files", read["marked"]) == read["marked"], (a, b)
         # against the table itself: what left it and what came into it (a copy-on-write
         # rewrite reads as its carried-over rows deleted and inserted again: they cancel)
         at = {
@@ -81,7 +96,7 @@ def test_a_commit_read_from_its_files_equals_the_marked_read(
             for s in (a, b)
         }
         kinds = {
-            kind: Counter({(k, v): n for (k, v, c), n in read["files"].items() if c == kind})
+            kind: Counter({(k, v): n for (k, v, c), n in read["marked"].items() if c == kind})
             for kind in ("INSERT", "DELETE")
         }
         assert kinds["DELETE"] - kinds["INSERT"] == at[a] - at[b], (a, b)

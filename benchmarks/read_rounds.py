@@ -1,0 +1,87 @@
+"""Reads of one upstream commit timed side by side: alternated rounds, medians."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import statistics
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from benchmarks.run import Clock
+
+
+def timed_reads(
+    clock: Clock,
+    frames: dict[str, Callable[[], Any]],
+    rounds: int,
+    after_round: Callable[[], None] = lambda: None,
+) -> tuple[dict[str, list[dict[str, float]]], dict[str, dict[str, float]]]:
+    """Each of ``frames`` built and materialized (``localCheckpoint``, as a run does)
+    ``rounds`` times, in alternated order; every measurement, and the medians of wall (``s``)
+    and JVM CPU (``cpu``) seconds per frame."""
+    names = list(frames)
+    seconds: dict[str, list[dict[str, float]]] = {name: [] for name in names}
+    for round_no in range(rounds):
+        for name in names if round_no % 2 == 0 else names[::-1]:
+            seconds[name].append(
+                clock.measure(lambda name=name: frames[name]().localCheckpoint(eager=True))
+            )
+        after_round()
+    medians = {
+        name: {m: statistics.median(r[m] for r in runs) for m in ("s", "cpu")}
+        for name, runs in seconds.items()
+    }
+    return seconds, medians
+
+
+def one_source(
+    out: Path, keys: int, name: str, mode: str, properties: dict[str, str]
+) -> tuple[Any, Clock, str, Path]:
+    """A session on a fresh one-source project in ``out`` and its source table ``s0`` of
+    ``keys`` rows (``generate.py``), created in ``mode``'s namespace with ``properties``; the
+    session, its clock, the table's name and the warehouse."""
+    from benchmarks import generate
+    from benchmarks.cdc_mirrors import namespace
+    from benchmarks.run import open_session
+
+    warehouse = out / f"{name}_{keys}"
+    shutil.rmtree(warehouse, ignore_errors=True)
+    root = out / f"{name}_project_{keys}"
+    generate.write_project(root, warehouse, 1, {})
+    _, _, spark = open_session(root, f"lakewide-{name}")
+    table = f"lw.{namespace(mode)}.s0"
+    spark.sql(f"CREATE NAMESPACE IF NOT EXISTS lw.{namespace(mode)}")
+    writer = generate.source_frame(spark, 0, keys, 0).writeTo(table).using("iceberg")
+    for key, value in properties.items():
+        writer = writer.tableProperty(key, value)
+    writer.create()
+    return spark, Clock(spark), table, warehouse
+
+
+def main(
+    doc: str,
+    name: str,
+    bench_size: Callable[[Path, int, int], dict[str, Any]],
+    markdown: Callable[[list[dict[str, Any]]], str],
+) -> None:
+    """The command line of a reads benchmark: ``--keys`` sizes, ``--rounds``, ``--out``, and
+    ``--results`` (also write ``<results>.json`` and ``<results>.md``)."""
+    parser = argparse.ArgumentParser(description=doc.split("\n")[0])
+    parser.add_argument("--keys", type=int, nargs="+", default=[1_000_000])
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--out", type=Path, default=Path(__file__).parent / "out")
+    parser.add_argument("--results", type=Path, help="also write the JSON and the table here")
+    args = parser.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    results = []
+    for keys in args.keys:
+        results.append(bench_size(args.out, keys, args.rounds))
+        (args.out / f"{name}.json").write_text(json.dumps(results, indent=2))
+    table = markdown(results)
+    if args.results:
+        args.results.with_suffix(".json").write_text(json.dumps(results, indent=2) + "\n")
+        args.results.with_suffix(".md").write_text(table + "\n")
+    print(table)
