@@ -18,7 +18,13 @@ from lakewide.commands.shared.context import (
 )
 from lakewide.commands.shared.output import output_options
 from lakewide.commands.shared.restate import check_restate
-from lakewide.commands.shared.run_models import RunFlags, run_and_report, run_args, run_options
+from lakewide.commands.shared.run_models import (
+    RunFlags,
+    check_branch,
+    run_and_report,
+    run_args,
+    run_options,
+)
 from lakewide.commands.shared.run_tag import refuse_taken, tag_options, tag_request
 from lakewide.commands.shared.seeds import check_seeds, load_and_report
 from lakewide.commands.shared.spark_start import with_adapter
@@ -112,6 +118,7 @@ def build(
         names = runnable(manifest, selected(manifest, select, models_exclude))
         unit_tests(manifest, names)
         check_restate(manifest, names, restate, select, full_refresh=full_refresh)
+        check_branch(manifest, names, full_refresh)
         check_seeds(manifest)
 
     with_adapter(options, body, check=check)
