@@ -208,6 +208,7 @@ def run_args(
         # --state and --defer: retry defers as the run did (its selection, its state)
         "state": None if options.state_dir is None else str(options.state_dir.resolve()),
         "defer": options.defer,
+        "branch": options.branch,
         **asdict(flags),
     }
 
