@@ -24,6 +24,8 @@ def test_branch_state_counts_the_snapshots_ahead_of_main() -> None:
     state = branch_state(_meta(main=1, dev=3), "dev")
     assert (state.head, state.main, state.ahead, state.forwardable) == (3, 1, 2, True)
     assert branch_state(_meta(main=3, dev=3), "dev").ahead == 0  # published already
+    behind = branch_state(_meta(main=3, dev=2), "dev")  # production ran on since the publish
+    assert (behind.ahead, behind.forwardable) == (0, True)
 
 
 def test_branch_state_main_moved_elsewhere_cannot_be_forwarded() -> None:

@@ -4,7 +4,8 @@ Every write of the run goes to the branch through the session (lakewide.spark.se
 every read of a table that has the branch reads it (lakewide.state.branches); here, before a
 model runs, each table it writes gets the branch, made at main's head when missing. A branch
 that exists is continued, not refused: a developer runs on the same branch again and again,
-each run resuming from the branch's own offsets.
+each run resuming from the branch's own offsets. A branch behind main (published, and
+production ran on since) first moves to main's head: it holds nothing unpublished.
 """
 
 from __future__ import annotations

@@ -16,6 +16,7 @@ from lakewide.project.branch_name import MAIN
 from lakewide.project.nodes import Relation
 from lakewide.spark.procedures import call
 from lakewide.spark.table_metadata import MetadataReads
+from lakewide.state.branches import branch_state
 
 #: the table property that lets a session's ``spark.wap.branch`` choose the branch written
 WAP_ENABLED = "write.wap.enabled"
@@ -42,11 +43,12 @@ def _enable_wap(relation: Relation) -> exp.Alter:
 class BranchWrites(MetadataReads):
     """Changes to the branches of a model's table."""
 
-    def ensure_branch(self, relation: Relation, model: str) -> bool:
-        """Make the output's branch of ``relation`` at main's head unless the table has it, and
-        let it take the session's writes; True when the branch was made now. A table that does
-        not exist on main yet, or has no snapshot, is refused (UsageError): a branch starts at
-        one of main's snapshots, and making the table on main would change production."""
+    def ensure_branch(self, relation: Relation, model: str) -> None:
+        """Give ``relation`` the output's branch and let it take the session's writes: made at
+        main's head when missing; moved to main's head when it is behind main (all it holds
+        was published, and production ran on since). A table that does not exist on main yet,
+        or has no snapshot, is refused (UsageError): a branch starts at one of main's
+        snapshots, and making the table on main would change production."""
         branch = self.output.branch
         assert branch is not None, "only runs on a branch make branches"
         self.forget(relation)
@@ -57,29 +59,32 @@ class BranchWrites(MetadataReads):
                 f"branch {branch} to write; build it on main first (`lakewide run -s {model}` "
                 "without --branch), then on the branch"
             )
-        made = branch not in meta.branches
-        if made:
-            at = exp.Literal.number(meta.current)
-            self.sql(
-                _alter(relation, "CREATE BRANCH", exp.to_identifier(branch), "AS OF VERSION", at)
-            )
+        state = branch_state(meta, branch)
+        if state.head is None:
+            name, at = exp.to_identifier(branch), exp.Literal.number(state.main)
+            self.sql(_alter(relation, "CREATE BRANCH", name, "AS OF VERSION", at))
+        elif state.ahead == 0 and state.forwardable and state.head != state.main:
+            self._fast_forward(relation, branch, MAIN)
         if self.table_property(relation, WAP_ENABLED) != "true":
             self.sql(_enable_wap(relation))
         self.refresh(relation)
-        return made
 
     def fast_forward(self, relation: Relation, branch: str) -> None:
         """Move ``relation``'s main to the head of ``branch`` (main must be its ancestor)."""
+        self._fast_forward(relation, MAIN, branch)
+
+    def _fast_forward(self, relation: Relation, branch: str, to: str) -> None:
+        """``system.fast_forward``: ``branch`` of ``relation`` moved to the head of ``to``."""
         arguments: dict[str, exp.Expression] = {
             "table": exp.Literal.string(f"{relation.namespace}.{relation.name}"),
-            "branch": exp.Literal.string(MAIN),
-            "to": exp.Literal.string(branch),
+            "branch": exp.Literal.string(branch),
+            "to": exp.Literal.string(to),
         }
         try:
             self.sql(call(relation.catalog, "fast_forward", arguments))
         except ModelRunError as err:
             raise ModelRunError(
-                f"could not fast-forward main of {relation} to {branch}: {err.message}"
+                f"could not fast-forward {branch} of {relation} to {to}: {err.message}"
             ) from err
         self.refresh(relation)
 

@@ -46,7 +46,9 @@ class BranchState:
     head: int | None  # the branch's head; None: the table has no such branch
     main: int | None  # main's head
     ahead: int  # snapshots on the branch after main's head (0: nothing to publish)
-    forwardable: bool  # main's head is an ancestor of the branch's head (or they are equal)
+    # main's head is an ancestor of the branch's head, or the branch is behind main (nothing to
+    # publish): false when the two lines diverged
+    forwardable: bool
 
 
 def branch_state(meta: TableMeta, branch: str) -> BranchState:
@@ -60,4 +62,6 @@ def branch_state(meta: TableMeta, branch: str) -> BranchState:
         if snapshot.id == main:
             return BranchState(head, main, ahead, True)
         ahead += 1
+    if any(s.id == head for s in meta.ancestors(main)):
+        return BranchState(head, main, 0, True)  # behind main: published, or never written
     return BranchState(head, main, ahead, main is None)
