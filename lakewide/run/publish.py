@@ -47,7 +47,9 @@ def tables_to_publish(
     in DAG order. UsageError (exit 2) when a model's table has no such branch; PublishRefused
     when main cannot be fast-forwarded to it."""
     moves = []
-    order = [n for n in topological_order(manifest.models) if n in names]
+    # views have no branches: they read the tables of the models they select from
+    views = {n for n in names if manifest.models[n].config.kind == "view"}
+    order = [n for n in topological_order(manifest.models) if n in names and n not in views]
     for name in order:
         relation = manifest.models[name].relation
         for table in (relation, changelog_relation(relation)):
