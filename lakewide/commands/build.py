@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from lakewide.commands.shared.console import console
 from lakewide.commands.shared.context import (
     Options,
     pass_options,
@@ -94,7 +95,13 @@ def build(
 
         names = selected(manifest, select, models_exclude)
         refuse_taken(manifest, tagging, adapter)  # before the seeds are loaded
-        load_and_report(manifest, adapter)
+        if manifest.output.branch is None:
+            load_and_report(manifest, adapter)
+        else:  # seed tables are not models: loading them would write production's
+            console.print(
+                f"Seeds not loaded on branch {manifest.output.branch}: models read the seed "
+                "tables on main (`lakewide seed` without --branch loads them)."
+            )
         tests = TestsAfterModels(manifest, adapter, names, report_test) if "data" in kinds else None
         units = UnitTestsBeforeModels(
             manifest, adapter, unit_tests(manifest, names), options.variables

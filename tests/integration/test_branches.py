@@ -138,10 +138,14 @@ def test_branch_environment_published_after_its_tests(
     assert code == 1 and "data test(s) failed on branch dev" in output, output
     assert _heads(warehouse, namespace) == production
 
-    # the fix arrives in the source; the branch run continues from the branch's offsets
+    # the fix arrives in the source; the branch build continues from the branch's offsets
+    # (and loads no seed: seed tables are production's)
     add([(2, 60, 4)], [])
-    code, output = cli(project, "run", "--branch", "dev")
-    assert code == 0, output
+    (project / "seeds").mkdir()
+    (project / "seeds" / "regions.csv").write_text("region\neu\n")
+    code, output = cli(project, "build", "--branch", "dev")
+    assert code == 0 and "Seeds not loaded on branch dev" in output, output
+    assert not spark.catalog.tableExists(f"lw.{namespace}.regions")
     branch_heads = _heads(warehouse, namespace, "dev")
     assert _rows(spark, f"{wide}.branch_dev") == _expected(orders, customers)
     assert _heads(warehouse, namespace) == production
