@@ -38,6 +38,8 @@ COMMANDS = {
     "test": "test:data_test_command",
     "retry": "retry:retry",
     "plan": "plan:plan",
+    "publish": "publish:publish",
+    "branch": "branch:branch",
     "diff": "diff:diff",
     "clean": "clean:clean",
     "maintain": "maintain:maintain",

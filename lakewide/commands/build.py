@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from lakewide.commands.shared.console import console
 from lakewide.commands.shared.context import (
     Options,
     pass_options,
@@ -18,7 +19,13 @@ from lakewide.commands.shared.context import (
 )
 from lakewide.commands.shared.output import output_options
 from lakewide.commands.shared.restate import check_restate
-from lakewide.commands.shared.run_models import RunFlags, run_and_report, run_args, run_options
+from lakewide.commands.shared.run_models import (
+    RunFlags,
+    check_branch,
+    run_and_report,
+    run_args,
+    run_options,
+)
 from lakewide.commands.shared.run_tag import refuse_taken, tag_options, tag_request
 from lakewide.commands.shared.seeds import check_seeds, load_and_report
 from lakewide.commands.shared.spark_start import with_adapter
@@ -88,7 +95,13 @@ def build(
 
         names = selected(manifest, select, models_exclude)
         refuse_taken(manifest, tagging, adapter)  # before the seeds are loaded
-        load_and_report(manifest, adapter)
+        if manifest.output.branch is None:
+            load_and_report(manifest, adapter)
+        else:  # seed tables are not models: loading them would write production's
+            console.print(
+                f"Seeds not loaded on branch {manifest.output.branch}: models read the seed "
+                "tables on main (`lakewide seed` without --branch loads them)."
+            )
         tests = TestsAfterModels(manifest, adapter, names, report_test) if "data" in kinds else None
         units = UnitTestsBeforeModels(
             manifest, adapter, unit_tests(manifest, names), options.variables
@@ -112,6 +125,7 @@ def build(
         names = runnable(manifest, selected(manifest, select, models_exclude))
         unit_tests(manifest, names)
         check_restate(manifest, names, restate, select, full_refresh=full_refresh)
+        check_branch(manifest, names, full_refresh)
         check_seeds(manifest)
 
     with_adapter(options, body, check=check)

@@ -26,7 +26,7 @@ RETRIED = ("error", "skipped")
 def retry(options: Options) -> None:
     """Re-run the models that failed or were skipped in target/run_results.json, with the
     same flags (--full-refresh, --restate, --threads, --fail-fast, --target, --vars, --state,
-    --defer)."""
+    --defer, --branch)."""
     last = read_run_results(load_project(options.project_dir))
     args = last.get("args") or {}
     todo = {r["name"] for r in last["results"] if r.get("status") in RETRIED}
@@ -35,6 +35,8 @@ def retry(options: Options) -> None:
         return
     if options.target is None:
         options.target = args.get("target")
+    if args.get("branch"):  # a run on an environment's branch is retried on it
+        options.branch = args["branch"]
     options.variables = {**(args.get("vars") or {}), **options.variables}
     if args.get("state"):  # the run compared with a state, and maybe deferred to it
         options.state_dir, options.defer = Path(args["state"]), bool(args.get("defer"))

@@ -18,6 +18,7 @@ from lakewide.commands.shared.restate import check_restate
 from lakewide.commands.shared.run_models import (
     RunFlags,
     _nothing_to_do,
+    check_branch,
     plan_only,
     run_and_report,
     run_args,
@@ -116,6 +117,7 @@ def run(
         flags.check(manifest)
         names = runnable(manifest, selected(manifest, select, exclude))
         check_restate(manifest, names, restate, select, full_refresh=full_refresh)
+        check_branch(manifest, names, full_refresh)
 
     with_adapter(
         options,

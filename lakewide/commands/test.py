@@ -19,6 +19,7 @@ import click
 from lakewide.commands.shared.console import console
 from lakewide.commands.shared.context import (
     Options,
+    branch_option,
     pass_options,
     profile_options,
     selection,
@@ -45,6 +46,7 @@ if TYPE_CHECKING:
 @click.command(name="test")
 @selection
 @resource_type_options
+@branch_option
 @profile_options
 @state_options
 @pass_options

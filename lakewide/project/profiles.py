@@ -17,6 +17,7 @@ from pydantic import (
 )
 
 from lakewide.errors import ConfigError
+from lakewide.project.branch_name import check_branch_name
 from lakewide.project.durations import parse_retention
 
 CatalogType = Literal["hadoop", "rest", "hive", "jdbc"]
@@ -76,6 +77,9 @@ class Output(BaseModel):
     # run/build tag their consistent snapshots (lakewide.state.tags), kept this long
     run_tags: bool = True
     tag_retention: str = "7 days"
+    # an environment: run/build write every model to this Iceberg branch of its table
+    # (lakewide.state.branches); `lakewide publish` moves main to it
+    branch: str | None = None
     # Where these settings were read: (profiles.yml path, "profile.outputs.target").
     _origin: tuple[str, str] = PrivateAttr(default=("profiles.yml", "outputs.<target>"))
 
@@ -88,6 +92,11 @@ class Output(BaseModel):
                 "with a digit (Spark's name of the Iceberg catalog, e.g. lw)"
             )
         return value
+
+    @field_validator("branch")
+    @classmethod
+    def _branch(cls, value: str | None) -> str | None:
+        return None if value is None else check_branch_name(value)
 
     @field_validator("tag_retention")
     @classmethod

@@ -15,6 +15,7 @@ from lakewide.events import emit, running
 from lakewide.project.graph import topological_order
 from lakewide.project.manifest import Manifest
 from lakewide.project.nodes import ModelNode
+from lakewide.run.branch_run import prepare_branch
 from lakewide.run.key_table_run import KeyTableRun
 from lakewide.run.scheduler import schedule
 from lakewide.run.schema_check import check_schemas
@@ -116,6 +117,8 @@ def _run_one(
     adapter.ensure_namespace(node.relation)
     runs = SnapshotRun if compiled.kind == "snapshot" else KeyTableRun
     run = runs(adapter, manifest, compiled, run_id, before_commit=leases.check)
+    if adapter.output.branch is not None:
+        prepare_branch(adapter, node.name, run.written())
     if compiled.kind == "table":
         # skipped when the upstream snapshots are those of the last build and the model's
         # definition is the one that build stored

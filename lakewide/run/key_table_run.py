@@ -25,6 +25,8 @@ from lakewide import plan as p
 from lakewide.compiler import CompiledModel
 from lakewide.errors import CommitConflict, ModelRunError
 from lakewide.project.manifest import Manifest
+from lakewide.project.nodes import Relation
+from lakewide.run.branch_run import overwriting
 from lakewide.run.delta_join_run import delta_offsets, run_delta_joins
 from lakewide.run.outcomes import KeyTableOutcome, SourceRange
 from lakewide.run.read_modes import ReadPlan, choose_read
@@ -102,6 +104,11 @@ class KeyTableRun:
         self.progress: dict[str, int | None] = {}
         self.recorded: dict[str, int | None] | None = None  # the offsets of this run's last commit
         self.outcome = KeyTableOutcome("")
+
+    def written(self) -> list[Relation]:
+        """The tables this model's runs write: its own and its changelog table, if it keeps one."""
+        changelog = self.plans.changelog_table
+        return [self.relation] + ([] if changelog is None else [self.plans.tables[changelog]])
 
     # ------------------------------------------------------------------ commits
     def _commit(self, step: p.Commit, statement: exp.Expression, params: p.Params) -> None:
@@ -222,7 +229,8 @@ class KeyTableRun:
         self.outcome = KeyTableOutcome("table")
         self.progress = table_offsets(self.pinned)
         self.pin_all()
-        self._run(self.plans.bootstrap)
+        on_branch = self.adapter.output.branch is not None
+        self._run(overwriting(self.plans.bootstrap) if on_branch else self.plans.bootstrap)
         return self.outcome
 
     def bootstrap(self, replace: bool) -> KeyTableOutcome:

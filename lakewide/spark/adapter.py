@@ -13,16 +13,18 @@ from lakewide import events
 from lakewide.dialect import to_sql
 from lakewide.errors import CommitConflict, CommitUnknown, ModelRunError
 from lakewide.project.nodes import Relation
+from lakewide.spark.branches import BranchWrites
 from lakewide.spark.errors import describe, is_conflict, is_state_unknown, short
 from lakewide.spark.file_load import FileLoading
 from lakewide.spark.ordered_read import OrderedReads
 from lakewide.spark.position_changes import PositionChanges
+from lakewide.spark.procedures import call
 from lakewide.state.arrival import Read, arrival_reads
 from lakewide.state.offsets import TableMeta
 from lakewide.state.upstream_changes import delete_files_after
 
 
-class SparkAdapter(FileLoading, OrderedReads, PositionChanges):
+class SparkAdapter(FileLoading, OrderedReads, BranchWrites, PositionChanges):
     """Runs lakewide's statements on one lazily started SparkSession (lakewide.spark.session):
     staged batches, pinned and incremental reads, commits carrying properties; table metadata
     (lakewide.spark.table_metadata), reads in commit order (lakewide.spark.ordered_read), CSV
@@ -175,6 +177,8 @@ class SparkAdapter(FileLoading, OrderedReads, PositionChanges):
             table = self._iceberg_table(relation)
             table.refresh()  # from the catalog: the head this run checked, not a cached one
             append = table.newAppend()
+            if self.output.branch is not None and table.snapshot(self.output.branch) is not None:
+                append = append.toBranch(self.output.branch)  # as the session's writes
             for key, value in properties.items():
                 append.set(key, value)
             append.commit()
@@ -214,10 +218,6 @@ class SparkAdapter(FileLoading, OrderedReads, PositionChanges):
 def _changelog_call(view: str, relation: Relation, after: int, snapshot: int) -> exp.Command:
     """``CALL <catalog>.system.create_changelog_view(...)`` of ``relation`` after ``after`` up
     to ``snapshot`` into ``view``."""
-
-    def arg(name: str, value: exp.Expression) -> exp.Kwarg:
-        return exp.Kwarg(this=exp.var(name), expression=value)
-
     options = exp.Anonymous(
         this="map",
         expressions=[
@@ -225,16 +225,9 @@ def _changelog_call(view: str, relation: Relation, after: int, snapshot: int) ->
             for v in ("start-snapshot-id", str(after), "end-snapshot-id", str(snapshot))
         ],
     )
-    procedure = exp.Anonymous(
-        this="create_changelog_view",
-        expressions=[
-            arg("table", exp.Literal.string(str(relation))),
-            arg("options", options),
-            arg("changelog_view", exp.Literal.string(view)),
-        ],
-    )
-    target = exp.Dot.build(
-        [exp.to_identifier(relation.catalog), exp.to_identifier("system"), procedure]
-    )
-    # sqlglot has no CALL node: the call is built as a tree, rendered here at the boundary
-    return exp.Command(this="CALL", expression=exp.Literal.string(to_sql(target, pretty=False)))
+    arguments = {
+        "table": exp.Literal.string(str(relation)),
+        "options": options,
+        "changelog_view": exp.Literal.string(view),
+    }
+    return call(relation.catalog, "create_changelog_view", arguments)

@@ -23,6 +23,8 @@ from lakewide.spark.errors import describe, short
 from lakewide.state.metadata import MetadataReader
 from lakewide.state.readers import metadata_reader
 
+#: Iceberg's session setting naming the branch writes go to (tables with write.wap.enabled)
+WAP_BRANCH = "spark.wap.branch"
 _ICEBERG_JAR = re.compile(
     r"iceberg-spark-runtime-[0-9.]+_[0-9.]+[-:]([0-9][0-9A-Za-z.-]*?)(?:\.jar)?(?:,|$)"
 )
@@ -43,8 +45,8 @@ class Session:
         """``spark``: an existing session to use (and not stop); default: start one lazily."""
         self.output = output
         self.app_name = app_name
-        self._spark: Any = spark
         self._owns_session = spark is None
+        self._spark: Any = None if spark is None else self._on_branch(spark)
         self._metadata = metadata_reader(output)  # None: metadata is read through Spark
         self.java_options: list[str] = []  # added to the JVM's options (lakewide.run.jit)
 
@@ -59,7 +61,7 @@ class Session:
     def spark(self) -> Any:
         """The SparkSession, started on first use with the profile's catalog and conf."""
         if self._spark is None and self.remote:
-            self._spark = self._connect()
+            self._spark = self._on_branch(self._connect())
         if self._spark is None:
             from lakewide.spark import runtime
 
@@ -69,10 +71,23 @@ class Session:
             began = time.monotonic()
             spark = runtime.create_session(self.app_name, self.output.master, conf)
             runtime.set_catalog_conf(spark, self.output.catalog, self.output.catalog_secrets())
-            self._spark = spark
+            self._spark = self._on_branch(spark)
             seconds = time.monotonic() - began
             events.emit("SparkStarted", f"started {what} in {seconds:.1f}s", seconds=seconds)
         return self._spark
+
+    def _on_branch(self, spark: Any) -> Any:
+        """``spark`` writing to the output's branch (lakewide.state.branches): Iceberg's
+        ``spark.wap.branch`` session setting sends every write of a table whose
+        ``write.wap.enabled`` is true to that branch, and reads such a table from it where it
+        has it (lakewide.spark.branches enables it per table). A session given to this one
+        (a test's, an isolated model's) gets a session of its own for it, left unchanged."""
+        if self.output.branch is None:
+            return spark
+        if not self._owns_session and not self.output.connect_url:
+            spark = spark.newSession()
+        spark.conf.set(WAP_BRANCH, self.output.branch)
+        return spark
 
     @property
     def remote(self) -> bool:

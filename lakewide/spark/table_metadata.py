@@ -11,9 +11,11 @@ from typing import Any
 from sqlglot import exp
 
 from lakewide.errors import ModelRunError
+from lakewide.project.branch_name import MAIN
 from lakewide.project.nodes import Relation
 from lakewide.spark.errors import unreadable
 from lakewide.spark.session import Session
+from lakewide.state.branches import on_branch
 from lakewide.state.offsets import Snapshot, TableMeta
 
 
@@ -66,9 +68,10 @@ class MetadataReads(Session):
             raise unreadable(self.output, relation, err.__cause__ or err) from err
         refs = exp.select("name", "type", "snapshot_id").from_(relation.metadata_table("refs"))
         _, rows = self.rows(refs)
-        current = [r[2] for r in rows if r[0] == "main" and r[1] == "BRANCH"]
+        branches = {r[0]: r[2] for r in rows if r[1] == "BRANCH"}
         tags = {r[0]: r[2] for r in rows if r[1] == "TAG"}
-        return TableMeta(current[0] if current else None, snapshots, tags=tags)
+        meta = TableMeta(branches.get(MAIN), snapshots, tags=tags, branches=branches)
+        return on_branch(meta, self.output.branch)
 
     def _snapshots(self, relation: Relation) -> dict[int, Snapshot]:
         reader = self._reader(relation)
@@ -119,7 +122,7 @@ class MetadataReads(Session):
             return None
         try:
             table = self._iceberg_table(relation)
-            snapshot = table.currentSnapshot()
+            snapshot = self._head(table)
             current = None if snapshot is None else int(snapshot.snapshotId())
             found: dict[int, Snapshot] = {}
             while snapshot is not None:
@@ -139,6 +142,13 @@ class MetadataReads(Session):
         except Exception as err:  # noqa: BLE001 - py4j errors have many types
             raise unreadable(self.output, relation, err) from err
         return TableMeta(current, found)
+
+    def _head(self, table: Any) -> Any:
+        """The Java table's head snapshot on the output's branch where it has it (see
+        lakewide.state.branches.on_branch), else its current one."""
+        branch = self.output.branch
+        found = None if branch is None else table.snapshot(branch)
+        return table.currentSnapshot() if found is None else found
 
     def table_property(self, relation: Relation, name: str) -> str | None:
         """One table property (None when unset): from the metadata file where lakewide reads
@@ -167,7 +177,7 @@ class MetadataReads(Session):
         try:
             table = self._iceberg_table(relation)
             table.refresh()
-            snapshot = table.currentSnapshot()
+            snapshot = self._head(table)
         except Exception as err:  # noqa: BLE001 - py4j errors have many types
             raise unreadable(self.output, relation, err) from err
         return None if snapshot is None else int(snapshot.snapshotId())

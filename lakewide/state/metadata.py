@@ -130,6 +130,11 @@ def table_meta_of(metadata: TableMetadata) -> TableMeta:
         for name, ref in metadata.refs.items()
         if ref.snapshot_ref_type.value == "tag"
     }
+    branches = {
+        name: ref.snapshot_id
+        for name, ref in metadata.refs.items()
+        if ref.snapshot_ref_type.value == "branch"
+    }
     return TableMeta(
         None if current in (None, -1) else current,
         snapshots,
@@ -137,6 +142,7 @@ def table_meta_of(metadata: TableMetadata) -> TableMeta:
         columns,
         tags,
         dict(metadata.properties),
+        branches,
     )
 
 

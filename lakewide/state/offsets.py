@@ -55,6 +55,7 @@ class TableMeta:
     columns: tuple[TableColumn, ...] | None = None  # current schema; None: the reader did not say
     tags: dict[str, int] = field(default_factory=dict)  # Iceberg tag name -> snapshot id
     properties: dict[str, str] | None = None  # table properties; None: the reader did not say
+    branches: dict[str, int] = field(default_factory=dict)  # Iceberg branch name -> head
 
     def ancestors(self, start: int | None = None) -> Iterator[Snapshot]:
         """Snapshots from ``start`` (default: current) back through their parents."""

@@ -9,7 +9,18 @@ from lakewide.state.rest_metadata import RestMetadataReader
 
 
 def metadata_reader(output: Output) -> MetadataReader | None:
-    """The reader of ``output``'s catalog; None where metadata is read through Spark.
+    """The reader of ``output``'s catalog, showing each table on the output's branch where it
+    has it (lakewide.state.branches); None where metadata is read through Spark."""
+    reader = catalog_reader(output)
+    if reader is None or output.branch is None:
+        return reader
+    from lakewide.state.branches import BranchReader
+
+    return BranchReader(reader, output.branch)
+
+
+def catalog_reader(output: Output) -> MetadataReader | None:
+    """The reader of ``output``'s catalog, on main; None where metadata is read through Spark.
 
     The hadoop catalog on a local folder, JDBC catalogs (their ``iceberg_tables`` rows,
     lakewide.state.jdbc_metadata) and REST catalogs (pyiceberg's REST client,

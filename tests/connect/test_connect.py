@@ -123,15 +123,21 @@ class Shop:
             "totals": sorted((k, *v) for k, v in totals.items()),
         }
 
-    def rows(self) -> dict[str, list[tuple[Any, ...]]]:
-        """Every model's rows as the server reads them (lakewide's hidden columns left out)."""
+    def rows(self, ref: str | None = None) -> dict[str, list[tuple[Any, ...]]]:
+        """Every model's rows as the server reads them (lakewide's hidden columns left out), on
+        main or ``ref`` (``branch_<name>``)."""
         found = {}
         for model in ("wide", "totals"):
             self.spark.catalog.refreshTable(f"lw.{self.ns}.{model}")
-            frame = self.spark.table(f"lw.{self.ns}.{model}")
+            frame = self.spark.table(f"lw.{self.ns}.{model}" + (f".{ref}" if ref else ""))
             frame = frame.select(*(c for c in frame.columns if not c.startswith("__lw_")))
             found[model] = sorted(tuple(r) for r in frame.collect())
         return found
+
+    def heads(self, model: str) -> int | None:
+        """The model table's main head, read without Spark."""
+        meta = HadoopMetadataReader(self.warehouse).table_meta(Relation("lw", self.ns, model))
+        return None if meta is None else meta.current
 
     def summaries(self, model: str) -> list[dict[str, str]]:
         """The model's snapshot summaries, oldest first, read without Spark."""
@@ -178,6 +184,20 @@ def test_build_then_incremental_runs_match_a_full_refresh(shop: Shop) -> None:
     code, out = shop.client("run", "--full-refresh")
     assert code == 0, out
     assert shop.rows() == incremental
+    outputs.append(out)
+    # an environment on branch dev (Iceberg 1.12, Spark 4.1): the client's spark.wap.branch
+    # sends the MERGEs and offsets-only commits to the branch; publish fast-forwards main
+    heads = {m: shop.heads(m) for m in ("wide", "totals")}
+    shop.batch(3)
+    code, out = shop.client("run", "--branch", "dev")
+    assert code == 0, out
+    assert shop.rows() == incremental  # main's readers see no change
+    assert {m: shop.heads(m) for m in ("wide", "totals")} == heads
+    assert shop.rows("branch_dev") == shop.expected()
+    outputs.append(out)
+    code, out = shop.client("publish", "--branch", "dev")
+    assert code == 0 and "2 table(s) fast-forwarded" in out, out
+    assert shop.rows() == shop.expected()
     _no_secret(shop, *outputs, out)
 
 

@@ -12,6 +12,7 @@ import click
 import yaml
 
 from lakewide.errors import ConfigError
+from lakewide.project.branch_name import check_branch_name
 from lakewide.project.graph import select
 from lakewide.project.manifest import Manifest, load_manifest
 from lakewide.project.nodes import ModelNode
@@ -31,12 +32,15 @@ class Options:
     state_dir: Path | None = None  # --state: an earlier run's target/
     defer: bool = False  # --defer: ref() of a model not selected reads the state's table
     chosen: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())  # --select, --exclude
+    branch: str | None = None  # --branch: the Iceberg branch of an environment
 
     def manifest(self) -> Manifest:
         """The project's models, sources and profile output for these options."""
         project = load_project(self.project_dir)
         profiles = find_profiles_file(project.root, self.profiles_dir)
         output = load_output(profiles, project.profile, self.target, project.root)
+        if self.branch is not None:  # checked by its option (check_branch_name)
+            output = output.model_copy(update={"branch": self.branch})
         manifest = load_manifest(project, output, variables=self.variables)
         from lakewide.commands.shared.output import mode
 
@@ -126,6 +130,31 @@ def profile_options(func: Callable[..., Any]) -> Callable[..., Any]:
         callback=_sub_target,
         expose_value=False,
         help="Target of the profile (also accepted before the command).",
+    )(func)
+
+
+def _sub_branch(ctx: click.Context, _param: click.Parameter, value: str | None) -> None:
+    if value is not None:
+        try:
+            check_branch_name(value)
+        except ValueError as err:
+            raise click.BadParameter(str(err)) from None
+        options = ctx.find_object(Options)
+        assert options is not None, "the group's callback made the Options"
+        options.branch = value
+
+
+def branch_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``--branch NAME``: the environment on Iceberg branch NAME of every model's table (the
+    profile output's ``branch`` key, overridden)."""
+    return click.option(
+        "--branch",
+        metavar="NAME",
+        callback=_sub_branch,
+        expose_value=False,
+        help="Work on Iceberg branch NAME of each model's table (an environment): writes go "
+        "to it, reads of tables that have it read it; main is untouched (default: the "
+        "profile's branch key, else main).",
     )(func)
 
 

@@ -13,6 +13,7 @@ import click
 from lakewide.commands.shared.console import console
 from lakewide.commands.shared.context import (
     Options,
+    branch_option,
 )
 from lakewide.commands.shared.progress import live, report, summary
 from lakewide.commands.shared.restate import restate_option
@@ -69,7 +70,17 @@ def run_options(func: Callable[..., Any]) -> Callable[..., Any]:
         show_default=True,
         help="Models run at once: those with no ref path between them run concurrently.",
     )(func)
-    return full_refresh_option(func)
+    return full_refresh_option(branch_option(func))
+
+
+def check_branch(manifest: Manifest, names: list[str], full_refresh: bool) -> None:
+    """Refuse what a run on the output's branch cannot do (lakewide.run.branch_run)."""
+    if manifest.output.branch is None:
+        return
+    from lakewide.run.branch_run import check_branch_run
+    from lakewide.state.readers import metadata_reader
+
+    check_branch_run(manifest, names, full_refresh, metadata_reader(manifest.output))
 
 
 def show_schema(schema: ModelSchema) -> None:
@@ -197,6 +208,7 @@ def run_args(
         # --state and --defer: retry defers as the run did (its selection, its state)
         "state": None if options.state_dir is None else str(options.state_dir.resolve()),
         "defer": options.defer,
+        "branch": options.branch,
         **asdict(flags),
     }
 

@@ -1,0 +1,108 @@
+"""Publishing an environment's branch (write-audit-publish): the data tests of the selected
+models run against the branch; only when all pass is each model's main fast-forwarded to the
+branch's head, model by model in DAG order (the model's table, then its changelog table).
+
+Each fast-forward is one Iceberg commit of one table, so a publish stopped half-way leaves
+every table either at main's old head or at the branch's; the next publish skips the tables
+whose main is the branch's head already and moves the rest. A table whose main moved on since
+the branch was made (main is no longer an ancestor of the branch's head) stops the publish
+before anything moves, naming the model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from lakewide import faults
+from lakewide.compiler.build_changes import changelog_relation
+from lakewide.errors import ModelRunError, UsageError
+from lakewide.project.data_tests import DataTest
+from lakewide.project.graph import topological_order
+from lakewide.project.manifest import Manifest
+from lakewide.project.nodes import Relation
+from lakewide.run.data_test_runner import TestResult, run_tests
+from lakewide.spark.adapter import SparkAdapter
+from lakewide.state.branches import BranchState, branch_state
+
+
+class PublishRefused(ModelRunError):
+    """The branch cannot be published: a data test failed, or main moved (exit code 1)."""
+
+
+@dataclass
+class Move:
+    """One table of a publish: where its main and branch stand, and what publish did."""
+
+    model: str
+    relation: Relation
+    state: BranchState
+    action: str = ""  # forwarded | up to date
+
+
+def tables_to_publish(
+    manifest: Manifest, adapter: SparkAdapter, names: list[str], branch: str
+) -> list[Move]:
+    """Each selected model's tables that have ``branch`` (its table, then its changelog table),
+    in DAG order. UsageError (exit 2) when a model's table has no such branch; PublishRefused
+    when main cannot be fast-forwarded to it."""
+    moves = []
+    # views have no branches: they read the tables of the models they select from
+    views = {n for n in names if manifest.models[n].config.kind == "view"}
+    order = [n for n in topological_order(manifest.models) if n in names and n not in views]
+    for name in order:
+        relation = manifest.models[name].relation
+        for table in (relation, changelog_relation(relation)):
+            adapter.forget(table)
+            meta = adapter.table_meta(table)
+            state = None if meta is None else branch_state(meta, branch)
+            if table is relation and (state is None or state.head is None):
+                raise UsageError(
+                    f"model {name}: table {relation} has no branch {branch}; run the model on "
+                    f"it first (`lakewide run --branch {branch} -s {name}`), or leave it out "
+                    "of the publish (-s / --exclude)"
+                )
+            if state is None or state.head is None:
+                continue  # no changelog table, or one the branch run did not write
+            if not state.forwardable:
+                raise PublishRefused(
+                    f"model {name}: main of {table} moved since branch {branch} was made "
+                    f"(main's head {state.main} is not an ancestor of the branch's head "
+                    f"{state.head}), so it cannot be fast-forwarded; nothing was published. "
+                    f"Run the model on the branch again after rebuilding it from main "
+                    f"(`lakewide branch drop {branch}`, then `lakewide run --branch {branch}`)"
+                )
+            moves.append(Move(name, table, state))
+    return moves
+
+
+def publish(
+    manifest: Manifest,
+    adapter: SparkAdapter,
+    names: list[str],
+    tests: list[DataTest],
+    on_test: Callable[[TestResult], None] | None = None,
+    on_move: Callable[[Move], None] | None = None,
+) -> tuple[list[TestResult], list[Move]]:
+    """Test the branch, then fast-forward main to it (see the module's docstring). Raises
+    PublishRefused, main untouched, when a test fails or could not run."""
+    branch = adapter.output.branch
+    assert branch is not None, "publish runs on the branch it publishes"
+    moves = tables_to_publish(manifest, adapter, names, branch)
+    results = run_tests(manifest, adapter, tests, on_result=on_test)
+    failed = [r for r in results if r.blocks]
+    if failed:
+        raise PublishRefused(
+            f"{len(failed)} data test(s) failed on branch {branch} ({failed[0].name} first); "
+            "main was not moved: fix the models, run them on the branch again, then publish"
+        )
+    for move in moves:
+        if move.state.ahead == 0:
+            move.action = "up to date"
+        else:
+            adapter.fast_forward(move.relation, branch)
+            move.action = "forwarded"
+            faults.checkpoint("after-forward")
+        if on_move is not None:
+            on_move(move)
+    return results, moves
