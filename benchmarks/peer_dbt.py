@@ -25,7 +25,10 @@ MISSING = "dbt-spark is not installed (pip install -e '.[bench]'): the dbt_spark
 
 def available() -> bool:
     """Whether dbt-core and dbt-spark can be imported here."""
-    return all(importlib.util.find_spec(m) is not None for m in ("dbt.cli", "dbt.adapters.spark"))
+    try:
+        return all(importlib.util.find_spec(m) for m in ("dbt.cli", "dbt.adapters.spark"))
+    except ModuleNotFoundError:  # no dbt package at all
+        return False
 
 
 def model_sql(sources: int) -> str:

@@ -167,7 +167,25 @@ def peers(sources: int) -> dict[str, Any]:
     }
 
 
-def differing_keys(spark: Any, left: str, right: str, columns: list[str]) -> int:
-    """Keys whose row differs between two tables (a keyed EXCEPT both ways, over ``columns``)."""
-    a, b = spark.table(left).select(*columns), spark.table(right).select(*columns)
-    return int(a.exceptAll(b).select("k").union(b.exceptAll(a).select("k")).distinct().count())
+def differing_keys(
+    spark: Any, pairs: dict[str, tuple[str, str]], columns: list[str]
+) -> dict[str, int]:
+    """Name -> keys whose row differs between the two tables of ``pairs[name]``, all in one
+    query: per table and key a fingerprint (row count and the rows' ``xxhash64`` over
+    ``columns``, each with its null flag, so that a value moved to another column or a
+    duplicated key shows), compared key by key."""
+    tables = {t for pair in pairs.values() for t in pair}
+    row = ", ".join(f"{c}, ISNULL({c})" for c in columns)
+    rows = " UNION ALL ".join(
+        f"SELECT '{t}' AS t, k, XXHASH64({row}) AS h FROM {t}" for t in tables
+    )
+    counts = ", ".join(
+        f"SUM(IF(m['{a}'] <=> m['{b}'], 0, 1)) AS `{name}`" for name, (a, b) in pairs.items()
+    )
+    [found] = spark.sql(
+        f"WITH p AS (SELECT t, k, STRUCT(COUNT(*) AS n, MIN(h) AS lo, MAX(h) AS hi) AS f "
+        f"FROM ({rows}) GROUP BY t, k), "
+        "m AS (SELECT MAP_FROM_ENTRIES(COLLECT_LIST(STRUCT(t, f))) AS m FROM p GROUP BY k) "
+        f"SELECT {counts} FROM m"
+    ).collect()
+    return {name: int(found[name] or 0) for name in pairs}

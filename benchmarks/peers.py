@@ -146,11 +146,8 @@ def bench(args: argparse.Namespace, save: Any) -> dict[str, Any]:
     }
     chosen = peer_systems.peers(args.sources)
     if "dbt_spark" in args.peers:
-        if peer_dbt.available():
-            chosen["dbt_spark"] = peer_dbt.DbtPeer(root / "dbt", "lw", "peers", args.sources)
-        else:
-            print(peer_dbt.MISSING, flush=True)
-    systems.update({name: chosen[name] for name in args.peers if name in chosen})
+        chosen["dbt_spark"] = peer_dbt.DbtPeer(root / "dbt", "lw", "peers", args.sources)
+    systems.update({name: chosen[name] for name in args.peers})
     result: dict[str, Any] = {
         "keys": args.keys,
         "sources": args.sources,
@@ -161,7 +158,7 @@ def bench(args: argparse.Namespace, save: Any) -> dict[str, Any]:
         "differing_keys": {},
         "order": {},
     }
-    clock = run.Clock(spark)
+    clock = run.Clock(spark, settle=not args.quick)
     if args.warmup:  # every statement once on small tables: JIT and generated code warm
         _steps(
             spark, clock, systems, args.warmup, args.sources, args.steps, None, save, args.rotate
@@ -215,16 +212,12 @@ def _steps(
             action = peer.build if not round_no else peer.step
             args = (spark,) if not round_no else (spark, changed, round_no)
             times[system] = clock.measure(lambda a=action, x=args: a(*x))
-        diffs = {
-            system: peer_systems.differing_keys(
-                spark,
-                systems[system].table,
-                JOIN_TABLE if system == "lakewide" else LAKEWIDE_TABLE,
-                columns,
-            )
+        pairs = {  # lakewide against the JOIN rebuild, every peer against lakewide
+            system: (systems[system].table, JOIN_TABLE if system == "lakewide" else LAKEWIDE_TABLE)
             for system in names
             if system != "join"
         }
+        diffs = peer_systems.differing_keys(spark, pairs, columns)
         if result is not None:
             result["steps"][label] = {s: times[s] for s in names}
             result["differing_keys"][label] = diffs
@@ -270,8 +263,16 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         default=0,
         help="who runs first: the systems' order is rotated by step number + ROTATE",
     )
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="a check, not a measurement: no waiting for the JVM to settle after each action",
+    )
     parser.add_argument("--results", type=Path, default=Path(__file__).parent / "results")
     args = parser.parse_args(argv)
+    if "dbt_spark" in args.peers and not peer_dbt.available():
+        print(peer_dbt.MISSING, flush=True)
+        args.peers.remove("dbt_spark")
     args.results.mkdir(parents=True, exist_ok=True)
     stem = args.results / f"peers_{size_name(args.keys)}"
 
