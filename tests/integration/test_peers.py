@@ -6,8 +6,8 @@ from its start) with ``--quick``: lakewide, the JOIN rebuild, Iceberg and Delta 
 a Paimon partial-update table and, where dbt-spark is installed (the ``bench`` extra; else the
 benchmark says it skips it), dbt-spark's incremental merge model; the steps: one source
 changed, then late records. ``LAKEWIDE_PEERS_PYTHON`` chooses the interpreter (one with the
-``bench`` extra). Opt-in (LAKEWIDE_PEERS_TEST=1): it takes longer than CI's budget allows
-(docs/benchmarks.md, "Against peers").
+``bench`` extra). Opt-in (LAKEWIDE_PEERS_TEST=1: Maven Central, 1-2.5 min), which .ci/run
+sets (docs/benchmarks.md, "Against peers").
 """
 
 from __future__ import annotations
