@@ -24,8 +24,11 @@ def source_frame(
     fraction: float = 1.0,
     seed: int = 7,
     clustered: bool = False,
+    seq: int | None = None,
 ) -> Any:
     """One round of source ``index`` as a DataFrame: all keys (round 0) or ``fraction`` of them.
+
+    ``seq``: the rows' sequence (default: the round); a late record's is older than the round.
 
     ``clustered``: the changed keys are one contiguous key range (recent keys, a day of
     orders) instead of being spread uniformly over the whole key space.
@@ -45,7 +48,8 @@ def source_frame(
         .alias(c)
         for c in source_columns(index)
     ]
-    return frame.select("k", F.lit(round_no).cast("int").alias("seq"), *values)
+    sequence = F.lit(round_no if seq is None else seq).cast("int").alias("seq")
+    return frame.select("k", sequence, *values)
 
 
 def write_source(

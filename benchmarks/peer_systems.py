@@ -2,7 +2,7 @@
 
 Every system builds the same wide table (``k``, the sources' columns, ``seq``) from the same
 Iceberg sources ``lw.bench.s{i}`` and applies the same steps; ``step`` gets the sources that
-changed and the round they changed in (their rows' ``seq``).
+changed and the round they changed in.
 """
 
 from __future__ import annotations
@@ -14,11 +14,49 @@ import generate
 SOURCE_TABLE = "lw.bench.s{i}"
 
 
-def _new_rows(index: int, after: int) -> str:
-    """A source's rows newer than ``after`` (each round's files hold one ``seq``, so the filter
-    prunes whole files by their statistics)."""
-    columns = ", ".join(["k", *generate.source_columns(index), "seq"])
-    return f"SELECT {columns} FROM {SOURCE_TABLE.format(i=index)} WHERE seq > {after}"
+class NewRows:
+    """What a peer has not read yet of each source, the way an Iceberg user reads an
+    append-only table incrementally: the snapshots after the last one it read
+    (``start-snapshot-id``, exclusive, to the current one). By arrival, not by sequence: a late
+    record (an older ``seq``) is read too, and the MERGE's guard decides."""
+
+    def __init__(self, sources: int, view: str) -> None:
+        self.sources, self.view = sources, view
+        self.read: dict[int, int | None] = dict.fromkeys(range(sources))
+        self.pending: dict[int, int] = {}
+
+    def reset(self, spark: Any, consumed: bool) -> None:
+        """Nothing read yet, or (``consumed``) everything up to the current snapshots."""
+        self.read = {i: _current(spark, i) if consumed else None for i in range(self.sources)}
+
+    def rows(self, spark: Any, index: int) -> str:
+        """A temporary view of source ``index``'s rows not read yet (``k``, its columns,
+        ``seq``); ``done`` marks them read."""
+        table, current = SOURCE_TABLE.format(i=index), _current(spark, index)
+        reader = spark.read.format("iceberg")
+        if self.read[index] is None:
+            reader = reader.option("snapshot-id", str(current))
+        else:
+            reader = reader.option("start-snapshot-id", str(self.read[index]))
+            reader = reader.option("end-snapshot-id", str(current))
+        name = f"{self.view}_s{index}"
+        columns = ["k", *generate.source_columns(index), "seq"]
+        reader.load(table).select(*columns).createOrReplaceTempView(name)
+        self.pending[index] = current
+        return name
+
+    def done(self, index: int) -> None:
+        self.read[index] = self.pending.pop(index)
+
+
+def _current(spark: Any, index: int) -> int:
+    """Source ``index``'s current snapshot id."""
+    table = SOURCE_TABLE.format(i=index)
+    [row] = spark.sql(
+        f"SELECT snapshot_id FROM {table}.history WHERE is_current_ancestor "
+        "ORDER BY made_current_at DESC LIMIT 1"
+    ).collect()
+    return int(row[0])
 
 
 class MergePeer:
@@ -32,7 +70,7 @@ class MergePeer:
 
     def __init__(self, table: str, using: str, properties: dict[str, str], sources: int) -> None:
         self.table, self.using, self.properties, self.sources = table, using, properties, sources
-        self.seen = dict.fromkeys(range(sources), 0)
+        self.new = NewRows(sources, table.rsplit(".", 1)[1])
 
     @property
     def hidden(self) -> list[str]:
@@ -47,15 +85,15 @@ class MergePeer:
             + " AS "
             + generate.join_select("lw", "bench", self.sources, source_seqs=True)
         )
-        self.seen = dict.fromkeys(range(self.sources), 0)
+        self.new.reset(spark, consumed=True)
 
     def step(self, spark: Any, changed: list[int], round_no: int) -> None:
         for index in changed:
-            spark.sql(self.merge(index))
-            self.seen[index] = round_no
+            spark.sql(self.merge(index, self.new.rows(spark, index)))
+            self.new.done(index)
 
-    def merge(self, index: int) -> str:
-        """The MERGE of source ``index``'s new rows."""
+    def merge(self, index: int, rows: str) -> str:
+        """The MERGE of source ``index``'s new rows (the view ``rows``)."""
         mine = generate.source_columns(index)
         everything = [c for i in range(self.sources) for c in generate.source_columns(i)]
         own = f"s{index}_seq"
@@ -63,7 +101,7 @@ class MergePeer:
         inserted = [f"s.{c}" if c in mine else "NULL" for c in everything]
         seqs = [("s.seq" if f"s{i}_seq" == own else "NULL") for i in range(self.sources)]
         return (
-            f"MERGE INTO {self.table} t USING ({_new_rows(index, self.seen[index])}) s "
+            f"MERGE INTO {self.table} t USING {rows} s "
             f"ON t.k = s.k "
             f"WHEN MATCHED AND (t.{own} IS NULL OR s.seq >= t.{own}) THEN UPDATE SET "
             f"{updates}, {own} = s.seq, seq = GREATEST(t.seq, s.seq) "
@@ -82,7 +120,7 @@ class PaimonPeer:
 
     def __init__(self, table: str, sources: int, buckets: int = 4) -> None:
         self.table, self.sources, self.buckets = table, sources, buckets
-        self.seen = dict.fromkeys(range(sources), -1)
+        self.new = NewRows(sources, table.rsplit(".", 1)[1])
 
     def build(self, spark: Any) -> None:
         everything = [c for i in range(self.sources) for c in generate.source_columns(i)]
@@ -93,7 +131,7 @@ class PaimonPeer:
             + ", seq INT) TBLPROPERTIES ('primary-key' = 'k', 'merge-engine' = 'partial-update', "
             f"'sequence.field' = 'seq', 'bucket' = '{self.buckets}')"
         )
-        self.seen = dict.fromkeys(range(self.sources), -1)
+        self.new.reset(spark, consumed=False)
         self.step(spark, list(range(self.sources)), 0)
 
     def step(self, spark: Any, changed: list[int], round_no: int) -> None:
@@ -103,9 +141,9 @@ class PaimonPeer:
             cols = [c if c in mine else f"CAST(NULL AS BIGINT) AS {c}" for c in everything]
             spark.sql(
                 f"INSERT INTO {self.table} SELECT k, {', '.join(cols)}, seq "
-                f"FROM ({_new_rows(index, self.seen[index])})"
+                f"FROM {self.new.rows(spark, index)}"
             )
-            self.seen[index] = round_no
+            self.new.done(index)
 
 
 def peers(sources: int) -> dict[str, Any]:
@@ -129,7 +167,25 @@ def peers(sources: int) -> dict[str, Any]:
     }
 
 
-def differing_keys(spark: Any, left: str, right: str, columns: list[str]) -> int:
-    """Keys whose row differs between two tables (a keyed EXCEPT both ways, over ``columns``)."""
-    a, b = spark.table(left).select(*columns), spark.table(right).select(*columns)
-    return int(a.exceptAll(b).select("k").union(b.exceptAll(a).select("k")).distinct().count())
+def differing_keys(
+    spark: Any, pairs: dict[str, tuple[str, str]], columns: list[str]
+) -> dict[str, int]:
+    """Name -> keys whose row differs between the two tables of ``pairs[name]``, all in one
+    query: per table and key a fingerprint (row count and the rows' ``xxhash64`` over
+    ``columns``, each with its null flag, so that a value moved to another column or a
+    duplicated key shows), compared key by key."""
+    tables = {t for pair in pairs.values() for t in pair}
+    row = ", ".join(f"{c}, ISNULL({c})" for c in columns)
+    rows = " UNION ALL ".join(
+        f"SELECT '{t}' AS t, k, XXHASH64({row}) AS h FROM {t}" for t in tables
+    )
+    counts = ", ".join(
+        f"SUM(IF(m['{a}'] <=> m['{b}'], 0, 1)) AS `{name}`" for name, (a, b) in pairs.items()
+    )
+    [found] = spark.sql(
+        f"WITH p AS (SELECT t, k, STRUCT(COUNT(*) AS n, MIN(h) AS lo, MAX(h) AS hi) AS f "
+        f"FROM ({rows}) GROUP BY t, k), "
+        "m AS (SELECT MAP_FROM_ENTRIES(COLLECT_LIST(STRUCT(t, f))) AS m FROM p GROUP BY k) "
+        f"SELECT {counts} FROM m"
+    ).collect()
+    return {name: int(found[name] or 0) for name in pairs}

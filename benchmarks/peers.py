@@ -26,6 +26,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import generate  # noqa: E402
+import peer_dbt  # noqa: E402
 import peer_jars  # noqa: E402
 import peer_report  # noqa: E402
 import peer_systems  # noqa: E402
@@ -38,6 +39,19 @@ from lakewide.spark.adapter import SparkAdapter  # noqa: E402
 LAKEWIDE_TABLE = "lw.wide.wide_mor"
 JOIN_TABLE = "lw.wide.join_rebuild"
 NAMESPACES = ("lw.bench", "lw.wide", "lw.peers", "spark_catalog.peers", "paimon.peers")
+# run.py's steps and a late one: 1% of keys of one source again, with an older sequence
+STEPS = {
+    **run.STEPS,
+    "late": ("late records: 1% of keys in one source, older sequences", [0], False),
+}
+PEERS = [*peer_systems.peers(1), "dbt_spark"]
+
+
+def sequence(step: str, round_no: int) -> int:
+    """The rows' sequence in a round: 10 x the round, and for late records 15 less (older than
+    the round before: newer than some keys' stored sequence, older than others', equal to
+    none, so every system has one right answer)."""
+    return 10 * round_no - (15 if step == "late" else 0)
 
 
 class JoinRebuild:
@@ -131,6 +145,8 @@ def bench(args: argparse.Namespace, save: Any) -> dict[str, Any]:
         "lakewide": Lakewide(manifest, SparkAdapter(output, spark=spark)),
     }
     chosen = peer_systems.peers(args.sources)
+    if "dbt_spark" in args.peers:
+        chosen["dbt_spark"] = peer_dbt.DbtPeer(root / "dbt", "lw", "peers", args.sources)
     systems.update({name: chosen[name] for name in args.peers})
     result: dict[str, Any] = {
         "keys": args.keys,
@@ -142,7 +158,7 @@ def bench(args: argparse.Namespace, save: Any) -> dict[str, Any]:
         "differing_keys": {},
         "order": {},
     }
-    clock = run.Clock(spark)
+    clock = run.Clock(spark, settle=not args.quick)
     if args.warmup:  # every statement once on small tables: JIT and generated code warm
         _steps(
             spark, clock, systems, args.warmup, args.sources, args.steps, None, save, args.rotate
@@ -174,7 +190,7 @@ def _steps(
         generate.write_source(spark, f"lw.bench.s{i}", i, keys, 0)
     names = list(systems)
     for round_no, name in enumerate(["bootstrap", *steps]):
-        label, changed, clustered = run.STEPS[name]
+        label, changed, clustered = STEPS[name]
         changed = list(range(sources)) if changed is None else changed
         if round_no:
             for i in changed:
@@ -186,6 +202,7 @@ def _steps(
                     round_no,
                     fraction=run.CHANGED,
                     clustered=clustered,
+                    seq=sequence(name, round_no),
                 )
         shift = (round_no + rotate) % len(names)
         order = names[shift:] + names[:shift]
@@ -195,16 +212,12 @@ def _steps(
             action = peer.build if not round_no else peer.step
             args = (spark,) if not round_no else (spark, changed, round_no)
             times[system] = clock.measure(lambda a=action, x=args: a(*x))
-        diffs = {
-            system: peer_systems.differing_keys(
-                spark,
-                systems[system].table,
-                JOIN_TABLE if system == "lakewide" else LAKEWIDE_TABLE,
-                columns,
-            )
+        pairs = {  # lakewide against the JOIN rebuild, every peer against lakewide
+            system: (systems[system].table, JOIN_TABLE if system == "lakewide" else LAKEWIDE_TABLE)
             for system in names
             if system != "join"
         }
+        diffs = peer_systems.differing_keys(spark, pairs, columns)
         if result is not None:
             result["steps"][label] = {s: times[s] for s in names}
             result["differing_keys"][label] = diffs
@@ -231,14 +244,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     )
     parser.add_argument("--keys", type=int, default=1_000_000)
     parser.add_argument("--sources", type=int, default=4)
-    steps = [s for s in run.STEPS if s != "bootstrap"]
+    steps = [s for s in STEPS if s != "bootstrap"]
     parser.add_argument("--steps", nargs="+", choices=steps, default=steps)
-    parser.add_argument(
-        "--peers",
-        nargs="+",
-        choices=list(peer_systems.peers(1)),
-        default=list(peer_systems.peers(1)),
-    )
+    parser.add_argument("--peers", nargs="+", choices=PEERS, default=PEERS)
     parser.add_argument(
         "--warmup",
         type=int,
@@ -255,8 +263,16 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         default=0,
         help="who runs first: the systems' order is rotated by step number + ROTATE",
     )
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="a check, not a measurement: no waiting for the JVM to settle after each action",
+    )
     parser.add_argument("--results", type=Path, default=Path(__file__).parent / "results")
     args = parser.parse_args(argv)
+    if "dbt_spark" in args.peers and not peer_dbt.available():
+        print(peer_dbt.MISSING, flush=True)
+        args.peers.remove("dbt_spark")
     args.results.mkdir(parents=True, exist_ok=True)
     stem = args.results / f"peers_{size_name(args.keys)}"
 
