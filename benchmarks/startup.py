@@ -21,7 +21,9 @@ Each target is seeded and run once (not timed). Then one warm-up round (not coun
 4. ``lakewide show user_rec_wide``: ten rows of the model.
 
 Each command is a fresh process; its wall time is taken to its first non-empty output line, to
-its ``Done.`` line (``run`` only) and to its exit, with the 1-minute load average before it.
+its ``Done.`` line (``run`` only) and to its exit, with the 1-minute load average before it;
+and the CPU seconds (user + system) the lakewide process itself had used when its first line
+arrived (read from ``/proc``): the part of the first line's wait that load cannot inflate.
 Results go to ``benchmarks/results/<name>.json`` (every command) and ``.md`` (medians).
 """
 
@@ -106,6 +108,12 @@ def client_env(target: str) -> dict[str, str]:
     return {k: v for k, v in env.items() if k not in CONNECT_VARIABLES}
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds the process ``pid`` has used so far (Linux ``/proc``)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def timed(project: Path, target: str, args: list[str], expect: str) -> dict[str, Any]:
     """Run ``lakewide ARGS --target TARGET``: seconds to first line, ``Done.`` line and exit.
 
@@ -126,7 +134,7 @@ def timed(project: Path, target: str, args: list[str], expect: str) -> dict[str,
     for line in process.stdout:
         now = time.perf_counter() - started
         if first is None and line.strip():
-            first = (now, line.strip())
+            first = (now, line.strip(), cpu_seconds(process.pid))
         if done is None and line.startswith("Done."):
             done = now
         lines.append(line)
@@ -137,10 +145,12 @@ def timed(project: Path, target: str, args: list[str], expect: str) -> dict[str,
     return {
         "first_s": round(first[0], 3),
         "first_line": first[1][:100],
+        "first_cpu_s": first[2],
         "done_s": None if done is None else round(done, 3),
         "exit_s": round(exit_s, 3),
         "load_1m": round(load, 2),
         "done_line": next((x.strip() for x in lines if x.startswith("Done.")), None),
+        "output": [x.rstrip() for x in lines[:12]],
     }
 
 
@@ -196,8 +206,8 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, dict[str, dict[str, float |
         for target in TARGETS:
             mine = [r for r in rows if r["command"] == name and r["target"] == target]
             figures: dict[str, float | None] = {"n": len(mine)}
-            for key in ("first_s", "done_s", "exit_s", "load_1m"):
-                values = [r[key] for r in mine if r[key] is not None]
+            for key in ("first_s", "first_cpu_s", "done_s", "exit_s", "load_1m"):
+                values = [r[key] for r in mine if r.get(key) is not None]
                 figures[key] = statistics.median(values) if values else None
                 figures[f"{key}_min"] = min(values) if values else None
                 figures[f"{key}_max"] = max(values) if values else None
@@ -220,15 +230,17 @@ def report(result: dict[str, Any]) -> str:
         f"seconds, median (min-max); load average (1 min) before the commands: "
         f"median {result['load_median']:.1f}, {result['load_min']:.1f}-{result['load_max']:.1f}.",
         "",
-        "| command | client | first line s | `Done.` s | exit s | connect / local (exit) |",
-        "|---|---|---|---|---|---|",
+        "| command | client | first line s | client CPU s to it | `Done.` s | exit s "
+        "| connect / local (exit) |",
+        "|---|---|---|---|---|---|---|",
     ]
     for name, targets in result["summary"].items():
         ratio = targets["connect"]["exit_s"] / targets["local"]["exit_s"]
         for target in TARGETS:
             client = "local JVM" if target == "local" else "Connect, no Java"
             figures = targets[target]
-            cells = [name, client, cell(figures, "first_s"), cell(figures, "done_s")]
+            cells = [name, client, cell(figures, "first_s"), cell(figures, "first_cpu_s")]
+            cells.append(cell(figures, "done_s"))
             cells += [cell(figures, "exit_s"), f"{ratio:.2f}" if target == "connect" else ""]
             lines.append("| " + " | ".join(cells) + " |")
     firsts = {r["target"]: r["first_line"] for r in result["rows"] if r["command"] == "show"}
