@@ -75,6 +75,7 @@ VARIANTS.update(
         "mor_v3": MOR + ", format_version=3",
         "mor_bucket16_spj": MOR + ", partition_by=['bucket(16, k)']",
         "mor_bucket16_spj_one_side": MOR + ", partition_by=['bucket(16, k)']",
+        "mor_bucket16_spj_sorting": MOR + ", partition_by=['bucket(16, k)']",
         "mor_again": MOR,  # the default again, measured after the others: what the order costs
         "mor_snappy": MOR + ", table_properties={'write.parquet.compression-codec': 'snappy'}",
     }
@@ -87,6 +88,8 @@ SESSION: dict[str, dict[str, str]] = {
     "mor_bucket16_spj": SPJ,
     # Spark 4 only: shuffle only the side that is not storage-partitioned (the batch)
     "mor_bucket16_spj_one_side": {**SPJ, "spark.sql.sources.v2.bucketing.shuffle.enabled": "true"},
+    # Spark 4 only: a sort by the source's reported partition columns may skip its shuffle
+    "mor_bucket16_spj_sorting": {**SPJ, "spark.sql.sources.v2.bucketing.sorting.enabled": "true"},
 }
 
 
