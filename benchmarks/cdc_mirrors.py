@@ -34,7 +34,6 @@ import shutil
 import statistics
 import sys
 import time
-from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
@@ -42,10 +41,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks import generate  # noqa: E402
 from benchmarks.run import BASE, Clock, open_session, same_rows  # noqa: E402
-from lakewide import plan as p  # noqa: E402
+from benchmarks.step_clock import StepClock  # noqa: E402
 from lakewide.project.manifest import load_manifest  # noqa: E402
 from lakewide.project.settings import load_project  # noqa: E402
-from lakewide.run import step_runner  # noqa: E402
 from lakewide.run.executor import run_models  # noqa: E402
 from lakewide.spark.adapter import SparkAdapter  # noqa: E402
 from tests.equality_upsert import upsert  # noqa: E402
@@ -92,29 +90,6 @@ SUMMARY = (
 
 def namespace(mode: str) -> str:
     return "m_" + mode.replace("-", "_")
-
-
-class StepClock:
-    """Seconds a run spends per plan step kind (Read, Stage, Commit, ...), by wrapping
-    ``StepRunner._step`` in this process (no change to lakewide)."""
-
-    def __init__(self) -> None:
-        self.seconds: dict[str, float] = defaultdict(float)
-        original = step_runner.StepRunner._step
-
-        def timed(runner: Any, step: p.Step, params: p.Params) -> None:
-            started = time.perf_counter()
-            try:
-                original(runner, step, params)
-            finally:
-                self.seconds[type(step).__name__] += time.perf_counter() - started
-
-        step_runner.StepRunner._step = timed  # type: ignore[method-assign]
-
-    def take(self) -> dict[str, float]:
-        taken = {k: round(v, 2) for k, v in self.seconds.items()}
-        self.seconds.clear()
-        return taken
 
 
 def bootstrap_source(spark: Any, mode: str, index: int, keys: int) -> None:

@@ -66,24 +66,52 @@ class MergePeer:
     the source's columns only when its sequence is not older than the one already there
     (partial update by hand). The initial build is the FULL OUTER JOIN (the cheapest a user
     has), with the sources' sequences.
+
+    ``versions``: the table keeps lakewide's per-column versions instead (``__lw_v_<column>``,
+    the sequence that set the column, as lakewide's table stores them; the first of a source's
+    columns is the guard): rows as wide as lakewide's (34 columns, not 22), the MERGE otherwise
+    the same (what the width alone costs).
     """
 
-    def __init__(self, table: str, using: str, properties: dict[str, str], sources: int) -> None:
+    def __init__(
+        self,
+        table: str,
+        using: str,
+        properties: dict[str, str],
+        sources: int,
+        versions: bool = False,
+    ) -> None:
         self.table, self.using, self.properties, self.sources = table, using, properties, sources
+        self.versions = versions
         self.new = NewRows(sources, table.rsplit(".", 1)[1])
 
     @property
     def hidden(self) -> list[str]:
-        return [f"s{i}_seq" for i in range(self.sources)]
+        return [h for i in range(self.sources) for h in self._own(i)]
+
+    def _own(self, index: int) -> list[str]:
+        """The hidden columns source ``index``'s rows set, the guard first."""
+        if self.versions:
+            return [f"__lw_v_{c}" for c in generate.source_columns(index)]
+        return [f"s{index}_seq"]
 
     def build(self, spark: Any) -> None:
         props = ", ".join(f"'{k}' = '{v}'" for k, v in self.properties.items())
+        select = generate.join_select("lw", "bench", self.sources, source_seqs=True)
+        if self.versions:  # each column's version: its source's sequence where it has a value
+            values = [c for i in range(self.sources) for c in generate.source_columns(i)]
+            seqs = [
+                f"IF({c} IS NULL, NULL, s{i}_seq) AS __lw_v_{c}"
+                for i in range(self.sources)
+                for c in generate.source_columns(i)
+            ]
+            select = f"SELECT k, {', '.join(values)}, seq, {', '.join(seqs)} FROM ({select}) j"
         spark.sql(f"DROP TABLE IF EXISTS {self.table}")
         spark.sql(
             f"CREATE TABLE {self.table} USING {self.using}"
             + (f" TBLPROPERTIES ({props})" if props else "")
             + " AS "
-            + generate.join_select("lw", "bench", self.sources, source_seqs=True)
+            + select
         )
         self.new.reset(spark, consumed=True)
 
@@ -94,20 +122,20 @@ class MergePeer:
 
     def merge(self, index: int, rows: str) -> str:
         """The MERGE of source ``index``'s new rows (the view ``rows``)."""
-        mine = generate.source_columns(index)
         everything = [c for i in range(self.sources) for c in generate.source_columns(i)]
-        own = f"s{index}_seq"
-        updates = ", ".join(f"{c} = s.{c}" for c in mine)
-        inserted = [f"s.{c}" if c in mine else "NULL" for c in everything]
-        seqs = [("s.seq" if f"s{i}_seq" == own else "NULL") for i in range(self.sources)]
+        sets = {c: f"s.{c}" for c in generate.source_columns(index)}
+        sets.update((h, "s.seq") for h in self._own(index))
+        own = self._own(index)[0]
+        updates = ", ".join(f"{c} = {v}" for c, v in sets.items())
+        values = {**sets, "seq": "s.seq"}
+        inserted = [values.get(c, "NULL") for c in [*everything, "seq", *self.hidden]]
         return (
             f"MERGE INTO {self.table} t USING {rows} s "
             f"ON t.k = s.k "
             f"WHEN MATCHED AND (t.{own} IS NULL OR s.seq >= t.{own}) THEN UPDATE SET "
-            f"{updates}, {own} = s.seq, seq = GREATEST(t.seq, s.seq) "
+            f"{updates}, seq = GREATEST(t.seq, s.seq) "
             f"WHEN NOT MATCHED THEN INSERT (k, {', '.join(everything)}, seq, "
-            f"{', '.join(self.hidden)}) VALUES (s.k, {', '.join(inserted)}, s.seq, "
-            f"{', '.join(seqs)})"
+            f"{', '.join(self.hidden)}) VALUES (s.k, {', '.join(inserted)})"
         )
 
 

@@ -129,21 +129,26 @@ def versions(spark: Any, conf: dict[str, str]) -> dict[str, str]:
     }
 
 
-def bench(args: argparse.Namespace, save: Any) -> dict[str, Any]:
-    root = args.out / f"peers_{args.keys}"
+def open_bench(root: Path, sources: int, app: str) -> tuple[Lakewide, dict[str, str], Any]:
+    """A fresh warehouse and project under ``root`` (lakewide's model ``wide_mor``) and a
+    session on them with the peers' catalogs and namespaces: lakewide, the Spark settings, the
+    session."""
     shutil.rmtree(root, ignore_errors=True)
-    model = generate.wide_model(args.sources, run.VARIANTS["mor"])
+    model = generate.wide_model(sources, run.VARIANTS["mor"])
     project = generate.write_project(
-        root / "project", root / "iceberg", args.sources, {"wide_mor": model}
+        root / "project", root / "iceberg", sources, {"wide_mor": model}
     )
-    output, conf, spark = run.open_session(project, "lakewide-peers", session_extra(root))
+    output, conf, spark = run.open_session(project, app, session_extra(root))
     for namespace in NAMESPACES:
         spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {namespace}")
     manifest = load_manifest(load_project(project), output)
-    systems: dict[str, Any] = {
-        "join": JoinRebuild(args.sources),
-        "lakewide": Lakewide(manifest, SparkAdapter(output, spark=spark)),
-    }
+    return Lakewide(manifest, SparkAdapter(output, spark=spark)), conf, spark
+
+
+def bench(args: argparse.Namespace, save: Any) -> dict[str, Any]:
+    root = args.out / f"peers_{args.keys}"
+    lakewide, conf, spark = open_bench(root, args.sources, "lakewide-peers")
+    systems: dict[str, Any] = {"join": JoinRebuild(args.sources), "lakewide": lakewide}
     chosen = peer_systems.peers(args.sources)
     if "dbt_spark" in args.peers:
         chosen["dbt_spark"] = peer_dbt.DbtPeer(root / "dbt", "lw", "peers", args.sources)
@@ -163,13 +168,39 @@ def bench(args: argparse.Namespace, save: Any) -> dict[str, Any]:
         _steps(
             spark, clock, systems, args.warmup, args.sources, args.steps, None, save, args.rotate
         )
-        for namespace in NAMESPACES:
-            for row in spark.sql(f"SHOW TABLES IN {namespace}").collect():
-                if not row.isTemporary:  # lakewide's batch views are listed too
-                    spark.sql(f"DROP TABLE {namespace}.{row.tableName}")
+        drop_tables(spark)
     _steps(spark, clock, systems, args.keys, args.sources, args.steps, result, save, args.rotate)
     spark.stop()
     return result
+
+
+def drop_tables(spark: Any) -> None:
+    """Every table of the benchmark's namespaces (after a warm-up)."""
+    for namespace in NAMESPACES:
+        for row in spark.sql(f"SHOW TABLES IN {namespace}").collect():
+            if not row.isTemporary:  # lakewide's batch views are listed too
+                spark.sql(f"DROP TABLE {namespace}.{row.tableName}")
+
+
+def write_step(
+    spark: Any, name: str, round_no: int, keys: int, sources: int
+) -> tuple[str, list[int]]:
+    """Append step ``name``'s new rows of round ``round_no`` to the sources it changes
+    (nothing in round 0, the bootstrap): the step's label and those sources."""
+    label, changed, clustered = STEPS[name]
+    changed = list(range(sources)) if changed is None else changed
+    for i in changed if round_no else []:
+        generate.write_source(
+            spark,
+            f"lw.bench.s{i}",
+            i,
+            keys,
+            round_no,
+            fraction=run.CHANGED,
+            clustered=clustered,
+            seq=sequence(name, round_no),
+        )
+    return label, changed
 
 
 def _steps(
@@ -190,20 +221,7 @@ def _steps(
         generate.write_source(spark, f"lw.bench.s{i}", i, keys, 0)
     names = list(systems)
     for round_no, name in enumerate(["bootstrap", *steps]):
-        label, changed, clustered = STEPS[name]
-        changed = list(range(sources)) if changed is None else changed
-        if round_no:
-            for i in changed:
-                generate.write_source(
-                    spark,
-                    f"lw.bench.s{i}",
-                    i,
-                    keys,
-                    round_no,
-                    fraction=run.CHANGED,
-                    clustered=clustered,
-                    seq=sequence(name, round_no),
-                )
+        label, changed = write_step(spark, name, round_no, keys, sources)
         shift = (round_no + rotate) % len(names)
         order = names[shift:] + names[:shift]
         times = {}

@@ -5,9 +5,10 @@ benchmarks/peers.py in its own process (the peers' jars must be on the session's
 from its start) with ``--quick``: lakewide, the JOIN rebuild, Iceberg and Delta MERGEs by hand,
 a Paimon partial-update table and, where dbt-spark is installed (the ``bench`` extra; else the
 benchmark says it skips it), dbt-spark's incremental merge model; the steps: one source
-changed, then late records. ``LAKEWIDE_PEERS_PYTHON`` chooses the interpreter (one with the
-``bench`` extra). Opt-in (LAKEWIDE_PEERS_TEST=1: Maven Central, 1-2.5 min), which .ci/run
-sets (docs/benchmarks.md, "Against peers").
+changed, then late records. benchmarks/peer_phases.py (lakewide against the hand-written
+merge-on-read Iceberg MERGE, by plan step kind) the same way. ``LAKEWIDE_PEERS_PYTHON``
+chooses the interpreter (one with the ``bench`` extra). Opt-in (LAKEWIDE_PEERS_TEST=1: Maven
+Central, 2-4 min), which .ci/run sets (docs/benchmarks.md, "Against peers").
 """
 
 from __future__ import annotations
@@ -33,11 +34,12 @@ pytestmark = [
 ]
 
 
-def test_peers_agree_with_lakewide(tmp_path: Path) -> None:
+def _bench(script: str, tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``benchmarks/<script>`` on 1,000 keys, ``--quick``, steps one and late; must succeed."""
     pythonpath = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
     python = os.environ.get("LAKEWIDE_PEERS_PYTHON", sys.executable)
     done = subprocess.run(
-        [python, str(REPO / "benchmarks" / "peers.py"), "--keys", "1000", "--quick"]
+        [python, str(REPO / "benchmarks" / script), "--keys", "1000", "--quick", *args]
         + ["--steps", "one", "late", "--out", str(tmp_path), "--results", str(tmp_path)],
         capture_output=True,
         text=True,
@@ -45,6 +47,26 @@ def test_peers_agree_with_lakewide(tmp_path: Path) -> None:
         timeout=900,
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    return done
+
+
+def test_peer_phases_time_lakewide_by_step_kind(tmp_path: Path) -> None:
+    """benchmarks/peer_phases.py: the three tables agree after every step (else it fails) and
+    lakewide's run is timed by plan step kind, its MERGE statement within the Commit."""
+    _bench("peer_phases.py", tmp_path, "--warmup", "0", "--rounds", "1")
+    result = json.loads((tmp_path / "peer_phases_1k.json").read_text())
+    assert result["systems"] == ["lakewide", "iceberg_merge_mor", "iceberg_merge_mor_wide"]
+    *_, one, late = result["steps"].values()
+    for [entry] in (one, late):
+        assert set(entry["differing_keys"].values()) == {0}, entry
+        steps = entry["lakewide_steps"]
+        assert {"Read", "Stage", "Commit", "MERGE statement"} <= set(steps), steps
+        assert 0 < steps["MERGE statement"]["s"] <= steps["Commit"]["s"], steps
+    assert "| Stage | 1 |" in (tmp_path / "peer_phases_1k.md").read_text()
+
+
+def test_peers_agree_with_lakewide(tmp_path: Path) -> None:
+    done = _bench("peers.py", tmp_path)
     result = json.loads((tmp_path / "peers_1k.json").read_text())
     dbt = "dbt_spark" in result["systems"]
     assert dbt or "dbt-spark is not installed" in done.stdout, done.stdout[-3000:]
