@@ -5,19 +5,23 @@ Iceberg MERGE that beats it there (issue 33).
 
 The session, sources and steps of ``benchmarks/peers.py`` (4 sources, 16 value columns; the
 step "1% of keys changed in one source", and with ``--steps one late`` the late records), on
-three systems:
+lakewide and variants of the hand-written MERGE (``--systems``, default all):
 
 * ``lakewide``: ``lakewide run`` of ``wide_mor`` in this session, timed per plan step kind
   (``step_clock.StepClock``: wall and JVM CPU seconds of its Read, Query, Stage and Commit
   steps, the MERGE statement within the Commit, and what the run spends outside its steps:
   planning, snapshot metadata, the JVM settling after it);
-* ``iceberg_merge_mor``: the hand-written column-scoped MERGE (``peer_systems.MergePeer``);
-* ``iceberg_merge_mor_wide``: the same MERGE into a table that stores lakewide's 16 per-column
-  versions instead of the 4 source sequences (34 columns, as lakewide's table): the width alone.
+* ``iceberg_merge_mor``: the hand-written column-scoped MERGE (``peer_systems.MergePeer``) as
+  ``benchmarks/peers.py`` runs it; its new rows' view (``NewRows.rows``) timed apart;
+* ``..._wide``: the same MERGE into a table that stores lakewide's 16 per-column versions
+  instead of the 4 source sequences (34 columns, as lakewide's table): the width alone;
+* ``..._pruned``: the MERGE reads its source through ``WHERE k = k`` as lakewide's does, so
+  that Spark prunes the target's rows by a runtime Bloom filter of the source's keys;
+* ``..._pruned_wide``: both, lakewide's MERGE shape without lakewide's run around it.
 
 Every system's tables are bootstrapped once; then ``--rounds`` rounds of the steps, each step
 running the systems in a rotated order, each measured with ``run.Clock`` (wall, and JVM CPU
-seconds until the JVM is idle again). After every step the three tables must hold the same rows
+seconds until the JVM is idle again). After every step all tables must hold the same rows
 (``peer_systems.differing_keys``), or the script stops. A warm-up first runs everything on
 ``--warmup`` keys, unmeasured. Writes ``benchmarks/results/peer_phases_<size>.{json,md}``
 (medians over the rounds; rewritten after every step).
@@ -43,19 +47,27 @@ import step_clock  # noqa: E402
 from lakewide.spark.adapter import SparkAdapter  # noqa: E402
 
 HAND = "iceberg_merge_mor"
-WIDE = "iceberg_merge_mor_wide"
 MOR = {"write.merge.mode": "merge-on-read", "write.update.mode": "merge-on-read"}
+# the hand MERGE's variants: name -> (lakewide's versions stored, source filtered by k = k)
+VARIANTS = {
+    f"{HAND}_wide": (True, False),
+    f"{HAND}_pruned": (False, True),
+    f"{HAND}_pruned_wide": (True, True),
+}
 # lakewide's step kinds in the order a run takes them; the MERGE statement is within Commit
 KINDS = ["Read", "Query", "Stage", "Commit"]
 STATEMENT = "MERGE statement"
+VIEW = "new rows' view"  # a hand MERGE's NewRows.rows: the source's current snapshot, a view
 
 
-def systems(lakewide: peers.Lakewide, sources: int) -> dict[str, Any]:
-    return {
-        "lakewide": lakewide,
-        HAND: peer_systems.peers(sources)[HAND],
-        WIDE: peer_systems.MergePeer(f"lw.peers.{WIDE}", "iceberg", MOR, sources, versions=True),
-    }
+def systems(lakewide: peers.Lakewide, sources: int, names: list[str]) -> dict[str, Any]:
+    """lakewide, the peers' hand MERGE and its variants ``names`` (of ``VARIANTS``)."""
+    chosen: dict[str, Any] = {"lakewide": lakewide, HAND: peer_systems.peers(sources)[HAND]}
+    for name in names:
+        versions, prune = VARIANTS[name]
+        table = f"lw.peers.{name}"
+        chosen[name] = peer_systems.MergePeer(table, "iceberg", MOR, sources, versions, prune)
+    return chosen
 
 
 def rounds(
@@ -89,8 +101,7 @@ def rounds(
                     p.step(spark, c, r) if r else p.build(spark)
                 )
             )
-            if system == "lakewide":
-                entry["lakewide_steps"] = timer.take_all()
+            entry[f"{system}_steps"] = timer.take_all()
         entry["differing_keys"] = peer_systems.differing_keys(spark, pairs, columns)
         if any(entry["differing_keys"].values()):
             raise SystemExit(f"the tables differ after {name} (round {round_no}): {entry}")
@@ -172,10 +183,15 @@ def markdown(result: dict[str, Any]) -> str:
                 f"| {_cell([v['cpu'] for v in values])} |"
             )
         for name in names:
-            lines.append(
-                f"| {name}, whole | - | {_cell([e[name]['s'] for e in entries])} "
-                f"| {_cell([e[name]['cpu'] for e in entries])} |"
-            )
+            view = [e.get(f"{name}_steps", {}).get(VIEW) for e in entries]
+            rows = [(f"{name}, whole", [e[name] for e in entries])]
+            if all(view):
+                rows.append((f"of which its {VIEW} (`NewRows.rows`)", view))
+            for what, values in rows:
+                lines.append(
+                    f"| {what} | - | {_cell([v['s'] for v in values])} "
+                    f"| {_cell([v['cpu'] for v in values])} |"
+                )
     return "\n".join(lines) + "\n"
 
 
@@ -183,8 +199,9 @@ def bench(args: argparse.Namespace, save: Any) -> dict[str, Any]:
     root = args.out / f"peer_phases_{args.keys}"
     lakewide, conf, spark = peers.open_bench(root, args.sources, "lakewide-peer-phases")
     clock = run.Clock(spark, settle=not args.quick)
-    timer = step_clock.StepClock(clock.cpu, {STATEMENT: (SparkAdapter, "commit")})
-    chosen = systems(lakewide, args.sources)
+    timed = {STATEMENT: (SparkAdapter, "commit"), VIEW: (peer_systems.NewRows, "rows")}
+    timer = step_clock.StepClock(clock.cpu, timed)
+    chosen = systems(lakewide, args.sources, args.systems)
     result: dict[str, Any] = {
         "keys": args.keys,
         "sources": args.sources,
@@ -213,6 +230,13 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--sources", type=int, default=4)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--steps", nargs="+", choices=["one", "late"], default=["one"])
+    parser.add_argument(
+        "--systems",
+        nargs="+",
+        choices=list(VARIANTS),
+        default=list(VARIANTS),
+        help=f"the hand MERGE's variants run beside lakewide and {HAND}",
+    )
     parser.add_argument(
         "--warmup", type=int, default=5000, metavar="KEYS", help="unmeasured first pass (0: none)"
     )

@@ -71,6 +71,11 @@ class MergePeer:
     the sequence that set the column, as lakewide's table stores them; the first of a source's
     columns is the guard): rows as wide as lakewide's (34 columns, not 22), the MERGE otherwise
     the same (what the width alone costs).
+
+    ``prune``: the MERGE reads its source through ``WHERE k = k``, as lakewide's MERGE does
+    (``lakewide.compiler.build_merge.merge_source``): a filter Spark takes as selective, so that
+    it builds a runtime Bloom filter of the source's keys and applies it to the target's scan
+    (only the matching rows are shuffled and sorted for the join, not the whole table).
     """
 
     def __init__(
@@ -80,9 +85,10 @@ class MergePeer:
         properties: dict[str, str],
         sources: int,
         versions: bool = False,
+        prune: bool = False,
     ) -> None:
         self.table, self.using, self.properties, self.sources = table, using, properties, sources
-        self.versions = versions
+        self.versions, self.prune = versions, prune
         self.new = NewRows(sources, table.rsplit(".", 1)[1])
 
     @property
@@ -129,8 +135,9 @@ class MergePeer:
         updates = ", ".join(f"{c} = {v}" for c, v in sets.items())
         values = {**sets, "seq": "s.seq"}
         inserted = [values.get(c, "NULL") for c in [*everything, "seq", *self.hidden]]
+        source = f"(SELECT * FROM {rows} WHERE k = k)" if self.prune else rows
         return (
-            f"MERGE INTO {self.table} t USING {rows} s "
+            f"MERGE INTO {self.table} t USING {source} s "
             f"ON t.k = s.k "
             f"WHEN MATCHED AND (t.{own} IS NULL OR s.seq >= t.{own}) THEN UPDATE SET "
             f"{updates}, seq = GREATEST(t.seq, s.seq) "

@@ -53,15 +53,17 @@ def _bench(script: str, tmp_path: Path, *args: str) -> subprocess.CompletedProce
 def test_peer_phases_time_lakewide_by_step_kind(tmp_path: Path) -> None:
     """benchmarks/peer_phases.py: the three tables agree after every step (else it fails) and
     lakewide's run is timed by plan step kind, its MERGE statement within the Commit."""
-    _bench("peer_phases.py", tmp_path, "--warmup", "0", "--rounds", "1")
+    wide = "iceberg_merge_mor_pruned_wide"  # lakewide's versions stored, the source by k = k
+    _bench("peer_phases.py", tmp_path, "--warmup", "0", "--rounds", "1", "--systems", wide)
     result = json.loads((tmp_path / "peer_phases_1k.json").read_text())
-    assert result["systems"] == ["lakewide", "iceberg_merge_mor", "iceberg_merge_mor_wide"]
+    assert result["systems"] == ["lakewide", "iceberg_merge_mor", wide]
     *_, one, late = result["steps"].values()
     for [entry] in (one, late):
         assert set(entry["differing_keys"].values()) == {0}, entry
         steps = entry["lakewide_steps"]
         assert {"Read", "Stage", "Commit", "MERGE statement"} <= set(steps), steps
         assert 0 < steps["MERGE statement"]["s"] <= steps["Commit"]["s"], steps
+        assert entry[f"{wide}_steps"]["new rows' view"]["n"] == 1, entry
     assert "| Stage | 1 |" in (tmp_path / "peer_phases_1k.md").read_text()
 
 
