@@ -54,9 +54,25 @@ VARIANTS = {
     f"{HAND}_pruned": (False, True),
     f"{HAND}_pruned_wide": (True, True),
 }
-# lakewide's step kinds in the order a run takes them; the MERGE statement is within Commit
+# lakewide's step kinds in the order a run takes them
 KINDS = ["Read", "Query", "Stage", "Commit"]
 STATEMENT = "MERGE statement"
+# lakewide's adapter calls timed apart, within its steps or between them: label -> (method,
+# what it is)
+CALLS = {
+    STATEMENT: ("commit", "the MERGE statement (`SparkAdapter.commit`), within Commit"),
+    "ordered reads": (
+        "ordered_read",
+        "planning the reads in commit order (`ordered_read`: the files of each source at its "
+        "snapshot, or appended since), within Read",
+    ),
+    "metadata": ("table_meta", "the tables' snapshot metadata (`table_meta`), anywhere"),
+    "analysis": (
+        "column_types",
+        "Spark's analysis of queries for their columns' types (`column_types`: the model's "
+        "contract against the stored schema), outside the steps",
+    ),
+}
 VIEW = "new rows' view"  # a hand MERGE's NewRows.rows: the source's current snapshot, a view
 
 
@@ -123,23 +139,27 @@ def _cell(values: list[float]) -> str:
 
 
 def phases(entries: list[dict[str, Any]]) -> dict[str, list[dict[str, float]]]:
-    """lakewide's phases in each entry: its step kinds, the MERGE statement, what the run spent
-    outside its steps (whole run less the steps) and the whole run."""
-    kinds = [k for k in KINDS if any(k in e["lakewide_steps"] for e in entries)]
-    kinds += sorted({k for e in entries for k in e["lakewide_steps"]} - {*kinds, STATEMENT})
+    """lakewide's phases in each entry: its step kinds, what the run spent outside its steps
+    (whole run less the steps) and the adapter calls timed apart (``CALLS``)."""
+    found = {k for e in entries for k in e["lakewide_steps"]}
+    kinds = [k for k in KINDS if k in found]
+    kinds += sorted(found - {*kinds, *CALLS})
+    calls = [c for c in CALLS if c in found]
     out: dict[str, list[dict[str, float]]] = {}
     for entry in entries:
         steps, whole = entry["lakewide_steps"], entry["lakewide"]
-        inside = {m: sum(v[m] for k, v in steps.items() if k != STATEMENT) for m in ("s", "cpu")}
-        for kind in [*kinds, STATEMENT]:
+        inside = {m: sum(v[m] for k, v in steps.items() if k not in CALLS) for m in ("s", "cpu")}
+        for kind in kinds:
             out.setdefault(kind, []).append(steps.get(kind, {"s": 0.0, "cpu": 0.0, "n": 0}))
         out.setdefault("outside", []).append({m: whole[m] - inside[m] for m in ("s", "cpu")})
+        for call in calls:
+            out.setdefault(call, []).append(steps.get(call, {"s": 0.0, "cpu": 0.0, "n": 0}))
     return out
 
 
 LABELS = {
-    STATEMENT: "of which the MERGE statement (`SparkAdapter.commit`)",
     "outside": "outside the steps: planning, snapshot metadata, the JVM settling after the run",
+    **{label: what for label, (_, what) in CALLS.items()},
 }
 
 
@@ -199,7 +219,8 @@ def bench(args: argparse.Namespace, save: Any) -> dict[str, Any]:
     root = args.out / f"peer_phases_{args.keys}"
     lakewide, conf, spark = peers.open_bench(root, args.sources, "lakewide-peer-phases")
     clock = run.Clock(spark, settle=not args.quick)
-    timed = {STATEMENT: (SparkAdapter, "commit"), VIEW: (peer_systems.NewRows, "rows")}
+    timed = {label: (SparkAdapter, method) for label, (method, _) in CALLS.items()}
+    timed[VIEW] = (peer_systems.NewRows, "rows")
     timer = step_clock.StepClock(clock.cpu, timed)
     chosen = systems(lakewide, args.sources, args.systems)
     result: dict[str, Any] = {
@@ -232,7 +253,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--steps", nargs="+", choices=["one", "late"], default=["one"])
     parser.add_argument(
         "--systems",
-        nargs="+",
+        nargs="*",
         choices=list(VARIANTS),
         default=list(VARIANTS),
         help=f"the hand MERGE's variants run beside lakewide and {HAND}",
