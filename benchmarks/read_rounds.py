@@ -64,8 +64,8 @@ def one_source(
 def main(
     doc: str,
     name: str,
-    bench_size: Callable[[Path, int, int], dict[str, Any]],
-    markdown: Callable[[list[dict[str, Any]]], str],
+    bench_size: Callable[[Path, int, int], Any],
+    markdown: Callable[[list[Any]], str],
 ) -> None:
     """The command line of a reads benchmark: ``--keys`` sizes, ``--rounds``, ``--out``, and
     ``--results`` (also write ``<results>.json`` and ``<results>.md``)."""

@@ -74,3 +74,66 @@ def test_bad_branch_runs_exit_2_before_spark(
     code, output = run_main(monkeypatch, capsys, "--project-dir", str(project), *args)
     assert code == 2, output
     assert expected in " ".join(output.split()), output
+
+
+def _refused_before_spark(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    project: Path,
+    args: tuple[str, ...],
+    *expected: str,
+) -> None:
+    """``lakewide ARGS`` exits 2 saying each of ``expected``, without Spark, writing nothing."""
+    monkeypatch.setenv("JAVA_HOME", "/nonexistent")  # refused before Spark
+    code, output = run_main(monkeypatch, capsys, "--project-dir", str(project), *args)
+    flat = " ".join(output.split())
+    assert code == 2, output
+    assert all(text in flat for text in expected), output
+    assert not (project / "target" / "run_results.json").exists()
+
+
+_PROFILE_CASES = [  # a bad profile ``branch:`` key through every command that loads it
+    (f"      branch: {value}\n", command, (expected, "profiles.yml", "branch"))
+    for value, expected in (("main", "main is the production line"), ("'a.b'", "'a.b'"))
+    for command in (
+        ("run",),
+        ("build",),
+        ("compile",),
+        ("ls",),
+        ("test",),
+        ("docs", "generate"),
+        ("publish",),
+    )
+]
+_OPTION_CASES = [  # a bad ``--branch NAME`` / ``branch drop NAME`` through every command
+    ("", (*command, value), (expected,))
+    for value, expected in (
+        ("main", "main is the production line"),
+        ("dev-1", "invalid branch name 'dev-1'"),
+    )
+    for command in (
+        ("run", "--branch"),
+        ("build", "--branch"),
+        ("test", "--branch"),
+        ("publish", "--branch"),
+        ("branch", "drop"),
+    )
+]
+
+
+@pytest.mark.parametrize(
+    ("profile_extra", "args", "expected"),
+    _PROFILE_CASES + _OPTION_CASES,
+    ids=lambda case: case.strip() if isinstance(case, str) else "-".join(case),
+)
+def test_bad_branch_exits_2_through_every_command(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    profile_extra: str,
+    args: tuple[str, ...],
+    expected: tuple[str, ...],
+) -> None:
+    files = {"profiles.yml": DEFAULT_PROFILES + profile_extra, "models/m.sql": "SELECT 1 AS x"}
+    project = make_project(tmp_path, files)
+    _refused_before_spark(monkeypatch, capsys, project, args, *expected)

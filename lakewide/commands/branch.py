@@ -12,7 +12,7 @@ from lakewide.commands.shared.console import console
 from lakewide.commands.shared.context import Options
 from lakewide.commands.shared.spark_start import with_adapter
 from lakewide.compiler.build_changes import changelog_relation
-from lakewide.project.branch_name import MAIN, check_branch_name
+from lakewide.project.branch_name import MAIN
 from lakewide.project.manifest import Manifest
 from lakewide.project.nodes import Relation
 from lakewide.state.branches import branch_state
@@ -89,10 +89,7 @@ def list_(options: Options, select: tuple[str, ...], exclude: tuple[str, ...]) -
 @context.pass_options
 def drop(options: Options, name: str, select: tuple[str, ...], exclude: tuple[str, ...]) -> None:
     """Drop branch NAME from every selected model table that has it (main is untouched)."""
-    try:
-        check_branch_name(name)
-    except ValueError as err:
-        raise click.BadParameter(str(err), param_hint="NAME") from None
+    context.checked_branch(name, param_hint="NAME")
 
     def body(manifest: Manifest, adapter: SparkAdapter) -> int:
         dropped = 0

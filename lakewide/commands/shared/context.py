@@ -133,12 +133,18 @@ def profile_options(func: Callable[..., Any]) -> Callable[..., Any]:
     )(func)
 
 
+def checked_branch(name: str, param_hint: str | None = None) -> str:
+    """``name`` when it can name an environment's branch; else the usage error (exit 2) saying
+    what is accepted. One check for ``--branch`` and ``branch drop NAME``."""
+    try:
+        return check_branch_name(name)
+    except ValueError as err:
+        raise click.BadParameter(str(err), param_hint=param_hint) from None
+
+
 def _sub_branch(ctx: click.Context, _param: click.Parameter, value: str | None) -> None:
     if value is not None:
-        try:
-            check_branch_name(value)
-        except ValueError as err:
-            raise click.BadParameter(str(err)) from None
+        checked_branch(value)
         options = ctx.find_object(Options)
         assert options is not None, "the group's callback made the Options"
         options.branch = value
