@@ -29,9 +29,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks import read_rounds  # noqa: E402
-from benchmarks.cdc_mirrors import MODES, change_source, namespace  # noqa: E402
 from lakewide.project.nodes import Relation  # noqa: E402
-from lakewide.project.profiles import Output  # noqa: E402
 from lakewide.spark.adapter import SparkAdapter  # noqa: E402
 from lakewide.spark.position_changes import _changes_of  # noqa: E402
 
@@ -82,18 +80,9 @@ def _changes(parts: list[tuple[Any, str]], columns: list[str], commit: int) -> A
 
 
 def bench_size(out: Path, keys: int, rounds: int) -> dict[str, Any]:
-    spark, clock, table, warehouse = read_rounds.one_source(
-        out, keys, "equality_read", MODE, MODES[MODE] or {}
-    )
-    for round_no in range(1, COMMITS + 1):  # the last commit read: its parent has deletes
-        wrote = change_source(spark, MODE, 0, keys, round_no, True)
-    adapter = SparkAdapter(Output(catalog="lw", warehouse=str(warehouse)), spark=spark)
-    relation = Relation("lw", namespace(MODE), "s0")
-    meta = adapter.table_meta(relation)
-    assert meta is not None
-    end = meta.current
-    after = meta.snapshots[end].parent
-    assert after is not None
+    m = read_rounds.mirrored(out, keys, "equality_read", MODE, COMMITS)
+    spark, clock, table, adapter = m["spark"], m["clock"], m["table"], m["adapter"]
+    relation, meta, end, after, wrote = (m["relation"], m["meta"], m["end"], m["after"], m["wrote"])
     columns = list(spark.table(table).columns)
     frames = {
         "by_key": lambda: _changes(

@@ -27,10 +27,6 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks import read_rounds  # noqa: E402
-from benchmarks.cdc_mirrors import MODES, change_source, namespace  # noqa: E402
-from lakewide.project.nodes import Relation  # noqa: E402
-from lakewide.project.profiles import Output  # noqa: E402
-from lakewide.spark.adapter import SparkAdapter  # noqa: E402
 
 #: ``MERGE`` commits before the read; the read is of the last, whose parent has deletes
 COMMITS = 2
@@ -42,18 +38,9 @@ def _part(parts: list[tuple[Any, str]], kind: str) -> Any:
 
 
 def bench_mode(out: Path, keys: int, rounds: int, mode: str) -> dict[str, Any]:
-    spark, clock, table, warehouse = read_rounds.one_source(
-        out, keys, f"position_read_columns_{mode}", mode, MODES[mode] or {}
-    )
-    for round_no in range(1, COMMITS + 1):
-        wrote = change_source(spark, mode, 0, keys, round_no, True)
-    adapter = SparkAdapter(Output(catalog="lw", warehouse=str(warehouse)), spark=spark)
-    relation = Relation("lw", namespace(mode), "s0")
-    meta = adapter.table_meta(relation)
-    assert meta is not None
-    end = meta.current
-    after = meta.snapshots[end].parent
-    assert after is not None
+    m = read_rounds.mirrored(out, keys, f"position_read_columns_{mode}", mode, COMMITS)
+    spark, clock, table, adapter = m["spark"], m["clock"], m["table"], m["adapter"]
+    relation, meta, end, after, wrote = (m["relation"], m["meta"], m["end"], m["after"], m["wrote"])
     every = list(spark.table(table).columns)
 
     def parts(columns: list[str]) -> list[tuple[Any, str]]:
