@@ -59,3 +59,54 @@ def markdown(result: dict[str, Any]) -> str:
     for step, diffs in result["differing_keys"].items():
         lines.append(f"| {step} | " + " | ".join(str(diffs.get(s, "-")) for s in peers) + " |")
     return "\n".join(lines) + "\n"
+
+
+def legend_label(result: dict[str, Any], system: str) -> str:
+    """``system``, said to differ where its table differed from lakewide's after any step."""
+    differs = any(diffs.get(system, 0) for diffs in result["differing_keys"].values())
+    return system + (" (answer differs)" if differs else "")
+
+
+def chart(result: dict[str, Any], path: Any) -> str:
+    """Bars of JVM CPU x the JOIN rebuild per step and system (log scale: Paimon's writes and
+    Delta's copy-on-write MERGEs lie two orders of magnitude apart), written to ``path``;
+    skipped without matplotlib."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return "chart skipped: matplotlib is not installed (pip install -e '.[bench]')"
+    systems, steps = result["systems"], list(result["steps"])
+    width = 0.8 / len(systems)
+    fig, ax = plt.subplots(figsize=(12, 5))
+    for n, system in enumerate(systems):
+        ratios = [
+            result["steps"][s][system]["cpu"] / result["steps"][s]["join"]["cpu"] for s in steps
+        ]
+        label = legend_label(result, system)
+        hatch = "//" if label != system else None
+        xs = [i + n * width for i in range(len(steps))]
+        ax.bar(xs, ratios, width, label=label, color=plt.get_cmap("tab10")(n), hatch=hatch)
+    ax.set_yscale("log")
+    ax.axhline(1.0, color="black", linewidth=0.8)
+    ax.set_xticks([i + 0.4 - width / 2 for i in range(len(steps))])
+    ax.set_xticklabels([s.replace(" in ", "\nin ").replace(", ", ",\n") for s in steps], fontsize=7)
+    ax.set_ylabel("JVM CPU x the JOIN rebuild (log)")
+    ax.set_title(f"{result['keys']:,} keys, {result['sources']} sources: lakewide and its peers")
+    ax.legend(fontsize=7, ncol=3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+    return f"chart: {path}"
+
+
+if __name__ == "__main__":  # the docs' charts from the saved results
+    import json
+    import sys
+    from pathlib import Path
+
+    for name in sys.argv[1:]:  # e.g. peers_1m peers_5m
+        saved = json.loads((Path(__file__).parent / "results" / f"{name}.json").read_text())
+        print(chart(saved, Path(__file__).parents[1] / "docs" / "assets" / f"{name}.png"))
