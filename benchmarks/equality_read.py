@@ -81,8 +81,8 @@ def _changes(parts: list[tuple[Any, str]], columns: list[str], commit: int) -> A
 
 def bench_size(out: Path, keys: int, rounds: int) -> dict[str, Any]:
     m = read_rounds.mirrored(out, keys, "equality_read", MODE, COMMITS)
-    spark, clock, table, adapter = m["spark"], m["clock"], m["table"], m["adapter"]
-    relation, meta, end, after, wrote = (m["relation"], m["meta"], m["end"], m["after"], m["wrote"])
+    spark, clock, table, adapter = m.spark, m.clock, m.table, m.adapter
+    relation, meta, end, after = m.relation, m.meta, m.end, m.after
     columns = list(spark.table(table).columns)
     frames = {
         "by_key": lambda: _changes(
@@ -101,7 +101,7 @@ def bench_size(out: Path, keys: int, rounds: int) -> dict[str, Any]:
     spark.stop()
     return {
         "keys": keys,
-        "upstream_commit": wrote,
+        "upstream_commit": m.wrote,
         "rows": counts,
         "equal": same,
         "seconds": seconds,

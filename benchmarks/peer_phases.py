@@ -47,7 +47,6 @@ import step_clock  # noqa: E402
 from lakewide.spark.adapter import SparkAdapter  # noqa: E402
 
 HAND = "iceberg_merge_mor"
-MOR = {"write.merge.mode": "merge-on-read", "write.update.mode": "merge-on-read"}
 # the hand MERGE's variants: name -> (lakewide's versions stored, source filtered by k = k)
 VARIANTS = {
     f"{HAND}_wide": (True, False),
@@ -82,7 +81,9 @@ def systems(lakewide: peers.Lakewide, sources: int, names: list[str]) -> dict[st
     for name in names:
         versions, prune = VARIANTS[name]
         table = f"lw.peers.{name}"
-        chosen[name] = peer_systems.MergePeer(table, "iceberg", MOR, sources, versions, prune)
+        chosen[name] = peer_systems.MergePeer(
+            table, "iceberg", peer_systems.ICEBERG_MOR, sources, versions, prune
+        )
     return chosen
 
 

@@ -181,6 +181,10 @@ class PaimonPeer:
             self.new.done(index)
 
 
+#: the merge-on-read Iceberg MERGE peers' table properties
+ICEBERG_MOR = {"write.merge.mode": "merge-on-read", "write.update.mode": "merge-on-read"}
+
+
 def peers(sources: int) -> dict[str, Any]:
     """Name -> peer, on the session set up by ``peers.session_conf``."""
     return {
@@ -188,7 +192,7 @@ def peers(sources: int) -> dict[str, Any]:
         "iceberg_merge_mor": MergePeer(
             "lw.peers.iceberg_merge_mor",
             "iceberg",
-            {"write.merge.mode": "merge-on-read", "write.update.mode": "merge-on-read"},
+            ICEBERG_MOR,
             sources,
         ),
         "delta_merge": MergePeer("spark_catalog.peers.delta_merge", "delta", {}, sources),

@@ -39,8 +39,8 @@ def _part(parts: list[tuple[Any, str]], kind: str) -> Any:
 
 def bench_mode(out: Path, keys: int, rounds: int, mode: str) -> dict[str, Any]:
     m = read_rounds.mirrored(out, keys, f"position_read_columns_{mode}", mode, COMMITS)
-    spark, clock, table, adapter = m["spark"], m["clock"], m["table"], m["adapter"]
-    relation, meta, end, after, wrote = (m["relation"], m["meta"], m["end"], m["after"], m["wrote"])
+    spark, clock, table, adapter = m.spark, m.clock, m.table, m.adapter
+    relation, meta, end, after = m.relation, m.meta, m.end, m.after
     every = list(spark.table(table).columns)
 
     def parts(columns: list[str]) -> list[tuple[Any, str]]:
@@ -61,7 +61,7 @@ def bench_mode(out: Path, keys: int, rounds: int, mode: str) -> dict[str, Any]:
     return {
         "keys": keys,
         "mode": mode,
-        "upstream_commit": wrote,
+        "upstream_commit": m.wrote,
         "rows": counts,
         "equal": same,
         "seconds": seconds,

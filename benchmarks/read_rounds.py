@@ -7,6 +7,7 @@ import json
 import shutil
 import statistics
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -61,37 +62,41 @@ def one_source(
     return spark, Clock(spark), table, warehouse
 
 
-def mirrored(out: Path, keys: int, name: str, mode: str, commits: int) -> dict[str, Any]:
+@dataclass
+class Mirror:
+    """A mirror table after its commits (``mirrored``): the session and its clock, the table,
+    an adapter on the session, the table's relation and metadata, the last commit ``end``, its
+    parent ``after``, and what the last commit wrote."""
+
+    spark: Any
+    clock: Clock
+    table: str
+    adapter: Any
+    relation: Any
+    meta: Any
+    end: int
+    after: int
+    wrote: dict[str, Any]
+
+
+def mirrored(out: Path, keys: int, name: str, mode: str, commits: int) -> Mirror:
     """``one_source`` in ``mode``, then ``commits`` mirror commits of 1% updated and 0.2%
-    deleted (``cdc_mirrors.change_source``): the session, its clock and table, an adapter on
-    it, the table's relation and metadata, the last commit (``end``), its parent (``after``),
-    and what the last commit wrote."""
+    deleted (``cdc_mirrors.change_source``); the last is the one to read (its parent has
+    deletes, as in a mirror's steady state)."""
     from benchmarks.cdc_mirrors import MODES, change_source, namespace
     from lakewide.project.nodes import Relation
     from lakewide.project.profiles import Output
     from lakewide.spark.adapter import SparkAdapter
 
     spark, clock, table, warehouse = one_source(out, keys, name, mode, MODES[mode] or {})
-    for round_no in range(1, commits + 1):  # the last commit read: its parent has deletes
-        wrote = change_source(spark, mode, 0, keys, round_no, True)
+    wrote = [change_source(spark, mode, 0, keys, n, True) for n in range(1, commits + 1)]
     adapter = SparkAdapter(Output(catalog="lw", warehouse=str(warehouse)), spark=spark)
     relation = Relation("lw", namespace(mode), "s0")
     meta = adapter.table_meta(relation)
     assert meta is not None
-    end = meta.current
-    after = meta.snapshots[end].parent
+    after = meta.snapshots[meta.current].parent
     assert after is not None
-    return {
-        "spark": spark,
-        "clock": clock,
-        "table": table,
-        "adapter": adapter,
-        "relation": relation,
-        "meta": meta,
-        "end": end,
-        "after": after,
-        "wrote": wrote,
-    }
+    return Mirror(spark, clock, table, adapter, relation, meta, meta.current, after, wrote[-1])
 
 
 def main(
