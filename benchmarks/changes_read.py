@@ -30,11 +30,12 @@ from benchmarks import read_rounds  # noqa: E402
 from benchmarks.cdc_mirrors import COW, change_source  # noqa: E402
 
 
-def _iceberg(spark: Any, table: str, after: int, end: int) -> Any:
+def _iceberg(spark: Any, table: str, after: int, end: int, by_key: bool = False) -> Any:
+    keys = ", identifier_columns => array('k')" if by_key else ""
     spark.sql(
         f"CALL lw.system.create_changelog_view(table => '{table.removeprefix('lw.')}', "
         f"options => map('start-snapshot-id', '{after}', 'end-snapshot-id', '{end}'), "
-        "changelog_view => 'bench_changes')"
+        f"changelog_view => 'bench_changes'{keys})"
     )
     return spark.table("bench_changes").drop("_commit_snapshot_id")
 
@@ -44,6 +45,30 @@ def _floor(spark: Any, table: str, after: int, end: int) -> Any:
         return spark.read.format("iceberg").option("snapshot-id", str(snapshot)).load(table)
 
     return at(after).unionByName(at(end))
+
+
+def _hashed(spark: Any, table: str, after: int, end: int) -> Any:
+    """Both sides read once with a 96-bit hash of each row (and its NULL mask), materialized;
+    the hashes whose count differs between the sides (a narrow aggregate); the rows with those
+    hashes, as DELETE (old side) or INSERT (new side)."""
+    from pyspark.sql import functions as f
+
+    def side(snapshot: int, sign: int) -> Any:
+        frame = spark.read.format("iceberg").option("snapshot-id", str(snapshot)).load(table)
+        columns = [f.col(c) for c in frame.columns]
+        nulls = f.concat(*[f.when(c.isNull(), "1").otherwise("0") for c in columns])
+        return frame.select(
+            *columns,
+            f.xxhash64(*columns, nulls).alias("__h1"),
+            f.hash(*columns, nulls).alias("__h2"),
+            f.lit(sign).alias("__sign"),
+        )
+
+    both = side(after, -1).unionByName(side(end, 1)).localCheckpoint(eager=True)
+    changed = both.groupBy("__h1", "__h2").agg(f.sum("__sign").alias("__net")).where("__net != 0")
+    rows = both.join(f.broadcast(changed.select("__h1", "__h2")), ["__h1", "__h2"], "left_semi")
+    kind = f.when(f.col("__sign") < 0, "DELETE").otherwise("INSERT").alias("_change_type")
+    return rows.select(*[c for c in both.columns if not c.startswith("__")], kind)
 
 
 def bench_size(out: Path, keys: int, rounds: int) -> dict[str, Any]:
@@ -56,6 +81,8 @@ def bench_size(out: Path, keys: int, rounds: int) -> dict[str, Any]:
     end_id = end[-1][0]
     frames = {
         "iceberg": lambda: _iceberg(spark, table, after, end_id),
+        "by_key": lambda: _iceberg(spark, table, after, end_id, by_key=True),
+        "hashed": lambda: _hashed(spark, table, after, end_id),
         "floor": lambda: _floor(spark, table, after, end_id),
         "scan": lambda: spark.table(table),
     }

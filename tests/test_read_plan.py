@@ -43,13 +43,14 @@ MAX = {"merge_engine": "aggregation", "aggregates": {"n": "max", "v": "max"}}
 PARTIAL = {"merge_engine": "partial_update"}
 
 
-def history(*operations: str, deletes: int = 0) -> TableMeta:
-    """Snapshots 1..N in a line; the last ``deletes`` of them hold delete files."""
+def history(*operations: str, deletes: int = 0, version: int | None = None) -> TableMeta:
+    """Snapshots 1..N in a line; the last ``deletes`` of them hold delete files; ``version``:
+    the table's format version (None: the reader did not say)."""
     snapshots = {}
     for i, op in enumerate(operations, start=1):
         summary = {"total-delete-files": "1" if i > len(operations) - deletes else "0"}
         snapshots[i] = Snapshot(i, i - 1 if i > 1 else None, op, summary)
-    return TableMeta(len(operations), snapshots)
+    return TableMeta(len(operations), snapshots, version)
 
 
 def plan(
@@ -98,6 +99,22 @@ def test_modes_by_upstream_history(
     operations: tuple[str, ...], deletes: int, expected: str
 ) -> None:
     assert plan(PARTIAL, history(*operations, deletes=deletes), 1).mode == expected
+
+
+@pytest.mark.parametrize(
+    "version, expected", [(3, "positions"), (2, "changelog"), (None, "changelog")]
+)
+def test_copy_on_write_commits_of_a_format_3_table_are_paired_by_row_lineage(
+    version: int | None, expected: str
+) -> None:
+    """Row lineage tells a rewritten file's changed rows from those it carried over: no
+    Iceberg changelog (its shuffle of every row of both sides) where the table keeps it."""
+    for config in (SUM, PARTIAL, MAX):
+        read = plan(config, history("append", "overwrite", version=version), 1)
+        assert (read.mode, read.changes) == (expected, True)
+        assert ("row lineage" in read.reason) == (expected == "positions")
+    appends = plan(PARTIAL, history("append", "append", version=version), 1)
+    assert appends.mode == "incremental"
 
 
 def test_nothing_new_reads_nothing() -> None:

@@ -9,8 +9,9 @@ Modes (``SourceRange.mode`` in ``target/run_results.json``):
   (copy-on-write updates and deletes): Iceberg's changelog; both fed to the engine as row kinds;
 * ``positions``: an upstream with delete files after the consumed snapshot (merge-on-read:
   position deletes, deletion vectors, equality deletes), which Iceberg's changelog scan
-  refuses: its changes read by row position (lakewide.spark.position_changes), fed to the
-  engine like a changelog;
+  refuses, or one that keeps row lineage (format 3; copy-on-write commits paired by
+  ``_row_id``): its changes read from the files each commit wrote
+  (lakewide.spark.position_changes), fed to the engine like a changelog;
 * ``full``: every row at the pinned snapshot: a source nothing was consumed from yet, or a
   fallback where re-reading is harmless for the engine.
 """
@@ -22,7 +23,7 @@ from dataclasses import dataclass
 
 from lakewide.plan import BranchPlan
 from lakewide.state.offsets import TableMeta, appends_only
-from lakewide.state.upstream_changes import delete_files_after
+from lakewide.state.upstream_changes import delete_files_after, lineage_kept
 
 
 @dataclass(frozen=True)
@@ -146,6 +147,12 @@ def choose_read(
             produced=True,
         )
     if not delete_files_after(upstream, start, end):
+        if lineage_kept(upstream):
+            return ReadPlan(
+                "positions",
+                "copy-on-write (format 3): each commit's new data files, its changed rows told "
+                "from the rows it carried over by row lineage",
+            )
         return ReadPlan(
             "changelog", "overwrite/delete snapshots without delete files: Iceberg changelog"
         )

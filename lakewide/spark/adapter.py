@@ -18,10 +18,10 @@ from lakewide.spark.errors import describe, is_conflict, is_state_unknown, short
 from lakewide.spark.file_load import FileLoading
 from lakewide.spark.ordered_read import OrderedReads
 from lakewide.spark.position_changes import PositionChanges
-from lakewide.spark.procedures import call
+from lakewide.spark.procedures import changelog_view_call
 from lakewide.state.arrival import Read, arrival_reads
 from lakewide.state.offsets import TableMeta
-from lakewide.state.upstream_changes import delete_files_after
+from lakewide.state.upstream_changes import reads_by_position
 
 
 class SparkAdapter(FileLoading, OrderedReads, BranchWrites, PositionChanges):
@@ -155,10 +155,10 @@ class SparkAdapter(FileLoading, OrderedReads, BranchWrites, PositionChanges):
         try:
             self._catch_up(relation)
             meta = meta or self.table_meta(relation)
-            if meta is not None and delete_files_after(meta, after, snapshot):
+            if meta is not None and reads_by_position(meta, after, snapshot):
                 frame = self.position_changes(relation, meta, after, snapshot)
             else:
-                self.sql(_changelog_call(view, relation, after, snapshot))
+                self.sql(changelog_view_call(view, relation, after, snapshot))
                 frame = self.spark.table(view)
             frame.localCheckpoint(eager=True).createOrReplaceTempView(view)
             self.unstage()
@@ -213,21 +213,3 @@ class SparkAdapter(FileLoading, OrderedReads, BranchWrites, PositionChanges):
             if is_state_unknown(err.__cause__):
                 raise CommitUnknown(err.message, sql=err.sql) from err.__cause__
             raise
-
-
-def _changelog_call(view: str, relation: Relation, after: int, snapshot: int) -> exp.Command:
-    """``CALL <catalog>.system.create_changelog_view(...)`` of ``relation`` after ``after`` up
-    to ``snapshot`` into ``view``."""
-    options = exp.Anonymous(
-        this="map",
-        expressions=[
-            exp.Literal.string(v)
-            for v in ("start-snapshot-id", str(after), "end-snapshot-id", str(snapshot))
-        ],
-    )
-    arguments = {
-        "table": exp.Literal.string(str(relation)),
-        "options": options,
-        "changelog_view": exp.Literal.string(view),
-    }
-    return call(relation.catalog, "create_changelog_view", arguments)

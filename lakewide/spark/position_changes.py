@@ -24,6 +24,8 @@ from __future__ import annotations
 from typing import Any
 
 from lakewide.project.nodes import Relation
+from lakewide.spark.lineage_changes import ROW_ID, UPDATED, lineage_parts
+from lakewide.spark.procedures import changelog_view_call
 from lakewide.spark.staged_scan import StagedScans
 from lakewide.state.offsets import TableMeta
 from lakewide.state.upstream_changes import (
@@ -31,6 +33,7 @@ from lakewide.state.upstream_changes import (
     deletes_added,
     equality_deletes_added,
     has_deletes,
+    lineage_kept,
 )
 
 FILE, POS, DELETED = "__lw_file", "__lw_pos", "__lw_deleted"
@@ -55,12 +58,24 @@ def _changes_of(frame: Any, columns: list[str], kind: str, ordinal: int, commit:
     )
 
 
+def _lineage(frame: Any, columns: list[str], *extra: str) -> Any:
+    """``frame``'s ``columns`` (those it has) and its rows' ``_row_id`` and ``extra``
+    metadata columns."""
+    chosen = [c for c in columns if c in frame.columns]
+    return frame.select(*[_column(c) for c in [*chosen, ROW_ID, *extra]])
+
+
 class PositionChanges(StagedScans):
     """Mixin of lakewide.spark.adapter.SparkAdapter: merge-on-read changes as a view."""
 
     spark: Any
 
     def active(self) -> Any: ...  # lakewide.spark.session.Session
+
+    def sql(self, statement: Any) -> Any: ...  # lakewide.spark.session.Session
+
+    def sequence_number(self, relation: Relation, snapshot: int) -> int:  # table_metadata
+        raise NotImplementedError
 
     def _at(self, relation: Relation, snapshot: int, table: str = "") -> Any:
         from lakewide.spark.time_travel import at_version
@@ -69,9 +84,11 @@ class PositionChanges(StagedScans):
         with self.active():
             return reader.load(str(relation) + table)
 
-    def _marked(self, relation: Relation, snapshot: int, columns: list[str]) -> Any:
+    def _marked(
+        self, relation: Relation, snapshot: int, columns: list[str], lineage: bool = False
+    ) -> Any:
         """The table at ``snapshot``: those of ``columns`` it has, each row's data file and
-        position, and whether a delete hides it."""
+        position, whether a delete hides it, and with ``lineage`` its row lineage."""
         from pyspark.sql import functions as f
 
         frame = self._at(relation, snapshot)
@@ -80,7 +97,28 @@ class PositionChanges(StagedScans):
             f.col("_file").alias(FILE),
             f.col("_pos").alias(POS),
             f.col("_deleted").alias(DELETED),
+            *([f.col(ROW_ID), f.col(UPDATED)] if lineage else []),
         )
+
+    def _paired(self, meta: TableMeta, b: int, removed: list[str]) -> bool:
+        """Whether commit ``b`` rewrote files of a table keeping row lineage and deleted no
+        row in place: its changed rows are told from those it carried over by lineage."""
+        return bool(removed) and lineage_kept(meta) and not deletes_added(meta, b)
+
+    def _lineage_or_changelog(
+        self, relation: Relation, a: int, b: int, added: Any, removed: Any, columns: list[str]
+    ) -> list[tuple[Any, str]]:
+        """Commit ``b``'s changes paired by row lineage (lakewide.spark.lineage_changes), or
+        where a removed row has no id, read through Iceberg's changelog of that commit."""
+        from pyspark.sql import functions as f
+
+        parts = lineage_parts(added, removed, self.sequence_number(relation, b), columns)
+        if parts is not None:
+            return parts
+        view = f"lakewide_commit_changes_{b}".replace("-", "_")
+        self.sql(changelog_view_call(view, relation, a, b))
+        frame = self.spark.table(view).localCheckpoint(eager=True)
+        return [(frame.where(f.col(CHANGE_TYPE) == kind), kind) for kind in ("INSERT", "DELETE")]
 
     def register_no_changes(self, view: str, relation: Relation, snapshot: int | None) -> None:
         """Temporary view with the columns of a changelog view of ``relation`` and no rows
@@ -122,8 +160,13 @@ class PositionChanges(StagedScans):
 
         _, new, removed = self._files_between(relation, a, b)
         is_new = f.col(FILE).isin(new) if new else f.lit(False)
-        at_b = self._marked(relation, b, columns)
+        paired = self._paired(meta, b, removed)
+        at_b = self._marked(relation, b, columns, lineage=paired)
         added = at_b.where(~f.col(DELETED) & is_new)
+        if paired:
+            at_a = self._marked(relation, a, columns, lineage=True)
+            gone = at_a.where(~f.col(DELETED) & f.col(FILE).isin(removed))
+            return self._lineage_or_changelog(relation, a, b, added, gone, columns)
         gone = at_b.where(f.col(DELETED) & ~is_new)
         if has_deletes(meta, a):
             earlier = self._marked(relation, a, []).where(f.col(DELETED))
@@ -157,6 +200,14 @@ class PositionChanges(StagedScans):
         from pyspark.sql import functions as f
 
         planned, new, removed = self._files_between(relation, a, b)
+        if self._paired(meta, b, removed):
+            added = self.read_files(relation, planned, set(new)) if new else None
+            if added is None:  # a commit that only removed files
+                added = self._at(relation, b).limit(0)
+            gone = self.read_files(relation, self._file_tasks(relation, a), set(removed))
+            return self._lineage_or_changelog(
+                relation, a, b, _lineage(added, columns, UPDATED), _lineage(gone, columns), columns
+            )
         parts = []
         if new:
             parts.append((self.read_files(relation, planned, set(new)), "INSERT"))

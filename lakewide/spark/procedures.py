@@ -5,6 +5,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from lakewide.dialect import to_sql
+from lakewide.project.nodes import Relation
 
 
 def call(catalog: str, name: str, arguments: dict[str, exp.Expression]) -> exp.Command:
@@ -18,3 +19,22 @@ def call(catalog: str, name: str, arguments: dict[str, exp.Expression]) -> exp.C
     target = exp.Dot.build([exp.to_identifier(catalog), exp.to_identifier("system"), procedure])
     # sqlglot has no CALL node: the call is built as a tree, rendered here at the boundary
     return exp.Command(this="CALL", expression=exp.Literal.string(to_sql(target, pretty=False)))
+
+
+def changelog_view_call(view: str, relation: Relation, after: int, snapshot: int) -> exp.Command:
+    """``CALL <catalog>.system.create_changelog_view(...)`` of ``relation`` after ``after`` up
+    to ``snapshot`` into ``view`` (Iceberg's changelog: carry-over rows of copy-on-write
+    rewrites removed)."""
+    options = exp.Anonymous(
+        this="map",
+        expressions=[
+            exp.Literal.string(v)
+            for v in ("start-snapshot-id", str(after), "end-snapshot-id", str(snapshot))
+        ],
+    )
+    arguments = {
+        "table": exp.Literal.string(str(relation)),
+        "options": options,
+        "changelog_view": exp.Literal.string(view),
+    }
+    return call(relation.catalog, "create_changelog_view", arguments)

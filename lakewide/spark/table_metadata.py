@@ -70,7 +70,8 @@ class MetadataReads(Session):
         _, rows = self.rows(refs)
         branches = {r[0]: r[2] for r in rows if r[1] == "BRANCH"}
         tags = {r[0]: r[2] for r in rows if r[1] == "TAG"}
-        meta = TableMeta(branches.get(MAIN), snapshots, tags=tags, branches=branches)
+        version = None if self.remote else self.format_version(relation)
+        meta = TableMeta(branches.get(MAIN), snapshots, version, tags=tags, branches=branches)
         return on_branch(meta, self.output.branch)
 
     def _snapshots(self, relation: Relation) -> dict[int, Snapshot]:

@@ -2,6 +2,8 @@
 snapshot summaries alone.
 
 * copy-on-write (overwrite/delete snapshots without delete files): Iceberg's changelog scan;
+  of a format-3 table: the files each commit wrote, its rows found by row lineage
+  (lakewide.spark.lineage_changes);
 * merge-on-read (position deletes, deletion vectors, equality deletes): Iceberg 1.10's
   changelog scan refuses delete files, so lakewide reads the changes by row position
   (lakewide.spark.position_changes), one commit at a time; compactions (``replace``
@@ -29,6 +31,20 @@ def delete_files_after(meta: TableMeta, start: int, end: int) -> bool:
         if snapshot.operation != "replace" and _count(snapshot.summary, "total-delete-files") > 0:
             return True
     return False
+
+
+def lineage_kept(meta: TableMeta) -> bool:
+    """Whether the table keeps row lineage (format 3: every row's ``_row_id`` and the sequence
+    number of the commit that last wrote it), so a copy-on-write commit's changed rows can be
+    told from the rows it carried over without pairing them."""
+    return (meta.format_version or 0) >= 3
+
+
+def reads_by_position(meta: TableMeta, start: int, end: int) -> bool:
+    """Whether the changes after ``start`` up to ``end`` are read from the files each commit
+    wrote (lakewide.spark.position_changes) rather than through Iceberg's changelog scan:
+    where delete files came in (which that scan refuses) or the table keeps row lineage."""
+    return lineage_kept(meta) or delete_files_after(meta, start, end)
 
 
 def data_commits(meta: TableMeta, start: int, end: int) -> list[tuple[int, int]]:

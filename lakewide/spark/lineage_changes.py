@@ -1,0 +1,60 @@
+"""The changes of a copy-on-write commit to a table that keeps row lineage (format 3).
+
+A copy-on-write commit rewrites whole data files: every row of a file it touched is removed
+and written again, the few it changed among many carried over unchanged. Iceberg's changelog
+scan tells them apart by shuffling and sorting every row of both sides. A format-3 table keeps
+each row's ``_row_id`` when the row is rewritten, and ``_last_updated_sequence_number`` names
+the commit that last wrote it, so between a commit ``b`` (sequence number ``s``) and its parent:
+
+* a row of a file ``b`` added, last written at ``s``, was written by ``b``: an INSERT (an
+  update's new image, or a new row);
+* a row of a file ``b`` removed whose ``_row_id`` is not carried over (not among the rows of
+  ``b``'s new files last written before ``s``) was deleted or updated by ``b``: a DELETE
+  carrying its old image;
+* an update's old and new image that are equal (a row rewritten unchanged) are no change, as
+  in Iceberg's changelog.
+
+It reads the new files once whole and once narrow (ids, sequence numbers), the removed files
+once narrow (ids) and once for the rows whose ids left (a broadcast of the few ids). A removed
+row without an id (a file written before the table was upgraded to format 3) cannot be paired:
+then the commit is not read this way (``lineage_parts`` returns None).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+ROW_ID, UPDATED = "_row_id", "_last_updated_sequence_number"
+
+
+def _column(name: str) -> Any:
+    from pyspark.sql import functions as f
+
+    return f.col("`" + name.replace("`", "``") + "`")
+
+
+def lineage_parts(
+    added: Any, removed: Any, sequence: int, columns: list[str]
+) -> list[tuple[Any, str]] | None:
+    """Commit ``b``'s changed rows as ``(frame, kind)`` parts: ``added``, the rows of the files
+    ``b`` added, and ``removed``, the rows live at its parent of the files it removed, each
+    with ``columns`` (those it has) and ``_row_id`` (``added`` also its last-updated sequence
+    number); ``sequence``: ``b``'s. None where a removed row has no id."""
+    from pyspark.sql import functions as f
+
+    kept = added.where(f.col(UPDATED) != sequence).select(ROW_ID)
+    left = removed.select(ROW_ID).join(kept, ROW_ID, "left_anti").localCheckpoint(eager=True)
+    if left.where(f.col(ROW_ID).isNull()).limit(1).count():
+        return None
+    written = added.where(f.col(UPDATED) == sequence).localCheckpoint(eager=True)
+    old = removed.join(f.broadcast(left), ROW_ID, "left_semi").localCheckpoint(eager=True)
+    both = [c for c in columns if c in written.columns and c in old.columns]
+    same = (
+        written.select(_column(ROW_ID), *map(_column, both))
+        .intersect(old.select(_column(ROW_ID), *map(_column, both)))
+        .select(ROW_ID)
+    )
+    return [
+        (written.join(same, ROW_ID, "left_anti"), "INSERT"),
+        (old.join(same, ROW_ID, "left_anti"), "DELETE"),
+    ]
