@@ -11,6 +11,7 @@ in one source or in every source. Upstream write modes (one set of source tables
 
 * ``append``: the changed rows appended (``run.py``'s benchmark, the reference);
 * ``cow``: format v2, copy-on-write merge/update/delete (Iceberg's default);
+* ``cow-v3``: format v3, copy-on-write (rows paired by row lineage, lakewide.spark.lineage_changes);
 * ``mor-v2``: format v2, merge-on-read (position delete files);
 * ``mor-v3``: format v3, merge-on-read (deletion vectors).
 
@@ -60,6 +61,7 @@ MOR = {key: "merge-on-read" for key in COW}
 MODES: dict[str, dict[str, str] | None] = {
     "append": None,
     "cow": {"format-version": "2", **COW},
+    "cow-v3": {"format-version": "3", **COW},
     "mor-v2": {"format-version": "2", **MOR},
     "mor-v3": {"format-version": "3", **MOR},
     "eq-v2": {"format-version": "2", **MOR},

@@ -1,13 +1,18 @@
 """Reading a copy-on-write upstream's changes: Iceberg's changelog against the floor.
 
-One source table of ``generate.py`` (``keys`` rows, 4 value columns), copy-on-write, then one
-``MERGE`` that updates 1% of the keys spread over the table and deletes 0.2%: it rewrites
-every data file. Then, alternated, ``rounds`` times each, in one session:
+One source table of ``generate.py`` (``keys`` rows, 4 value columns), format 3, copy-on-write,
+then one ``MERGE`` that updates 1% of the keys spread over the table and deletes 0.2%: it
+rewrites every data file. Then, alternated, ``rounds`` times each, in one session:
 
 * ``iceberg``: ``CALL create_changelog_view`` over that commit, materialized
-  (``localCheckpoint``, as a run does): what lakewide reads for a copy-on-write upstream.
-  Iceberg pairs the carried-over rows by shuffling and sorting every row of the removed and
-  added files;
+  (``localCheckpoint``, as a run does): what lakewide reads for a format-2 copy-on-write
+  upstream. Iceberg pairs the carried-over rows by shuffling and sorting every row of the
+  removed and added files;
+* ``lineage``: what lakewide reads for a format-3 one: the commit's files, the changed rows
+  told from the carried-over ones by row lineage (lakewide.spark.lineage_changes);
+* ``by_key``: Iceberg's changelog with the key as identifier column (sorted by key alone);
+* ``hashed``: a pairing by row hash: both sides materialized with a 96-bit hash per row, the
+  hashes whose counts differ, the rows with those hashes;
 * ``floor``: the rows of the removed and of the added files read once each (every column,
   materialized the same way, no pairing): what any exact read of this commit must at least
   read, since the metadata says only that every file was rewritten;
@@ -27,7 +32,6 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks import read_rounds  # noqa: E402
-from benchmarks.cdc_mirrors import COW, change_source  # noqa: E402
 
 
 def _iceberg(spark: Any, table: str, after: int, end: int, by_key: bool = False) -> Any:
@@ -71,27 +75,42 @@ def _hashed(spark: Any, table: str, after: int, end: int) -> Any:
     return rows.select(*[c for c in both.columns if not c.startswith("__")], kind)
 
 
+def _lineage(mirror: read_rounds.Mirror) -> Any:
+    """What lakewide reads for a format-3 upstream: the commit's files, its changed rows
+    paired by row lineage (lakewide.spark.lineage_changes), materialized."""
+    from pyspark.sql import functions as f
+
+    adapter, columns = mirror.adapter, mirror.spark.table(mirror.table).columns
+    parts = adapter._positional_parts(
+        mirror.relation, mirror.meta, mirror.after, mirror.end, columns
+    )
+    frame = None
+    for part, kind in parts:
+        rows = part.select(*columns, f.lit(kind).alias("_change_type"))
+        frame = rows if frame is None else frame.unionByName(rows)
+    assert frame is not None
+    frame = frame.localCheckpoint(eager=True)
+    adapter.unstage()  # plan the commit's scans again next round, as a run does
+    return frame
+
+
 def bench_size(out: Path, keys: int, rounds: int) -> dict[str, Any]:
-    mode = "cow"
-    properties = {"format-version": "2", **COW}
-    spark, clock, table, _ = read_rounds.one_source(out, keys, "changes_read", mode, properties)
-    after = spark.sql(f"SELECT snapshot_id FROM {table}.snapshots").collect()[-1][0]
-    wrote = change_source(spark, mode, 0, keys, 1, True)
-    end = spark.sql(f"SELECT snapshot_id FROM {table}.snapshots ORDER BY committed_at").collect()
-    end_id = end[-1][0]
+    mirror = read_rounds.mirrored(out, keys, "changes_read", "cow-v3", 1)
+    spark, table, after, end_id = mirror.spark, mirror.table, mirror.after, mirror.end
     frames = {
         "iceberg": lambda: _iceberg(spark, table, after, end_id),
+        "lineage": lambda: _lineage(mirror),
         "by_key": lambda: _iceberg(spark, table, after, end_id, by_key=True),
         "hashed": lambda: _hashed(spark, table, after, end_id),
         "floor": lambda: _floor(spark, table, after, end_id),
         "scan": lambda: spark.table(table),
     }
     counts = {name: make().localCheckpoint(eager=True).count() for name, make in frames.items()}
-    seconds, medians = read_rounds.timed_reads(clock, frames, rounds)
+    seconds, medians = read_rounds.timed_reads(mirror.clock, frames, rounds)
     spark.stop()
     return {
         "keys": keys,
-        "upstream_merge": wrote,
+        "upstream_merge": mirror.wrote,
         "rows": counts,
         "seconds": seconds,
         "medians": medians,
@@ -99,19 +118,16 @@ def bench_size(out: Path, keys: int, rounds: int) -> dict[str, Any]:
 
 
 def markdown(results: list[dict[str, Any]]) -> str:
-    lines = [
-        "| keys | changelog rows | Iceberg changelog s (cpu) | floor: both sides read once "
-        "| scan of the table | changelog x floor | changelog x scan |",
-        "|---|---|---|---|---|---|---|",
-    ]
+    """Per size and read: rows, wall s (JVM CPU s), and x Iceberg's changelog (CPU)."""
+    lines = ["| keys | read | rows | wall s (JVM CPU s) | x Iceberg's changelog, CPU |"]
+    lines.append("|---|---|---|---|---|")
     for r in results:
-        m = r["medians"]
-        ice, floor, scan = m["iceberg"], m["floor"], m["scan"]
-        lines.append(
-            f"| {r['keys']:,} | {r['rows']['iceberg']:,} | {ice['s']:.1f} ({ice['cpu']:.1f}) "
-            f"| {floor['s']:.1f} ({floor['cpu']:.1f}) | {scan['s']:.1f} ({scan['cpu']:.1f}) "
-            f"| {ice['s'] / floor['s']:.2f} | {ice['s'] / scan['s']:.2f} |"
-        )
+        ice = r["medians"]["iceberg"]["cpu"]
+        for name, m in r["medians"].items():
+            lines.append(
+                f"| {r['keys']:,} | {name} | {r['rows'][name]:,} | {m['s']:.1f} ({m['cpu']:.1f}) "
+                f"| {m['cpu'] / ice:.2f} |"
+            )
     return "\n".join(lines)
 
 

@@ -34,17 +34,23 @@ def _column(name: str) -> Any:
 
 
 def lineage_parts(
-    added: Any, removed: Any, sequence: int, columns: list[str]
+    added: Any, removed: Any, sequence: int, columns: list[str], ids: bool | None = None
 ) -> list[tuple[Any, str]] | None:
     """Commit ``b``'s changed rows as ``(frame, kind)`` parts: ``added``, the rows of the files
     ``b`` added, and ``removed``, the rows live at its parent of the files it removed, each
     with ``columns`` (those it has) and ``_row_id`` (``added`` also its last-updated sequence
-    number); ``sequence``: ``b``'s. None where a removed row has no id."""
+    number); ``sequence``: ``b``'s. ``ids``: whether every removed row has an id (every removed
+    file has a first row id), None where unknown (then the rows are looked at). None where a
+    removed row has no id."""
     from pyspark.sql import functions as f
 
+    if ids is False:
+        return None
     kept = added.where(f.col(UPDATED) != sequence).select(ROW_ID)
-    left = removed.select(ROW_ID).join(kept, ROW_ID, "left_anti").localCheckpoint(eager=True)
-    if left.where(f.col(ROW_ID).isNull()).limit(1).count():
+    # the carried-over ids (about every row) broadcast: no shuffle of either side
+    left = removed.select(ROW_ID).join(f.broadcast(kept), ROW_ID, "left_anti")
+    left = left.localCheckpoint(eager=True)
+    if ids is None and left.where(f.col(ROW_ID).isNull()).limit(1).count():
         return None
     written = added.where(f.col(UPDATED) == sequence).localCheckpoint(eager=True)
     old = removed.join(f.broadcast(left), ROW_ID, "left_semi").localCheckpoint(eager=True)
@@ -53,8 +59,9 @@ def lineage_parts(
         written.select(_column(ROW_ID), *map(_column, both))
         .intersect(old.select(_column(ROW_ID), *map(_column, both)))
         .select(ROW_ID)
+        .localCheckpoint(eager=True)
     )
     return [
-        (written.join(same, ROW_ID, "left_anti"), "INSERT"),
-        (old.join(same, ROW_ID, "left_anti"), "DELETE"),
+        (written.join(f.broadcast(same), ROW_ID, "left_anti"), "INSERT"),
+        (old.join(f.broadcast(same), ROW_ID, "left_anti"), "DELETE"),
     ]

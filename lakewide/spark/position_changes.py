@@ -106,13 +106,21 @@ class PositionChanges(StagedScans):
         return bool(removed) and lineage_kept(meta) and not deletes_added(meta, b)
 
     def _lineage_or_changelog(
-        self, relation: Relation, a: int, b: int, added: Any, removed: Any, columns: list[str]
+        self,
+        relation: Relation,
+        commit: tuple[int, int],
+        frames: tuple[Any, Any],
+        columns: list[str],
+        ids: bool | None = None,
     ) -> list[tuple[Any, str]]:
-        """Commit ``b``'s changes paired by row lineage (lakewide.spark.lineage_changes), or
-        where a removed row has no id, read through Iceberg's changelog of that commit."""
+        """Commit ``b``'s changes (``commit``: ``(a, b)``; ``frames``: the rows of the files
+        it added and removed) paired by row lineage (lakewide.spark.lineage_changes), or where
+        a removed row has no id, read through Iceberg's changelog of that commit."""
         from pyspark.sql import functions as f
 
-        parts = lineage_parts(added, removed, self.sequence_number(relation, b), columns)
+        a, b = commit
+        sequence = self.sequence_number(relation, b)
+        parts = lineage_parts(*frames, sequence, columns, ids)
         if parts is not None:
             return parts
         view = f"lakewide_commit_changes_{b}".replace("-", "_")
@@ -166,7 +174,7 @@ class PositionChanges(StagedScans):
         if paired:
             at_a = self._marked(relation, a, columns, lineage=True)
             gone = at_a.where(~f.col(DELETED) & f.col(FILE).isin(removed))
-            return self._lineage_or_changelog(relation, a, b, added, gone, columns)
+            return self._lineage_or_changelog(relation, (a, b), (added, gone), columns)
         gone = at_b.where(f.col(DELETED) & ~is_new)
         if has_deletes(meta, a):
             earlier = self._marked(relation, a, []).where(f.col(DELETED))
@@ -204,10 +212,11 @@ class PositionChanges(StagedScans):
             added = self.read_files(relation, planned, set(new)) if new else None
             if added is None:  # a commit that only removed files
                 added = self._at(relation, b).limit(0)
-            gone = self.read_files(relation, self._file_tasks(relation, a), set(removed))
-            return self._lineage_or_changelog(
-                relation, a, b, _lineage(added, columns, UPDATED), _lineage(gone, columns), columns
-            )
+            before = self._file_tasks(relation, a)
+            ids = all(before[1][path].file().firstRowId() is not None for path in removed)
+            gone = self.read_files(relation, before, set(removed))
+            frames = (_lineage(added, columns, UPDATED), _lineage(gone, columns))
+            return self._lineage_or_changelog(relation, (a, b), frames, columns, ids)
         parts = []
         if new:
             parts.append((self.read_files(relation, planned, set(new)), "INSERT"))
