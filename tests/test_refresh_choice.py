@@ -3,6 +3,7 @@ snapshot summaries (no JVM)."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
@@ -50,6 +51,9 @@ def test_what_each_read_mode_costs_from_the_summaries() -> None:
     assert read_bytes(SOURCE, "changelog", 1, 4) == CHANGELOG_FACTOR * 220 * MIB
     assert read_bytes(SOURCE, "changelog", 3, 4) == CHANGELOG_FACTOR * 20 * MIB
     assert read_bytes(SOURCE, "positions", 1, 4) == 200 * MIB  # one scan per data commit
+    # format 3, copy-on-write: each commit's files once, paired by row lineage (no shuffle)
+    lineage = dataclasses.replace(SOURCE, format_version=3)
+    assert read_bytes(lineage, "positions", 1, 4) == 220 * MIB
     appended = table(("append", 100 * MIB, 0, 100 * MIB), ("append", 3 * MIB, 0, 103 * MIB))
     assert read_bytes(appended, "incremental", 1, 2) == 3 * MIB
 

@@ -4,7 +4,9 @@ snapshot summaries alone (no file is opened): the bytes each path reads or write
 * ``incremental`` (appends): the files the range added;
 * ``changelog`` (Iceberg's, copy-on-write): the files each commit removed and added, read
   and then shuffled whole to pair carry-over rows: twice their bytes;
-* ``positions`` (merge-on-read): the table at each data commit of the range, once;
+* ``positions`` (merge-on-read): the table at each data commit of the range, once; a
+  copy-on-write commit of a table keeping row lineage (format 3): the files it removed and
+  added, once each (no shuffle of their rows);
 * ``full``: the table at the range's end;
 * the MERGE of the changes scans the target once; the re-fold reads every upstream table
   once and writes the target anew, which costs about twice its bytes (the fold's shuffle and
@@ -20,7 +22,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from lakewide.state.offsets import TableMeta
-from lakewide.state.upstream_changes import data_commits
+from lakewide.state.upstream_changes import data_commits, deletes_added, lineage_kept
 
 #: a changelog read pairs the rows of the files it reads through a shuffle of all of them
 CHANGELOG_FACTOR = 2
@@ -52,12 +54,19 @@ def read_bytes(meta: TableMeta | None, mode: str, start: int | None, end: int | 
         return table_bytes(meta, end)
     commits = data_commits(meta, start, end)
     if mode == "positions":
-        return sum(table_bytes(meta, snapshot) for _, snapshot in commits)
-    changed = sum(
-        _size(meta, snapshot, "added-files-size") + _size(meta, snapshot, "removed-files-size")
-        for _, snapshot in commits
-    )
+        return sum(
+            _files(meta, snapshot)
+            if lineage_kept(meta) and not deletes_added(meta, snapshot)
+            else table_bytes(meta, snapshot)
+            for _, snapshot in commits
+        )
+    changed = sum(_files(meta, snapshot) for _, snapshot in commits)
     return CHANGELOG_FACTOR * changed if mode == "changelog" else changed
+
+
+def _files(meta: TableMeta, snapshot: int) -> int:
+    """The bytes of the data files ``snapshot`` added and removed."""
+    return _size(meta, snapshot, "added-files-size") + _size(meta, snapshot, "removed-files-size")
 
 
 @dataclass(frozen=True)
