@@ -15,13 +15,16 @@ the commit that last wrote it, so between a commit ``b`` (sequence number ``s``)
   in Iceberg's changelog.
 
 It reads the new files once whole and once narrow (ids, sequence numbers), the removed files
-once narrow (ids) and once for the rows whose ids left (a broadcast of the few ids). A removed
+once narrow (ids) and once for the rows whose ids left (a broadcast of the few ids). Where the
+commit's row counts show it deleted no row, the ids that left are those of the rows it updated,
+found among the rows it wrote: the narrow reads are skipped. A removed
 row without an id (a file written before the table was upgraded to format 3) cannot be paired:
 then the commit is not read this way (``lineage_parts`` returns None).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 ROW_ID, UPDATED = "_row_id", "_last_updated_sequence_number"
@@ -33,26 +36,56 @@ def _column(name: str) -> Any:
     return f.col("`" + name.replace("`", "``") + "`")
 
 
+@dataclass(frozen=True)
+class Counts:
+    """What a commit's snapshot summary and file list say of its rows: the rows live at the
+    parent in the files it removed (the parent has no delete files), the rows of the files it
+    added, and the smallest first row id among those (ids from it on are rows new to the
+    table)."""
+
+    removed: int
+    added: int
+    fresh: int
+
+
+def _left_ids(added: Any, removed: Any, sequence: int, written: Any, counts: Counts | None) -> Any:
+    """The ids of the removed rows the commit did not carry over (deleted or updated). Where
+    the counts show it deleted no row (removed = added - inserted), those are the ids of the
+    rows it wrote that are not new: no look at the carried-over rows at all."""
+    from pyspark.sql import functions as f
+
+    if counts is not None:
+        inserted = written.where(f.col(ROW_ID) >= counts.fresh).count()
+        if counts.removed - counts.added + inserted == 0:
+            return written.where(f.col(ROW_ID) < counts.fresh).select(ROW_ID)
+    kept = added.where(f.col(UPDATED) != sequence).select(ROW_ID)
+    # the carried-over ids (about every row) broadcast: no shuffle of either side
+    left = removed.select(ROW_ID).join(f.broadcast(kept), ROW_ID, "left_anti")
+    return left.localCheckpoint(eager=True)
+
+
 def lineage_parts(
-    added: Any, removed: Any, sequence: int, columns: list[str], ids: bool | None = None
+    added: Any,
+    removed: Any,
+    sequence: int,
+    columns: list[str],
+    ids: bool | None = None,
+    counts: Counts | None = None,
 ) -> list[tuple[Any, str]] | None:
     """Commit ``b``'s changed rows as ``(frame, kind)`` parts: ``added``, the rows of the files
     ``b`` added, and ``removed``, the rows live at its parent of the files it removed, each
     with ``columns`` (those it has) and ``_row_id`` (``added`` also its last-updated sequence
     number); ``sequence``: ``b``'s. ``ids``: whether every removed row has an id (every removed
-    file has a first row id), None where unknown (then the rows are looked at). None where a
-    removed row has no id."""
+    file has a first row id), None where unknown (then the rows are looked at); ``counts``:
+    the commit's row counts where known (``Counts``). None where a removed row has no id."""
     from pyspark.sql import functions as f
 
     if ids is False:
         return None
-    kept = added.where(f.col(UPDATED) != sequence).select(ROW_ID)
-    # the carried-over ids (about every row) broadcast: no shuffle of either side
-    left = removed.select(ROW_ID).join(f.broadcast(kept), ROW_ID, "left_anti")
-    left = left.localCheckpoint(eager=True)
+    written = added.where(f.col(UPDATED) == sequence).localCheckpoint(eager=True)
+    left = _left_ids(added, removed, sequence, written, counts if ids else None)
     if ids is None and left.where(f.col(ROW_ID).isNull()).limit(1).count():
         return None
-    written = added.where(f.col(UPDATED) == sequence).localCheckpoint(eager=True)
     old = removed.join(f.broadcast(left), ROW_ID, "left_semi").localCheckpoint(eager=True)
     both = [c for c in columns if c in written.columns and c in old.columns]
     same = (

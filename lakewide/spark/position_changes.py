@@ -9,7 +9,9 @@ skipped, lakewide.state.upstream_changes) a row changed exactly when:
   a deletion vector or an equality delete) in a data file ``a`` had, and was not deleted at
   ``a`` already: a DELETE carrying its old image;
 * it was live at ``a`` in a data file ``b`` no longer has (a copy-on-write rewrite inside the
-  range): a DELETE, its rewritten copy an INSERT.
+  range): a DELETE, its rewritten copy an INSERT; where the table keeps row lineage (format
+  3) and ``b`` deleted nothing in place, only the rows ``b`` changed, told from those it
+  carried over by lineage (lakewide.spark.lineage_changes).
 
 The view has the columns of Iceberg's changelog view (``_change_type``, ``_change_ordinal``:
 the commit's position in the range, ``_commit_snapshot_id``), so the branch's changelog plan
@@ -24,7 +26,7 @@ from __future__ import annotations
 from typing import Any
 
 from lakewide.project.nodes import Relation
-from lakewide.spark.lineage_changes import ROW_ID, UPDATED, lineage_parts
+from lakewide.spark.lineage_changes import ROW_ID, UPDATED, Counts, lineage_parts
 from lakewide.spark.procedures import changelog_view_call
 from lakewide.spark.staged_scan import StagedScans
 from lakewide.state.offsets import TableMeta
@@ -63,6 +65,18 @@ def _lineage(frame: Any, columns: list[str], *extra: str) -> Any:
     metadata columns."""
     chosen = [c for c in columns if c in frame.columns]
     return frame.select(*[_column(c) for c in [*chosen, ROW_ID, *extra]])
+
+
+def _counts(meta: TableMeta, a: int, b: int, new: list[Any]) -> Counts | None:
+    """Commit ``b``'s row counts from its summary and its new files' scan tasks (``new``),
+    where the parent ``a`` has no delete files (its removed files' rows are all live)."""
+    summary = meta.snapshots[b].summary if b in meta.snapshots else {}
+    firsts = [task.file().firstRowId() for task in new]
+    known = "deleted-records" in summary and "added-records" in summary
+    if not known or has_deletes(meta, a) or None in firsts:
+        return None
+    fresh = min((int(first) for first in firsts), default=2**63 - 1)
+    return Counts(int(summary["deleted-records"]), int(summary["added-records"]), fresh)
 
 
 class PositionChanges(StagedScans):
@@ -112,6 +126,7 @@ class PositionChanges(StagedScans):
         frames: tuple[Any, Any],
         columns: list[str],
         ids: bool | None = None,
+        counts: Counts | None = None,
     ) -> list[tuple[Any, str]]:
         """Commit ``b``'s changes (``commit``: ``(a, b)``; ``frames``: the rows of the files
         it added and removed) paired by row lineage (lakewide.spark.lineage_changes), or where
@@ -120,7 +135,7 @@ class PositionChanges(StagedScans):
 
         a, b = commit
         sequence = self.sequence_number(relation, b)
-        parts = lineage_parts(*frames, sequence, columns, ids)
+        parts = lineage_parts(*frames, sequence, columns, ids, counts)
         if parts is not None:
             return parts
         view = f"lakewide_commit_changes_{b}".replace("-", "_")
@@ -216,7 +231,8 @@ class PositionChanges(StagedScans):
             ids = all(before[1][path].file().firstRowId() is not None for path in removed)
             gone = self.read_files(relation, before, set(removed))
             frames = (_lineage(added, columns, UPDATED), _lineage(gone, columns))
-            return self._lineage_or_changelog(relation, (a, b), frames, columns, ids)
+            counts = _counts(meta, a, b, [planned[1][path] for path in new])
+            return self._lineage_or_changelog(relation, (a, b), frames, columns, ids, counts)
         parts = []
         if new:
             parts.append((self.read_files(relation, planned, set(new)), "INSERT"))
