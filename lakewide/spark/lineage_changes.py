@@ -17,9 +17,9 @@ the commit that last wrote it, so between a commit ``b`` (sequence number ``s``)
 It reads the new files once whole and once narrow (ids, sequence numbers), the removed files
 once narrow (ids) and once for the rows whose ids left (a broadcast of the few ids). Where the
 commit's row counts show it deleted no row, the ids that left are those of the rows it updated,
-found among the rows it wrote: the narrow reads are skipped. A removed
-row without an id (a file written before the table was upgraded to format 3) cannot be paired:
-then the commit is not read this way (``lineage_parts`` returns None).
+found among the rows it wrote: the narrow reads are skipped. A removed row without an id (a
+file written before the table was upgraded to format 3) cannot be paired: then the commit is
+not read this way (``lineage_parts`` returns None).
 """
 
 from __future__ import annotations
@@ -30,7 +30,8 @@ from typing import Any
 ROW_ID, UPDATED = "_row_id", "_last_updated_sequence_number"
 
 
-def _column(name: str) -> Any:
+def column(name: str) -> Any:
+    """The Spark column ``name``, quoted (any name a table may have)."""
     from pyspark.sql import functions as f
 
     return f.col("`" + name.replace("`", "``") + "`")
@@ -89,8 +90,8 @@ def lineage_parts(
     old = removed.join(f.broadcast(left), ROW_ID, "left_semi").localCheckpoint(eager=True)
     both = [c for c in columns if c in written.columns and c in old.columns]
     same = (
-        written.select(_column(ROW_ID), *map(_column, both))
-        .intersect(old.select(_column(ROW_ID), *map(_column, both)))
+        written.select(column(ROW_ID), *map(column, both))
+        .intersect(old.select(column(ROW_ID), *map(column, both)))
         .select(ROW_ID)
         .localCheckpoint(eager=True)
     )

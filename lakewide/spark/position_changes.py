@@ -27,6 +27,7 @@ from typing import Any
 
 from lakewide.project.nodes import Relation
 from lakewide.spark.lineage_changes import ROW_ID, UPDATED, Counts, lineage_parts
+from lakewide.spark.lineage_changes import column as _column
 from lakewide.spark.procedures import changelog_view_call
 from lakewide.spark.staged_scan import StagedScans
 from lakewide.state.offsets import TableMeta
@@ -40,12 +41,6 @@ from lakewide.state.upstream_changes import (
 
 FILE, POS, DELETED = "__lw_file", "__lw_pos", "__lw_deleted"
 CHANGE_TYPE, ORDINAL, COMMIT = "_change_type", "_change_ordinal", "_commit_snapshot_id"
-
-
-def _column(name: str) -> Any:
-    from pyspark.sql import functions as f
-
-    return f.col("`" + name.replace("`", "``") + "`")
 
 
 def _changes_of(frame: Any, columns: list[str], kind: str, ordinal: int, commit: int) -> Any:
