@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from lakewide.plan import BranchPlan
 from lakewide.state.offsets import TableMeta, appends_only
-from lakewide.state.upstream_changes import delete_files_after, lineage_kept
+from lakewide.state.upstream_changes import delete_files_after, reads_by_position
 
 
 @dataclass(frozen=True)
@@ -146,15 +146,15 @@ def choose_read(
             "the upstream model's own changelog table (changelog_producer)",
             produced=True,
         )
-    if not delete_files_after(upstream, start, end):
-        if lineage_kept(upstream):
-            return ReadPlan(
-                "positions",
-                "copy-on-write (format 3): each commit's new data files, its changed rows told "
-                "from the rows it carried over by row lineage",
-            )
+    if not reads_by_position(upstream, start, end):
         return ReadPlan(
             "changelog", "overwrite/delete snapshots without delete files: Iceberg changelog"
+        )
+    if not delete_files_after(upstream, start, end):  # read by position for its row lineage
+        return ReadPlan(
+            "positions",
+            "copy-on-write (format 3): each commit's new data files, its changed rows told "
+            "from the rows it carried over by row lineage",
         )
     return ReadPlan(
         "positions",

@@ -14,12 +14,12 @@ the commit that last wrote it, so between a commit ``b`` (sequence number ``s``)
 * an update's old and new image that are equal (a row rewritten unchanged) are no change, as
   in Iceberg's changelog.
 
-It reads the new files once whole and once narrow (ids, sequence numbers), the removed files
-once narrow (ids) and once for the rows whose ids left (a broadcast of the few ids). Where the
-commit's row counts show it deleted no row, the ids that left are those of the rows it updated,
-found among the rows it wrote: the narrow reads are skipped. A removed row without an id (a
-file written before the table was upgraded to format 3) cannot be paired: then the commit is
-not read this way (``lineage_parts`` returns None).
+It reads the new files once whole and once narrow (ids, sequence numbers), and the removed
+files once, keeping the rows whose ids were not carried over (an anti-join with the carried-over
+ids broadcast). Where the commit's row counts show it deleted no row, the ids that left are
+those of the rows it updated, found among the rows it wrote: the narrow read is skipped. A
+removed row without an id (a file written before the table was upgraded to format 3) cannot be
+paired: then the commit is not read this way (``lineage_parts`` returns None).
 """
 
 from __future__ import annotations
@@ -49,20 +49,25 @@ class Counts:
     fresh: int
 
 
-def _left_ids(added: Any, removed: Any, sequence: int, written: Any, counts: Counts | None) -> Any:
-    """The ids of the removed rows the commit did not carry over (deleted or updated). Where
-    the counts show it deleted no row (removed = added - inserted), those are the ids of the
-    rows it wrote that are not new: no look at the carried-over rows at all."""
+def _old_images(
+    added: Any, removed: Any, sequence: int, written: Any, counts: Counts | None
+) -> Any:
+    """The removed rows the commit did not carry over (deleted or updated), with their old
+    images. Where the counts show it deleted no row (removed = added - inserted), their ids are
+    those of the rows it wrote that are not new: no look at the carried-over rows at all."""
     from pyspark.sql import functions as f
 
     if counts is not None:
         inserted = written.where(f.col(ROW_ID) >= counts.fresh).count()
         if counts.removed - counts.added + inserted == 0:
-            return written.where(f.col(ROW_ID) < counts.fresh).select(ROW_ID)
+            updated = written.where(f.col(ROW_ID) < counts.fresh).select(ROW_ID)
+            return removed.join(f.broadcast(updated), ROW_ID, "left_semi").localCheckpoint(
+                eager=True
+            )
     kept = added.where(f.col(UPDATED) != sequence).select(ROW_ID)
-    # the carried-over ids (about every row) broadcast: no shuffle of either side
-    left = removed.select(ROW_ID).join(f.broadcast(kept), ROW_ID, "left_anti")
-    return left.localCheckpoint(eager=True)
+    # the carried-over ids (about every row) broadcast: no shuffle of either side; the removed
+    # rows read once (a row without an id is kept: it cannot have been carried over by id)
+    return removed.join(f.broadcast(kept), ROW_ID, "left_anti").localCheckpoint(eager=True)
 
 
 def lineage_parts(
@@ -84,10 +89,9 @@ def lineage_parts(
     if ids is False:
         return None
     written = added.where(f.col(UPDATED) == sequence).localCheckpoint(eager=True)
-    left = _left_ids(added, removed, sequence, written, counts if ids else None)
-    if ids is None and left.where(f.col(ROW_ID).isNull()).limit(1).count():
+    old = _old_images(added, removed, sequence, written, counts if ids else None)
+    if ids is None and old.where(f.col(ROW_ID).isNull()).limit(1).count():
         return None
-    old = removed.join(f.broadcast(left), ROW_ID, "left_semi").localCheckpoint(eager=True)
     both = [c for c in columns if c in written.columns and c in old.columns]
     same = (
         written.select(column(ROW_ID), *map(column, both))
