@@ -82,7 +82,7 @@ def _lineage(mirror: read_rounds.Mirror) -> Any:
 
     adapter, columns = mirror.adapter, mirror.spark.table(mirror.table).columns
     parts = adapter._positional_parts(
-        mirror.relation, mirror.meta, mirror.after, mirror.end, columns
+        mirror.relation, mirror.meta, mirror.after, mirror.end, (columns, columns)
     )
     frame = None
     for part, kind in parts:

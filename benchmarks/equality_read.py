@@ -89,7 +89,7 @@ def bench_size(out: Path, keys: int, rounds: int) -> dict[str, Any]:
             by_key_parts(adapter, relation, after, end, columns), columns, end
         ),
         "marked": lambda: _changes(
-            adapter._marked_parts(relation, meta, after, end, columns), columns, end
+            adapter._marked_parts(relation, meta, after, end, (columns, columns)), columns, end
         ),
         "scan": lambda: spark.table(table),
     }

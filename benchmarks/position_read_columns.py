@@ -44,7 +44,7 @@ def bench_mode(out: Path, keys: int, rounds: int, mode: str) -> dict[str, Any]:
     every = list(spark.table(table).columns)
 
     def parts(columns: list[str]) -> list[tuple[Any, str]]:
-        return adapter._positional_parts(relation, meta, after, end, columns)
+        return adapter._positional_parts(relation, meta, after, end, (columns, columns))
 
     frames = {
         "old_every": lambda: _part(parts(every), "DELETE"),

@@ -51,6 +51,9 @@ class Read:
     after: str | None = None
     when: str | None = None
     checkpoint: str | None = None  # crash-test point reached before the read (lakewide.faults)
+    # ``changes``: the columns its retract rows (old images) need, the others read as NULL;
+    # None: every column (lakewide.compiler.build_changelog_read.retract_columns)
+    retracts: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)

@@ -202,3 +202,47 @@ def test_sources_read_as_changes_merge_at_once_where_none_is_refused(
             to_sql(s.statement) for s in plans.combined_changes if isinstance(s, p.Commit)
         )
         assert text.count("MERGE INTO") == 1
+
+
+REMOVING = {"merge_engine": "partial_update", "remove_record_on_delete": True}
+
+
+def changes_read(config: dict[str, Any], sql: str = SQL) -> p.Read:
+    context = PlanContext({"lw.ods.src": Relation("lw", "ods", "src")})
+    plans = compile_model(node(config, sql), context).plans
+    assert plans is not None
+    [read] = plans.branches[0].reads["changelog"]
+    assert isinstance(read, p.Read) and read.kind == "changes"
+    return read
+
+
+@pytest.mark.parametrize(
+    ("config", "sql", "kept"),
+    [
+        # partial_update takes of a -D its key and order (a -U is dropped): the key, the
+        # sequence field and what the branch filters on
+        (REMOVING, SQL, ("k",)),
+        ({**REMOVING, "sequence_field": "ts"}, "SELECT k, n, ts FROM lw.ods.src", ("k", "ts")),
+        (REMOVING, SQL + " WHERE v > 0", ("k", "v")),
+        (REMOVING, "SELECT payload.id AS k, n, v FROM lw.ods.src", ("id", "payload")),
+        (PARTIAL, SQL, ("k",)),  # deletes refused: counted by key
+        ({"merge_engine": "first_row"}, SQL, ("k",)),  # retracts dropped
+        ({"merge_engine": "deduplicate", "ignore_delete": True}, SQL, ("k",)),
+        # the old values are folded: every column
+        (SUM, SQL, None),
+        ({"merge_engine": "deduplicate"}, SQL, None),
+        (
+            {"merge_engine": "partial_update", "sequence_groups": {"g": ["n"]}},
+            "SELECT k, n, g FROM lw.ods.src",
+            None,
+        ),
+        # a NULL could change the branch's rows
+        (REMOVING, "SELECT k, n, v FROM lw.ods.src LATERAL VIEW explode(a) x AS e", None),
+        (REMOVING, "SELECT k, explode(a) AS n, v FROM lw.ods.src", None),
+        (REMOVING, "SELECT k, my_udf(n) AS n, v FROM lw.ods.src", None),
+    ],
+)
+def test_old_images_keep_the_columns_the_engine_takes(
+    config: dict[str, Any], sql: str, kept: tuple[str, ...] | None
+) -> None:
+    assert changes_read(config, sql).retracts == kept

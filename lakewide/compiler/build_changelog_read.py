@@ -59,6 +59,46 @@ def refolds_exactly(model: WideModel) -> bool:
     return all(model.aggregate(c).retracts for c in model.aggregated)
 
 
+#: SQL a retract row's NULLed columns could change the rows of: generators add or drop rows,
+#: aggregates and windows read other rows, a function sqlglot does not know may be either
+_ROW_SHAPING = (
+    exp.Explode,
+    exp.ExplodeOuter,
+    exp.Posexplode,
+    exp.Inline,
+    exp.Stack,
+    exp.Unnest,
+    exp.Lateral,
+    exp.AggFunc,
+    exp.Window,
+    exp.Anonymous,
+)
+
+
+def retract_columns(model: WideModel, branch: Branch) -> tuple[str, ...] | None:
+    """The columns of ``branch``'s driving table a changelog read must keep in its retract
+    rows (old images); the others may be read as NULL. None: every column.
+
+    Where the engine takes of a retract row no more than its key and its order (first_row and
+    ``ignore_delete`` drop retracts; partial_update drops ``-U`` and removes, or refuses, on a
+    ``-D``), the branch needs of it the columns its key and sequence fields are computed from
+    and those its filters and joins read. Not where a retract's values are folded (aggregation,
+    deduplicate, sequence groups), the source carries its own row kinds, a delta join reads
+    the branch's changes, or the branch has SQL a NULL could change the rows of."""
+    engine, deletes = model.engine, model.deletes
+    drops = not engine.takes_retracts or deletes.ignore_delete
+    if not (drops or (engine.needs_delete_policy and not model.groups)):
+        return None
+    if model.row_kind is not None or "delta" in model.joins.values():
+        return None
+    if any(branch.select.find_all(*_ROW_SHAPING)) or branch.select.find(exp.Star):
+        return None
+    wanted = [c for c in (*model.primary_key, *model.sequence) if c in branch.owned]
+    narrowed = branch.projected(list(dict.fromkeys(wanted)))
+    # every part of a name: ``payload.id`` may be a struct column's field, not a qualified one
+    return tuple(sorted({p.name for c in narrowed.find_all(exp.Column) for p in c.parts}))
+
+
 def _unretractable(model: WideModel) -> list[tuple[str, str]]:
     """(column, function) pairs whose aggregate cannot retract and does not ignore retracts."""
     return [

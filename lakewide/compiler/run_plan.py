@@ -27,6 +27,7 @@ from lakewide.compiler.build_changelog_read import (
     refolds_exactly,
     refused_deletes,
     reread_safe,
+    retract_columns,
 )
 from lakewide.compiler.build_combined_changes import combined_changes
 from lakewide.compiler.build_delta_join import (
@@ -212,10 +213,12 @@ class _Builder:
     def reads(self, branch: Branch, driver: str) -> dict[str, list[p.Step]]:
         b, view = branch.index, new_view(branch.index)
         start, end = p.start(b), p.end(b)
+        model = self.compiled.model
+        retracts = retract_columns(model, branch) if model is not None else None
         reads: dict[str, list[p.Step]] = {
             "incremental": [p.Read(view, driver, "appends", at=end, after=start)],
             "full": [p.Read(view, driver, "snapshot", at=end)],
-            "changelog": [p.Read(view, driver, "changes", at=end, after=start)],
+            "changelog": [p.Read(view, driver, "changes", at=end, after=start, retracts=retracts)],
             "empty": [p.Read(view, driver, "empty", at=end)],
             "no_changes": [p.Read(view, driver, "no_changes", at=end)],
         }

@@ -25,9 +25,13 @@ def _shown(step: p.Step, to_sql: Callable[[exp.Expression], str]) -> str:
             "empty": "no rows (its columns at :{at})",
             "no_changes": "no rows (the columns of its changelog at :{at})",
         }[step.kind]
+        old = ""
+        if step.retracts is not None:
+            old = "; old images read by position: " + ", ".join(step.retracts) + " (others NULL)"
         text = (
             f"-- read {step.view} := {step.table} "
             + what.format(at=step.at or "current", after=step.after)
+            + old
             + "\n"
         )
     elif isinstance(step, p.Sequence):

@@ -70,7 +70,12 @@ class StepRunner:
         if step.kind == "changes":
             assert step.after is not None and at is not None, "a changes read is bounded"
             self.adapter.register_changelog(
-                step.view, relation, params[step.after], at, self.metas.get(step.table)
+                step.view,
+                relation,
+                params[step.after],
+                at,
+                self.metas.get(step.table),
+                retracts=step.retracts,
             )
         elif step.kind == "no_changes":
             self.adapter.register_no_changes(step.view, relation, at)

@@ -141,22 +141,30 @@ class SparkAdapter(FileLoading, OrderedReads, BranchWrites, PositionChanges):
             self.refresh(relation)
 
     def register_changelog(
-        self, view: str, relation: Relation, after: int, snapshot: int, meta: TableMeta | None
+        self,
+        view: str,
+        relation: Relation,
+        after: int,
+        snapshot: int,
+        meta: TableMeta | None,
+        retracts: tuple[str, ...] | None = None,
     ) -> None:
         """Temporary view of ``relation``'s changes after ``after`` up to ``snapshot``: every
         changed row with ``_change_type`` and ``_change_ordinal``.
 
         Iceberg's ``create_changelog_view`` procedure (carry-over rows of copy-on-write
         rewrites removed); where delete files came in (merge-on-read), which that procedure
-        refuses, the changes by row position (lakewide.spark.position_changes). Computed
-        once: the run's queries over it (NULL keys, deletes, the staged batch) read the
-        materialized changes, not the upstream's files again.
+        refuses, the changes by row position (lakewide.spark.position_changes), their old
+        images read with only the ``retracts`` columns where the model needs no others (the
+        rest NULL; None: every column). Computed once: the run's queries over it (NULL keys,
+        deletes, the staged batch) read the materialized changes, not the upstream's files
+        again.
         """
         try:
             self._catch_up(relation)
             meta = meta or self.table_meta(relation)
             if meta is not None and reads_by_position(meta, after, snapshot):
-                frame = self.position_changes(relation, meta, after, snapshot)
+                frame = self.position_changes(relation, meta, after, snapshot, retracts)
             else:
                 self.sql(changelog_view_call(view, relation, after, snapshot))
                 frame = self.spark.table(view)

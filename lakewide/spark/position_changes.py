@@ -41,14 +41,24 @@ from lakewide.state.upstream_changes import (
 
 FILE, POS, DELETED = "__lw_file", "__lw_pos", "__lw_deleted"
 CHANGE_TYPE, ORDINAL, COMMIT = "_change_type", "_change_ordinal", "_commit_snapshot_id"
+#: the columns a commit's read keeps: of its new rows, of its old images (unpaired)
+Reads = tuple[list[str], list[str]]
 
 
-def _changes_of(frame: Any, columns: list[str], kind: str, ordinal: int, commit: int) -> Any:
-    """``frame``'s ``columns`` (those it has) as changelog rows of one kind and commit."""
+def _changes_of(
+    frame: Any, columns: list[str], kind: str, ordinal: int, commit: int, types: Any = None
+) -> Any:
+    """``frame``'s ``columns`` as changelog rows of one kind and commit: those it has, and
+    with ``types`` (column -> Spark type) the others as NULLs of their type."""
     from pyspark.sql import functions as f
 
+    have = set(frame.columns)
     return frame.select(
-        *[_column(c) for c in columns if c in frame.columns],
+        *[
+            _column(c) if c in have else f.lit(None).cast(types[c]).alias(c)
+            for c in columns
+            if c in have or types is not None
+        ],
         f.lit(kind).alias(CHANGE_TYPE),
         f.lit(ordinal).alias(ORDINAL),
         f.lit(commit).cast("bigint").alias(COMMIT),
@@ -170,12 +180,14 @@ class PositionChanges(StagedScans):
         return [str(row[0]) for row in frame.collect()]
 
     def _marked_parts(
-        self, relation: Relation, meta: TableMeta, a: int, b: int, columns: list[str]
+        self, relation: Relation, meta: TableMeta, a: int, b: int, reads: Reads
     ) -> list[tuple[Any, str]]:
         """Commit ``b``'s changed rows read by marking: the table at ``b`` read whole with
-        Iceberg's ``_deleted`` column (the only read that sees equality deletes)."""
+        Iceberg's ``_deleted`` column (the only read that sees equality deletes).
+        ``reads``: the columns of the new rows and of the old images (unpaired)."""
         from pyspark.sql import functions as f
 
+        columns, old = reads
         _, new, removed = self._files_between(relation, a, b)
         is_new = f.col(FILE).isin(new) if new else f.lit(False)
         paired = self._paired(meta, b, removed)
@@ -185,13 +197,13 @@ class PositionChanges(StagedScans):
             at_a = self._marked(relation, a, columns, lineage=True)
             gone = at_a.where(~f.col(DELETED) & f.col(FILE).isin(removed))
             return self._lineage_or_changelog(relation, (a, b), (added, gone), columns)
-        gone = at_b.where(f.col(DELETED) & ~is_new)
+        gone = self._marked(relation, b, old).where(f.col(DELETED) & ~is_new)
         if has_deletes(meta, a):
             earlier = self._marked(relation, a, []).where(f.col(DELETED))
             gone = gone.join(earlier.select(FILE, POS), [FILE, POS], "left_anti")
         parts = [(added, "INSERT"), (gone, "DELETE")]
         if removed:
-            at_a = self._marked(relation, a, columns)
+            at_a = self._marked(relation, a, old)
             parts.append((at_a.where(~f.col(DELETED) & f.col(FILE).isin(removed)), "DELETE"))
         return parts
 
@@ -210,13 +222,14 @@ class PositionChanges(StagedScans):
         return listed
 
     def _positional_parts(
-        self, relation: Relation, meta: TableMeta, a: int, b: int, columns: list[str]
+        self, relation: Relation, meta: TableMeta, a: int, b: int, reads: Reads
     ) -> list[tuple[Any, str]]:
         """Commit ``b``'s changed rows read from what it wrote: the data files it added
         (alone, a staged scan) and the old images of the rows it deleted, read at ``a`` by
-        position (or of whole files it removed)."""
+        position (or of whole files it removed). ``columns``: as ``_marked_parts``."""
         from pyspark.sql import functions as f
 
+        columns, old = reads
         planned, new, removed = self._files_between(relation, a, b)
         if self._paired(meta, b, removed):
             added = self.read_files(relation, planned, set(new)) if new else None
@@ -234,7 +247,7 @@ class PositionChanges(StagedScans):
         wanted = f.lit(False) if not removed else f.col(FILE).isin(removed)
         at_a = self._at(relation, a)
         at_a = at_a.select(
-            *[_column(c) for c in columns if c in at_a.columns],
+            *[_column(c) for c in old if c in at_a.columns],
             f.col("_file").alias(FILE),
             f.col("_pos").alias(POS),
         )
@@ -247,21 +260,34 @@ class PositionChanges(StagedScans):
         parts.append((at_a.where(wanted), "DELETE"))
         return parts
 
-    def position_changes(self, relation: Relation, meta: TableMeta, after: int, up_to: int) -> Any:
+    def position_changes(
+        self,
+        relation: Relation,
+        meta: TableMeta,
+        after: int,
+        up_to: int,
+        retracts: tuple[str, ...] | None = None,
+    ) -> Any:
         """The changes of ``relation`` after snapshot ``after`` up to ``up_to`` as a DataFrame
         with the columns of Iceberg's changelog view: per commit, read from the files it wrote
         (lakewide.spark.staged_scan) where it wrote no equality deletes, else by marking
-        (always over Spark Connect, where files cannot be staged)."""
+        (always over Spark Connect, where files cannot be staged). ``retracts``: the columns
+        the old images read by position need (the others NULL); None: every column. Rows
+        paired by lineage keep every column (their old and new images are compared)."""
         from lakewide.spark.connect import is_remote
 
-        columns = list(self._at(relation, up_to).columns)
+        table = self._at(relation, up_to)
+        columns = list(table.columns)
+        types = {field.name: field.dataType for field in table.schema.fields}
+        wanted = None if retracts is None else {c.lower() for c in retracts}
+        old = columns if wanted is None else [c for c in columns if c.lower() in wanted]
         frame = None
         remote = is_remote(self.spark)
         for ordinal, (a, b) in enumerate(data_commits(meta, after, up_to)):
             marking = remote or equality_deletes_added(meta, b)
             read = self._marked_parts if marking else self._positional_parts
-            for part, kind in read(relation, meta, a, b, columns):
-                rows = _changes_of(part, columns, kind, ordinal, b)
+            for part, kind in read(relation, meta, a, b, (columns, old)):
+                rows = _changes_of(part, columns, kind, ordinal, b, types)
                 frame = rows if frame is None else frame.unionByName(rows, allowMissingColumns=True)
         if frame is None:  # nothing but compactions: no change
             frame = _changes_of(self._at(relation, up_to).limit(0), columns, "INSERT", 0, up_to)

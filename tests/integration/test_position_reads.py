@@ -22,6 +22,7 @@ import pytest
 from lakewide.project.nodes import Relation
 from lakewide.project.profiles import Output
 from lakewide.spark.adapter import SparkAdapter
+from lakewide.spark.position_changes import COMMIT
 from lakewide.state.upstream_changes import data_commits, equality_deletes_added
 from tests.equality_upsert import upsert
 
@@ -79,9 +80,10 @@ def test_a_commit_read_from_its_files_equals_the_marked_read(
     equality = [b for _, b in commits if equality_deletes_added(meta, b)]
     assert len(equality) == 2, equality
     for a, b in commits:
-        reads = {"marked": adapter._marked_parts(relation, meta, a, b, columns)}
+        both = (columns, columns)
+        reads = {"marked": adapter._marked_parts(relation, meta, a, b, both)}
         if b not in equality:  # a commit with equality deletes is read by marking only
-            reads["files"] = adapter._positional_parts(relation, meta, a, b, columns)
+            reads["files"] = adapter._positional_parts(relation, meta, a, b, both)
         read: dict[str, Counter[tuple[Any, ...]]] = {}
         for name_, parts in reads.items():
             rows: Counter[tuple[Any, ...]] = Counter()
@@ -102,6 +104,25 @@ def test_a_commit_read_from_its_files_equals_the_marked_read(
         assert kinds["DELETE"] - kinds["INSERT"] == at[a] - at[b], (a, b)
         assert kinds["INSERT"] - kinds["DELETE"] == at[b] - at[a], (a, b)
         assert at[a] != at[b]
+    # the old images with the key alone (what partial_update takes of a delete; the name as a
+    # model may spell it): the same rows and kinds per commit, the other columns NULL where
+    # the old images were read by position or marking (those paired by lineage are compared
+    # whole, so they keep theirs)
+    full = adapter.position_changes(relation, meta, first, meta.current)
+    narrow = adapter.position_changes(relation, meta, first, meta.current, retracts=("K",))
+    assert narrow.schema == full.schema
+
+    def keys(frame: Any) -> Counter[tuple[Any, ...]]:
+        return Counter(tuple(r) for r in frame.select("k", "_change_type", COMMIT).collect())
+
+    assert keys(narrow) == keys(full)
+    paired = {
+        b for a, b in commits if adapter._paired(meta, b, adapter._files_between(relation, a, b)[2])
+    }
+    old = narrow.where("_change_type = 'DELETE'")
+    kept = {r[0] for r in old.where("v IS NOT NULL").select(COMMIT).distinct().collect()}
+    assert kept <= paired and old.where("v IS NULL").count() > 0
+    assert full.where("_change_type = 'DELETE' AND v IS NULL").count() == 0
     adapter.unstage()
 
 
@@ -161,7 +182,7 @@ def test_copy_on_write_commits_paired_by_row_lineage_equal_icebergs_changelog(
         )
         for read in (adapter._positional_parts, adapter._marked_parts):
             rows: Counter[tuple[Any, ...]] = Counter()
-            for part, kind in read(relation, meta, a, b, ["k", "v"]):
+            for part, kind in read(relation, meta, a, b, (["k", "v"], ["k", "v"])):
                 rows.update((k, v, kind) for k, v in part.select("k", "v").collect())
             assert rows == oracle, (read.__name__, a, b)
         if b == commits[-1][1]:  # the unchanged rewrite: nothing changed

@@ -30,7 +30,12 @@ same model rebuilt by ``--full-refresh`` (a twin project over the same sources):
 * ``top``: aggregation, ``max`` (cannot retract: retracts, deletes included, are dropped),
   over both sources: the largest value a key ever held; the rebuild sees only current rows;
 * ``dd``: deduplicate over ``p``;
-* ``first``: first_row over ``p``: the first value a key ever had (first_row drops retracts).
+* ``first``: first_row over ``p``: the first value a key ever had (first_row drops retracts);
+* ``even``: partial_update of ``p``'s rows with an even value, ``remove_record_on_delete``:
+  the rows the filter keeps, as the branch sees its changes (a row updated to an odd value
+  leaves: its old image passes the filter, its new one does not, a delete). The filter reads
+  the old images, so they keep ``v`` where partial_update needs only their key
+  (``retract_columns``).
 
 Two examples per mode (``LW_PROPERTY_SCALE`` multiplies them), shrinking off (a Spark example
 shrinks for minutes): about 2.5 minutes in all on 2 loaded cores.
@@ -101,9 +106,13 @@ SELECT k, v FROM {{ source('src', 'p') }}
 {{ config(merge_engine='first_row', primary_key='k') }}
 SELECT k, v FROM {{ source('src', 'p') }}
 """,
+    "even": """
+{{ config(merge_engine='partial_update', primary_key='k', remove_record_on_delete=true) }}
+SELECT k, v FROM {{ source('src', 'p') }} WHERE v % 2 = 0
+""",
 }
 #: models whose result is a function of the upstream's current rows: equal to the rebuild
-REBUILT = ("pu", "total", "dd")
+REBUILT = ("pu", "total", "dd", "even")
 
 SETTINGS = dict(
     deadline=None,
@@ -188,6 +197,8 @@ class Expected:
             return [(k, self.p.get(k, 0) + self.q.get(k, 0)) for k in keys]
         if model == "dd":
             return sorted(self.p.items())
+        if model == "even":
+            return sorted((k, v) for k, v in self.p.items() if v % 2 == 0)
         return sorted(getattr(self, model).items())
 
 
