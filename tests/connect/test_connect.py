@@ -9,6 +9,7 @@ test stops the server.
 from __future__ import annotations
 
 import itertools
+import json
 import signal
 import time
 from collections.abc import Iterator
@@ -199,6 +200,58 @@ def test_build_then_incremental_runs_match_a_full_refresh(shop: Shop) -> None:
     assert code == 0 and "2 table(s) fast-forwarded" in out, out
     assert shop.rows() == shop.expected()
     _no_secret(shop, *outputs, out)
+
+
+MIRROR = """\
+{{ config(merge_engine='partial_update', primary_key='k', remove_record_on_delete=true) }}
+SELECT k, v FROM {{ source('src', 'mirror') }} WHERE v % 2 = 0
+"""
+
+
+def test_a_merge_on_read_mirror_read_over_connect_matches_its_current_rows(shop: Shop) -> None:
+    """A mirror kept by merge-on-read MERGEs, read over Connect (by marking: no file staging),
+    its old images with only the key and the filter's column (retract_columns)."""
+    table = f"lw.{shop.src}.mirror"
+    mor = ", ".join(f"'write.{w}.mode' = 'merge-on-read'" for w in ("merge", "update", "delete"))
+    shop.spark.sql(
+        f"CREATE TABLE {table} (k BIGINT, v BIGINT, note STRING) USING iceberg "
+        f"TBLPROPERTIES ('format-version' = '2', {mor})"
+    )
+    shop.spark.sql(f"INSERT INTO {table} SELECT id, id * 2, 'n' FROM range(0, 30)")
+    sources = shop.root / "models" / "sources.yml"
+    sources.write_text(sources.read_text() + "      - name: mirror\n")
+    (shop.root / "models" / "mirror.sql").write_text(MIRROR)
+
+    def current() -> list[tuple[Any, ...]]:
+        shop.spark.catalog.refreshTable(f"lw.{shop.ns}.mirror")  # written by the client
+        rows = shop.spark.table(f"lw.{shop.ns}.mirror").select("k", "v").collect()
+        return sorted(tuple(r) for r in rows)
+
+    def kept() -> list[tuple[Any, ...]]:  # the filter over the mirror's rows, in Python
+        rows = shop.spark.table(table).select("k", "v").collect()
+        return sorted((k, v) for k, v in rows if v % 2 == 0)
+
+    code, out = shop.client("run", "--select", "mirror")
+    assert code == 0, out
+    assert current() == kept()
+    # updates out of the filter (odd), within it (even), and deletes, each in place
+    shop.spark.sql(
+        f"MERGE INTO {table} t USING (SELECT id AS k FROM range(0, 30)) s ON t.k = s.k "
+        "WHEN MATCHED AND s.k % 5 = 0 THEN DELETE "
+        "WHEN MATCHED AND s.k % 3 = 0 THEN UPDATE SET v = t.v + 1 "
+        "WHEN MATCHED AND s.k % 3 = 1 THEN UPDATE SET v = t.v + 2"
+    )
+    assert shop.spark.sql(f"SELECT * FROM {table}.delete_files").count() > 0
+    code, out = shop.client("run", "--select", "mirror")
+    assert code == 0, out
+    results = json.loads((shop.root / "target" / "run_results.json").read_text())
+    [mirror] = [r for r in results["results"] if r["name"] == "mirror"]
+    assert [r["mode"] for r in mirror["ranges"]] == ["positions"], mirror["ranges"]
+    assert current() == kept() != []
+    incremental = current()
+    code, out = shop.client("run", "--select", "mirror", "--full-refresh")
+    assert code == 0, out
+    assert current() == incremental
 
 
 def _wait_for(process: Any, text: str, timeout: float = 240.0) -> list[str]:
