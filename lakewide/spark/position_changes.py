@@ -182,13 +182,15 @@ class PositionChanges(StagedScans):
     def _marked_parts(
         self, relation: Relation, meta: TableMeta, a: int, b: int, reads: Reads
     ) -> list[tuple[Any, str]]:
-        """Commit ``b``'s changed rows read by marking: the table at ``b`` read whole with
-        Iceberg's ``_deleted`` column (the only read that sees equality deletes).
-        ``reads``: the columns of the new rows and of the old images (unpaired)."""
+        """Commit ``b``'s changed rows read by marking: the rows its deletes hide, from the
+        table at ``b`` read whole with Iceberg's ``_deleted`` column (the only read that sees
+        equality deletes); its new rows from the files it added alone (a staged scan, their
+        own deletes applied), or over Spark Connect, where no file is staged, from the same
+        marked table. ``reads``: the columns of the new rows and of the old images (unpaired)."""
         from pyspark.sql import functions as f
 
         columns, old = reads
-        _, new, removed = self._files_between(relation, a, b)
+        planned, new, removed = self._files_between(relation, a, b)
         is_new = f.col(FILE).isin(new) if new else f.lit(False)
         paired = self._paired(meta, b, removed)
         at_b = self._marked(relation, b, columns, lineage=paired)
@@ -197,6 +199,8 @@ class PositionChanges(StagedScans):
             at_a = self._marked(relation, a, columns, lineage=True)
             gone = at_a.where(~f.col(DELETED) & f.col(FILE).isin(removed))
             return self._lineage_or_changelog(relation, (a, b), (added, gone), columns)
+        if planned[0] is not None and new:  # not the whole table again for a few new rows
+            added = self.read_files(relation, planned, set(new))
         gone = self._marked(relation, b, old).where(f.col(DELETED) & ~is_new)
         if has_deletes(meta, a):
             earlier = self._marked(relation, a, []).where(f.col(DELETED))
