@@ -230,7 +230,7 @@ class PositionChanges(StagedScans):
     ) -> list[tuple[Any, str]]:
         """Commit ``b``'s changed rows read from what it wrote: the data files it added
         (alone, a staged scan) and the old images of the rows it deleted, read at ``a`` by
-        position (or of whole files it removed). ``columns``: as ``_marked_parts``."""
+        position (or of whole files it removed). ``reads``: as ``_marked_parts``."""
         from pyspark.sql import functions as f
 
         columns, old = reads
