@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks import read_rounds  # noqa: E402
 from lakewide.project.nodes import Relation  # noqa: E402
 from lakewide.spark.adapter import SparkAdapter  # noqa: E402
-from lakewide.spark.position_changes import _changes_of  # noqa: E402
+from lakewide.spark.position_changes import _changes_of, types_of  # noqa: E402
 
 MODE = "eq-v2"
 #: upsert commits before the read; the read is of the last, whose parent has equality deletes
@@ -74,7 +74,7 @@ def by_key_parts(
 def _changes(parts: list[tuple[Any, str]], columns: list[str], commit: int) -> Any:
     frame = None
     for part, kind in parts:
-        rows = _changes_of(part, columns, kind, 0, commit)
+        rows = _changes_of(part, columns, kind, 0, commit, types_of(part))
         frame = rows if frame is None else frame.unionByName(rows)
     return frame
 

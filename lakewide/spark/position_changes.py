@@ -45,20 +45,21 @@ CHANGE_TYPE, ORDINAL, COMMIT = "_change_type", "_change_ordinal", "_commit_snaps
 Reads = tuple[list[str], list[str]]
 
 
+def types_of(frame: Any) -> dict[str, Any]:
+    """``frame``'s columns and their Spark types."""
+    return {field.name: field.dataType for field in frame.schema.fields}
+
+
 def _changes_of(
-    frame: Any, columns: list[str], kind: str, ordinal: int, commit: int, types: Any = None
+    frame: Any, columns: list[str], kind: str, ordinal: int, commit: int, types: dict[str, Any]
 ) -> Any:
-    """``frame``'s ``columns`` as changelog rows of one kind and commit: those it has, and
-    with ``types`` (column -> Spark type) the others as NULLs of their type."""
+    """``frame``'s ``columns`` as changelog rows of one kind and commit: those it has, the
+    others NULLs of their type in ``types`` (column -> Spark type)."""
     from pyspark.sql import functions as f
 
     have = set(frame.columns)
     return frame.select(
-        *[
-            _column(c) if c in have else f.lit(None).cast(types[c]).alias(c)
-            for c in columns
-            if c in have or types is not None
-        ],
+        *[_column(c) if c in have else f.lit(None).cast(types[c]).alias(c) for c in columns],
         f.lit(kind).alias(CHANGE_TYPE),
         f.lit(ordinal).alias(ORDINAL),
         f.lit(commit).cast("bigint").alias(COMMIT),
@@ -156,9 +157,8 @@ class PositionChanges(StagedScans):
             if snapshot is not None
             else self.spark.table(str(relation))
         )
-        _changes_of(frame.limit(0), list(frame.columns), "INSERT", 0, 0).createOrReplaceTempView(
-            view
-        )
+        empty = _changes_of(frame.limit(0), list(frame.columns), "INSERT", 0, 0, types_of(frame))
+        empty.createOrReplaceTempView(view)
 
     def _files_between(
         self, relation: Relation, a: int, b: int
@@ -282,7 +282,7 @@ class PositionChanges(StagedScans):
 
         table = self._at(relation, up_to)
         columns = list(table.columns)
-        types = {field.name: field.dataType for field in table.schema.fields}
+        types = types_of(table)
         wanted = None if retracts is None else {c.lower() for c in retracts}
         old = columns if wanted is None else [c for c in columns if c.lower() in wanted]
         frame = None
@@ -292,7 +292,7 @@ class PositionChanges(StagedScans):
             read = self._marked_parts if marking else self._positional_parts
             for part, kind in read(relation, meta, a, b, (columns, old)):
                 rows = _changes_of(part, columns, kind, ordinal, b, types)
-                frame = rows if frame is None else frame.unionByName(rows, allowMissingColumns=True)
+                frame = rows if frame is None else frame.unionByName(rows)
         if frame is None:  # nothing but compactions: no change
-            frame = _changes_of(self._at(relation, up_to).limit(0), columns, "INSERT", 0, up_to)
+            frame = _changes_of(table.limit(0), columns, "INSERT", 0, up_to, types)
         return frame
