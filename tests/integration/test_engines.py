@@ -180,6 +180,31 @@ def test_remove_record_on_delete(model_run: Callable[..., ModelRun]) -> None:
     assert rows == [(2, "new", None, 6), (3, "a3", None, 1)]
 
 
+FILTERED_LOG_MODEL = """
+{{ config(merge_engine='partial_update', primary_key='k', sequence_field='ts',
+          row_kind_column='op', remove_record_on_delete=true) }}
+SELECT k, status AS paid_status, ts, op FROM {{ source('src', 'o') }} WHERE status = 'paid'
+"""
+
+
+def test_a_change_log_row_updated_out_of_the_filter_keeps_its_last_values(
+    model_run: Callable[..., ModelRun],
+) -> None:
+    """docs/how-to/cdc-sources.md: the filter keeps a change log's ``-U`` and drops its
+    ``+U``; partial_update ignores a ``-U``, so the row stays (a mirror's row would be a
+    delete: tests/integration/test_upstream_write_modes.py, model ``even``). The same
+    records in one run give the same rows."""
+    schema = {"o": "k INT, status STRING, ts INT, op STRING"}
+    first = [(1, "paid", 1, "+I"), (2, "paid", 1, "+I"), (3, "open", 1, "+I")]
+    then = [(1, "paid", 2, "-U"), (1, "refunded", 2, "+U"), (2, "paid", 2, "-D")]
+    stepped = model_run(FILTERED_LOG_MODEL, schema)
+    stepped.step({"o": first})
+    rows = stepped.step({"o": then})
+    assert [r[:2] for r in rows] == [(1, "paid")]
+    assert stepped.last.plan != "bootstrap"
+    assert model_run(FILTERED_LOG_MODEL, schema).step({"o": first + then}) == rows
+
+
 def test_null_primary_keys_are_rejected_and_counted(model_run: Callable[..., ModelRun]) -> None:
     m = model_run(
         REMOVE_MODEL.replace(
