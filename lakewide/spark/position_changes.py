@@ -192,15 +192,16 @@ class PositionChanges(StagedScans):
         columns, old = reads
         planned, new, removed = self._files_between(relation, a, b)
         is_new = f.col(FILE).isin(new) if new else f.lit(False)
-        paired = self._paired(meta, b, removed)
-        at_b = self._marked(relation, b, columns, lineage=paired)
-        added = at_b.where(~f.col(DELETED) & is_new)
-        if paired:
+        if self._paired(meta, b, removed):
+            at_b = self._marked(relation, b, columns, lineage=True)
+            added = at_b.where(~f.col(DELETED) & is_new)
             at_a = self._marked(relation, a, columns, lineage=True)
             gone = at_a.where(~f.col(DELETED) & f.col(FILE).isin(removed))
             return self._lineage_or_changelog(relation, (a, b), (added, gone), columns)
         if planned[0] is not None and new:  # not the whole table again for a few new rows
             added = self.read_files(relation, planned, set(new))
+        else:
+            added = self._marked(relation, b, columns).where(~f.col(DELETED) & is_new)
         gone = self._marked(relation, b, old).where(f.col(DELETED) & ~is_new)
         if has_deletes(meta, a):
             earlier = self._marked(relation, a, []).where(f.col(DELETED))
@@ -276,8 +277,9 @@ class PositionChanges(StagedScans):
         with the columns of Iceberg's changelog view: per commit, read from the files it wrote
         (lakewide.spark.staged_scan) where it wrote no equality deletes, else by marking
         (always over Spark Connect, where files cannot be staged). ``retracts``: the columns
-        the old images read by position need (the others NULL); None: every column. Rows
-        paired by lineage keep every column (their old and new images are compared)."""
+        the old images read by position or marking need (the others NULL); None: every
+        column. Rows paired by lineage keep every column (their old and new images are
+        compared)."""
         from lakewide.spark.connect import is_remote
 
         table = self._at(relation, up_to)
