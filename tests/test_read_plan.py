@@ -10,6 +10,7 @@ import pytest
 from lakewide import plan as p
 from lakewide.compiler import PlanContext, compile_model
 from lakewide.compiler.build_changelog_read import KIND, changelog_merge, retract_policy
+from lakewide.compiler.show_plan import plan_text
 from lakewide.compiler.wide_model import WideModel, analyze
 from lakewide.dialect import to_sql
 from lakewide.errors import ModelRunError
@@ -246,3 +247,18 @@ def test_old_images_keep_the_columns_the_engine_takes(
     config: dict[str, Any], sql: str, kept: tuple[str, ...] | None
 ) -> None:
     assert changes_read(config, sql).retracts == kept
+
+
+@pytest.mark.parametrize(
+    ("config", "shown"),
+    [
+        (REMOVING, "; old images read by position or marking: k (others NULL)"),
+        (SUM, None),  # every column: nothing to say
+    ],
+)
+def test_the_plan_names_the_columns_old_images_keep(
+    config: dict[str, Any], shown: str | None
+) -> None:
+    text = plan_text([changes_read(config)], to_sql)
+    assert text.startswith("-- read ") and "changelog after" in text
+    assert (shown in text) if shown else ("old images" not in text)

@@ -27,7 +27,11 @@ def _shown(step: p.Step, to_sql: Callable[[exp.Expression], str]) -> str:
         }[step.kind]
         old = ""
         if step.retracts is not None:
-            old = "; old images read by position: " + ", ".join(step.retracts) + " (others NULL)"
+            old = (
+                "; old images read by position or marking: "
+                + ", ".join(step.retracts)
+                + " (others NULL)"
+            )
         text = (
             f"-- read {step.view} := {step.table} "
             + what.format(at=step.at or "current", after=step.after)
