@@ -22,7 +22,9 @@ in one source or in every source. Upstream write modes (one set of source tables
 Per (mode, step): ``lakewide run`` of the model in-process vs the FULL OUTER JOIN rebuild over
 the same tables, wall and JVM CPU seconds, their order alternated step by step, rows compared;
 the read mode of every source (``SourceRange.mode``), what the upstream MERGE wrote (its
-snapshot summary) and the run's seconds per plan step kind (read/stage vs MERGE commit).
+snapshot summary) and the run's seconds per plan step kind (read/stage vs MERGE commit): wall
+(``lakewide_steps``) and JVM CPU (``lakewide_steps_cpu``); inside the read of changes by position
+or lineage, both for the data files listed, staged and paired (``lakewide_read_parts``).
 
     PYTHONPATH=$PWD python benchmarks/cdc_mirrors.py --keys 200000 --warmup 20000
 """
@@ -47,6 +49,8 @@ from lakewide.project.manifest import load_manifest  # noqa: E402
 from lakewide.project.settings import load_project  # noqa: E402
 from lakewide.run.executor import run_models  # noqa: E402
 from lakewide.spark.adapter import SparkAdapter  # noqa: E402
+from lakewide.spark.position_changes import PositionChanges  # noqa: E402
+from lakewide.spark.staged_scan import StagedScans  # noqa: E402
 from tests.equality_upsert import upsert  # noqa: E402
 
 SOURCES = 4
@@ -170,7 +174,14 @@ def steps(
         spark.sql(f"CREATE NAMESPACE IF NOT EXISTS lw.{namespace(mode)}")
         for i in range(SOURCES):
             bootstrap_source(spark, mode, i, keys)
-    timer = StepClock()
+    timer = StepClock(cpu=clock.cpu)
+    # inside the Read step: the read of changes by position or lineage, per part
+    parts = {
+        "files listed": (PositionChanges, "_files_between"),
+        "files staged": (StagedScans, "read_files"),
+        "pairs told": (PositionChanges, "_lineage_or_changelog"),
+    }
+    inside = StepClock(cpu=clock.cpu, also=parts)
     for round_no, name in enumerate(["bootstrap", *step_names]):
         label, changed, deletes = STEPS.get(name, ("bootstrap (all rows)", [], False))
         for mode in modes:
@@ -186,10 +197,14 @@ def steps(
                 ("join", lambda s=join_sql: spark.sql(s).collect()),
                 ("lakewide", lambda m=wide, o=outcome: run_model(manifest, adapter, m, o)),
             ]
-            timer.take()
+            timer.take(), inside.take()
             for what, action in actions if round_no % 2 else reversed(actions):
                 entry[what] = clock.measure(action)
-                entry[f"{what}_steps"] = timer.take()
+                taken = timer.take_all()  # per plan step kind: wall and JVM CPU seconds
+                entry[f"{what}_steps"] = {kind: round(t["s"], 2) for kind, t in taken.items()}
+                entry[f"{what}_steps_cpu"] = {kind: round(t["cpu"], 2) for kind, t in taken.items()}
+                read = inside.take_all()
+                entry[f"{what}_read_parts"] = {k: v for k, v in read.items() if k in parts}
             entry.update(outcome)
             entry["equal"] = same_rows(spark, f"lw.wide.{wide}", join_table)
             if result is not None:

@@ -16,6 +16,15 @@ rewrites every data file. Then, alternated, ``rounds`` times each, in one sessio
 * ``floor``: the rows of the removed and of the added files read once each (every column,
   materialized the same way, no pairing): what any exact read of this commit must at least
   read, since the metadata says only that every file was rewritten;
+* ``shuffled``: the floor's rows moved by key (a shuffle, no sort, no comparison): the least a
+  pairing without row lineage does that brings each row to its counterpart;
+* ``grouped``: an exact pairing without a sort: the floor's rows signed (-1 removed, +1 added)
+  and summed per whole row (a hash aggregate), the rows whose sum is not 0;
+* ``joined``: an exact pairing where no row repeats on a side (a mirror's rows, one per key):
+  a full outer shuffled hash join of the two sides on every column (NULL-safe), the rows
+  without a partner;
+* ``hash_counts``: the floor's rows reduced to key and 64-bit row hash, moved and counted by
+  both (no rows fetched after): the least a pairing by row hash does;
 * ``scan``: the table's current rows read once: what the JOIN rebuild reads of this source.
 
 Wall and JVM CPU seconds (medians) and the ratios.
@@ -49,6 +58,59 @@ def _floor(spark: Any, table: str, after: int, end: int) -> Any:
         return spark.read.format("iceberg").option("snapshot-id", str(snapshot)).load(table)
 
     return at(after).unionByName(at(end))
+
+
+def _shuffled(spark: Any, table: str, after: int, end: int) -> Any:
+    return _floor(spark, table, after, end).repartition("k")
+
+
+def _sides(spark: Any, table: str, after: int, end: int) -> tuple[Any, Any]:
+    def at(snapshot: int) -> Any:
+        return spark.read.format("iceberg").option("snapshot-id", str(snapshot)).load(table)
+
+    return at(after), at(end)
+
+
+def _grouped(spark: Any, table: str, after: int, end: int) -> Any:
+    from pyspark.sql import functions as f
+
+    old, new = _sides(spark, table, after, end)
+    both = old.withColumn("__sign", f.lit(-1)).unionByName(new.withColumn("__sign", f.lit(1)))
+    net = both.groupBy(*old.columns).agg(f.sum("__sign").alias("__net")).where("__net != 0")
+    kind = f.when(f.col("__net") < 0, "DELETE").otherwise("INSERT").alias("_change_type")
+    return net.select(*old.columns, kind)
+
+
+def _joined(spark: Any, table: str, after: int, end: int) -> Any:
+    from functools import reduce
+
+    from pyspark.sql import functions as f
+
+    old, new = _sides(spark, table, after, end)
+    names = old.columns
+    o = old.select(*[f.col(c).alias(f"o_{c}") for c in names], f.lit(1).alias("__o"))
+    n = new.select(*[f.col(c).alias(f"n_{c}") for c in names], f.lit(1).alias("__n"))
+    on = reduce(lambda a, b: a & b, [o[f"o_{c}"].eqNullSafe(n[f"n_{c}"]) for c in names])
+    pairs = o.hint("shuffle_hash").join(n, on, "full_outer").where("__o IS NULL OR __n IS NULL")
+    gone = f.col("__n").isNull()
+    return pairs.select(
+        *[f.when(gone, f.col(f"o_{c}")).otherwise(f.col(f"n_{c}")).alias(c) for c in names],
+        f.when(gone, "DELETE").otherwise("INSERT").alias("_change_type"),
+    )
+
+
+def _hash_counts(spark: Any, table: str, after: int, end: int) -> Any:
+    """Key and a 64-bit hash of each row of both sides, signed, summed per (key, hash): the
+    (key, hash) pairs whose count differs, without the rows themselves."""
+    from pyspark.sql import functions as f
+
+    def side(snapshot: int, sign: int) -> Any:
+        frame = spark.read.format("iceberg").option("snapshot-id", str(snapshot)).load(table)
+        row = f.xxhash64(*[f.col(c) for c in frame.columns])
+        return frame.select("k", row.alias("__h"), f.lit(sign).alias("__sign"))
+
+    both = side(after, -1).unionByName(side(end, 1))
+    return both.groupBy("k", "__h").agg(f.sum("__sign").alias("__net")).where("__net != 0")
 
 
 def _hashed(spark: Any, table: str, after: int, end: int) -> Any:
@@ -103,6 +165,10 @@ def bench_size(out: Path, keys: int, rounds: int) -> dict[str, Any]:
         "by_key": lambda: _iceberg(spark, table, after, end_id, by_key=True),
         "hashed": lambda: _hashed(spark, table, after, end_id),
         "floor": lambda: _floor(spark, table, after, end_id),
+        "shuffled": lambda: _shuffled(spark, table, after, end_id),
+        "grouped": lambda: _grouped(spark, table, after, end_id),
+        "joined": lambda: _joined(spark, table, after, end_id),
+        "hash_counts": lambda: _hash_counts(spark, table, after, end_id),
         "scan": lambda: spark.table(table),
     }
     counts = {name: make().localCheckpoint(eager=True).count() for name, make in frames.items()}
