@@ -53,11 +53,12 @@ def _iceberg(spark: Any, table: str, after: int, end: int, by_key: bool = False)
     return spark.table("bench_changes").drop("_commit_snapshot_id")
 
 
-def _floor(spark: Any, table: str, after: int, end: int) -> Any:
-    def at(snapshot: int) -> Any:
-        return spark.read.format("iceberg").option("snapshot-id", str(snapshot)).load(table)
+def _at(spark: Any, table: str, snapshot: int) -> Any:
+    return spark.read.format("iceberg").option("snapshot-id", str(snapshot)).load(table)
 
-    return at(after).unionByName(at(end))
+
+def _floor(spark: Any, table: str, after: int, end: int) -> Any:
+    return _at(spark, table, after).unionByName(_at(spark, table, end))
 
 
 def _shuffled(spark: Any, table: str, after: int, end: int) -> Any:
@@ -65,10 +66,7 @@ def _shuffled(spark: Any, table: str, after: int, end: int) -> Any:
 
 
 def _sides(spark: Any, table: str, after: int, end: int) -> tuple[Any, Any]:
-    def at(snapshot: int) -> Any:
-        return spark.read.format("iceberg").option("snapshot-id", str(snapshot)).load(table)
-
-    return at(after), at(end)
+    return _at(spark, table, after), _at(spark, table, end)
 
 
 def _grouped(spark: Any, table: str, after: int, end: int) -> Any:
@@ -105,7 +103,7 @@ def _hash_counts(spark: Any, table: str, after: int, end: int) -> Any:
     from pyspark.sql import functions as f
 
     def side(snapshot: int, sign: int) -> Any:
-        frame = spark.read.format("iceberg").option("snapshot-id", str(snapshot)).load(table)
+        frame = _at(spark, table, snapshot)
         row = f.xxhash64(*[f.col(c) for c in frame.columns])
         return frame.select("k", row.alias("__h"), f.lit(sign).alias("__sign"))
 
@@ -120,7 +118,7 @@ def _hashed(spark: Any, table: str, after: int, end: int) -> Any:
     from pyspark.sql import functions as f
 
     def side(snapshot: int, sign: int) -> Any:
-        frame = spark.read.format("iceberg").option("snapshot-id", str(snapshot)).load(table)
+        frame = _at(spark, table, snapshot)
         columns = [f.col(c) for c in frame.columns]
         nulls = f.concat(*[f.when(c.isNull(), "1").otherwise("0") for c in columns])
         return frame.select(
