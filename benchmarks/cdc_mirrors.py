@@ -174,14 +174,13 @@ def steps(
         spark.sql(f"CREATE NAMESPACE IF NOT EXISTS lw.{namespace(mode)}")
         for i in range(SOURCES):
             bootstrap_source(spark, mode, i, keys)
-    timer = StepClock(cpu=clock.cpu)
-    # inside the Read step: the read of changes by position or lineage, per part
+    # per plan step kind, and inside the Read step the parts of a read by position or lineage
     parts = {
         "files listed": (PositionChanges, "_files_between"),
         "files staged": (StagedScans, "read_files"),
         "pairs told": (PositionChanges, "_lineage_or_changelog"),
     }
-    inside = StepClock(cpu=clock.cpu, also=parts)
+    timer = StepClock(cpu=clock.cpu, also=parts)
     for round_no, name in enumerate(["bootstrap", *step_names]):
         label, changed, deletes = STEPS.get(name, ("bootstrap (all rows)", [], False))
         for mode in modes:
@@ -197,14 +196,16 @@ def steps(
                 ("join", lambda s=join_sql: spark.sql(s).collect()),
                 ("lakewide", lambda m=wide, o=outcome: run_model(manifest, adapter, m, o)),
             ]
-            timer.take(), inside.take()
+            timer.take()
             for what, action in actions if round_no % 2 else reversed(actions):
                 entry[what] = clock.measure(action)
-                taken = timer.take_all()  # per plan step kind: wall and JVM CPU seconds
-                entry[f"{what}_steps"] = {kind: round(t["s"], 2) for kind, t in taken.items()}
-                entry[f"{what}_steps_cpu"] = {kind: round(t["cpu"], 2) for kind, t in taken.items()}
-                read = inside.take_all()
-                entry[f"{what}_read_parts"] = {k: v for k, v in read.items() if k in parts}
+                taken = timer.take_all()  # wall and JVM CPU seconds
+                steps_taken = {kind: t for kind, t in taken.items() if kind not in parts}
+                entry[f"{what}_steps"] = {kind: round(t["s"], 2) for kind, t in steps_taken.items()}
+                entry[f"{what}_steps_cpu"] = {
+                    kind: round(t["cpu"], 2) for kind, t in steps_taken.items()
+                }
+                entry[f"{what}_read_parts"] = {k: v for k, v in taken.items() if k in parts}
             entry.update(outcome)
             entry["equal"] = same_rows(spark, f"lw.wide.{wide}", join_table)
             if result is not None:

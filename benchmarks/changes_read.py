@@ -61,20 +61,24 @@ def _floor(spark: Any, table: str, after: int, end: int) -> Any:
     return _at(spark, table, after).unionByName(_at(spark, table, end))
 
 
+def _net(both: Any, by: list[str]) -> Any:
+    """``both`` (rows signed in ``__sign``: -1 removed, +1 added) summed per ``by``: the
+    groups whose count differs between the sides, the difference in ``__net``."""
+    from pyspark.sql import functions as f
+
+    return both.groupBy(*by).agg(f.sum("__sign").alias("__net")).where("__net != 0")
+
+
 def _shuffled(spark: Any, table: str, after: int, end: int) -> Any:
     return _floor(spark, table, after, end).repartition("k")
-
-
-def _sides(spark: Any, table: str, after: int, end: int) -> tuple[Any, Any]:
-    return _at(spark, table, after), _at(spark, table, end)
 
 
 def _grouped(spark: Any, table: str, after: int, end: int) -> Any:
     from pyspark.sql import functions as f
 
-    old, new = _sides(spark, table, after, end)
+    old, new = _at(spark, table, after), _at(spark, table, end)
     both = old.withColumn("__sign", f.lit(-1)).unionByName(new.withColumn("__sign", f.lit(1)))
-    net = both.groupBy(*old.columns).agg(f.sum("__sign").alias("__net")).where("__net != 0")
+    net = _net(both, old.columns)
     kind = f.when(f.col("__net") < 0, "DELETE").otherwise("INSERT").alias("_change_type")
     return net.select(*old.columns, kind)
 
@@ -84,7 +88,7 @@ def _joined(spark: Any, table: str, after: int, end: int) -> Any:
 
     from pyspark.sql import functions as f
 
-    old, new = _sides(spark, table, after, end)
+    old, new = _at(spark, table, after), _at(spark, table, end)
     names = old.columns
     o = old.select(*[f.col(c).alias(f"o_{c}") for c in names], f.lit(1).alias("__o"))
     n = new.select(*[f.col(c).alias(f"n_{c}") for c in names], f.lit(1).alias("__n"))
@@ -107,8 +111,7 @@ def _hash_counts(spark: Any, table: str, after: int, end: int) -> Any:
         row = f.xxhash64(*[f.col(c) for c in frame.columns])
         return frame.select("k", row.alias("__h"), f.lit(sign).alias("__sign"))
 
-    both = side(after, -1).unionByName(side(end, 1))
-    return both.groupBy("k", "__h").agg(f.sum("__sign").alias("__net")).where("__net != 0")
+    return _net(side(after, -1).unionByName(side(end, 1)), ["k", "__h"])
 
 
 def _hashed(spark: Any, table: str, after: int, end: int) -> Any:
@@ -129,7 +132,7 @@ def _hashed(spark: Any, table: str, after: int, end: int) -> Any:
         )
 
     both = side(after, -1).unionByName(side(end, 1)).localCheckpoint(eager=True)
-    changed = both.groupBy("__h1", "__h2").agg(f.sum("__sign").alias("__net")).where("__net != 0")
+    changed = _net(both, ["__h1", "__h2"])
     rows = both.join(f.broadcast(changed.select("__h1", "__h2")), ["__h1", "__h2"], "left_semi")
     kind = f.when(f.col("__sign") < 0, "DELETE").otherwise("INSERT").alias("_change_type")
     return rows.select(*[c for c in both.columns if not c.startswith("__")], kind)
