@@ -26,7 +26,7 @@ from typing import Any
 
 from lakewide import __version__
 from lakewide.errors import ConfigError
-from lakewide.project.manifest import Manifest
+from lakewide.project.manifest import Manifest, load_manifest
 from lakewide.project.nodes import ModelNode, Relation
 from lakewide.state.definition import normalized_tokens
 
@@ -102,6 +102,8 @@ class State:
     models: dict[str, StateModel]
     catalog: str
     document: dict[str, Any]
+    namespace: str = ""  # the default namespace of the state's target ("" when not recorded)
+    target: str = ""  # the name of the state's target ("" when not recorded)
 
 
 def _refuse(path: Path, problem: str) -> ConfigError:
@@ -147,7 +149,14 @@ def load_state(path: Path) -> State:
             models[node["name"]] = StateModel(node["name"], relation, node["state"], node)
     except (KeyError, TypeError, AttributeError) as err:
         raise _refuse(path, f"manifest.json has a model node without {err}") from None
-    return State(path, models, str(metadata.get("catalog") or ""), document)
+    return State(
+        path,
+        models,
+        str(metadata.get("catalog") or ""),
+        document,
+        namespace=str(metadata.get("namespace") or ""),
+        target=str(metadata.get("target_name") or ""),
+    )
 
 
 def compare(manifest: Manifest, state: State) -> dict[str, frozenset[str]]:
@@ -197,3 +206,33 @@ def deferred_relations(manifest: Manifest, state: State, names: list[str]) -> di
             )
         deferred[name] = before.relation
     return deferred
+
+
+def state_relations(state: State) -> dict[str, Relation]:
+    """Model -> the table the state records for it (a session view, which has none, left out)."""
+    return {name: model.relation for name, model in state.models.items() if model.relation.catalog}
+
+
+def rendered_as_state(manifest: Manifest, state: State, variables: dict[str, Any]) -> Manifest:
+    """``manifest`` rendered as the state's target renders it: each ``ref()`` and ``this`` names
+    the table the state records for the model (a model new since the state: its table in the
+    state's namespace), each ``source()`` without a catalog of its own the state's catalog; so a
+    model's contract compares with the one the state's run stored, whichever target this is.
+    ``manifest`` itself when the two render alike (``variables``: the ``--vars`` given)."""
+    output = manifest.output.model_copy(
+        update={
+            "catalog": state.catalog or manifest.output.catalog,
+            "namespace": state.namespace or manifest.output.namespace,
+        }
+    )
+    relations = state_relations(state)
+    if (output.catalog, output.namespace) == (
+        manifest.output.catalog,
+        manifest.output.namespace,
+    ) and all(
+        node.relation == relations.get(n, node.relation) for n, node in manifest.models.items()
+    ):
+        return manifest
+    again = load_manifest(manifest.project, output, variables=variables, deferred=relations)
+    again.state = manifest.state
+    return again

@@ -29,8 +29,9 @@ from lakewide.commands.shared.context import Options
 def plan(options: Options, select: tuple[str, ...], exclude: tuple[str, ...], format_: str) -> None:
     """Say per model whether it is new, changed or unchanged (against --state, else against its
     table), what a run does to each changed key table under the schema-change rules (or why it
-    refuses), and which downstream models a change breaks. Exit code 1 when a run would refuse
-    a change. Reads table metadata without a JVM."""
+    refuses, and the command that fixes it), and which downstream models a change breaks. With
+    --state the models are judged as the state's target would run them, from any target. Exit
+    code 1 when a run would refuse a change. Reads table metadata without a JVM."""
     from lakewide.artifacts.state_compare import load_state
     from lakewide.run.change_plan import plan_changes
     from lakewide.run.change_report import plan_json, plan_markdown, plan_text
@@ -39,7 +40,8 @@ def plan(options: Options, select: tuple[str, ...], exclude: tuple[str, ...], fo
     manifest = options.manifest()
     state = load_state(options.state_dir) if options.state_dir is not None else None
     names = context.selected(manifest, select, exclude)
-    result = plan_changes(manifest, names, state, metadata_reader(manifest.output))
+    reader = metadata_reader(manifest.output)
+    result = plan_changes(manifest, names, state, reader, options.variables)
     output = manifest.output
     target = {"catalog": output.catalog, "namespace": output.namespace}
     document = plan_json(result, None if state is None else str(state.path), target)

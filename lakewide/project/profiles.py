@@ -104,6 +104,12 @@ class Output(BaseModel):
         parse_retention(value)  # ValueError says what is accepted
         return value
 
+    @property
+    def target_name(self) -> str | None:
+        """The profile target these settings were read from (None when not read from one)."""
+        name = self._origin[1].rsplit(".", 1)[-1]
+        return None if name == "<target>" else name
+
     def config_error(self, message: str, key: str) -> ConfigError:
         """A ConfigError naming the profiles.yml these settings came from and ``key`` in it."""
         path, prefix = self._origin

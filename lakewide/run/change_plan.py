@@ -5,8 +5,12 @@ Each model is ``new``, ``changed`` or ``unchanged``: against ``--state`` (its st
 table's last commit. For a changed key table the stored contract (a table property, read with
 pyiceberg) and the model's contract are classified by the run's own schema-change rules
 (``lakewide.compiler.schema_changes``): add a source, add a column, widen a type, or refuse.
-The table compared is the one the state recorded for the model (production), else the
-target's own.
+With ``--state`` the models are judged as the state's target (production) renders them,
+whichever target plans: each ``ref()`` and ``this`` names the table the state recorded
+(``lakewide.artifacts.state_compare.rendered_as_state``), so a contract that names its
+sources and lookup tables compares with the one production's run stored, and the table
+compared is production's. A refusal comes with the command that fixes it
+(``lakewide.run.change_fixes``), for that target.
 
 Column types come from the model's ``CAST``s where it has them, else from the stored
 contract (a column whose expression did not change keeps its type); a type Spark alone could
@@ -16,8 +20,9 @@ tell (an uncast expression of a new column) shows as ``?``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
-from lakewide.artifacts.state_compare import State, compare
+from lakewide.artifacts.state_compare import State, compare, rendered_as_state
 from lakewide.compiler.contract import CONTRACT, Contract, contract_of
 from lakewide.compiler.schema_changes import classify
 from lakewide.compiler.wide_model import WideModel, analyze
@@ -32,6 +37,7 @@ from lakewide.run.change_columns import (
     query_columns,
     stored_columns,
 )
+from lakewide.run.change_fixes import rebuild_fix, snapshot_fix
 from lakewide.run.schema_steps import contract_options, policy_of, reread_refusals
 from lakewide.state.definition import LAYOUT_VERSION, definition_digest, stored_digest
 from lakewide.state.metadata import CorruptMetadataError, MetadataReader
@@ -68,6 +74,7 @@ class ModelPlan:
     refusals: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)  # columns that went away
     retyped: dict[str, list[str]] = field(default_factory=dict)  # column -> [stored, now]
+    fix: str = ""  # what makes a refused change run: the command, as a sentence
 
 
 @dataclass
@@ -114,11 +121,6 @@ def _statuses(
     return out
 
 
-def _table(node: ModelNode, state: State | None) -> Relation:
-    before = state.models.get(node.name) if state is not None else None
-    return before.relation if before is not None and before.relation.catalog else node.relation
-
-
 def _read(reader: MetadataReader | None, relation: Relation) -> TableMeta | None:
     if reader is None:
         return None
@@ -162,20 +164,27 @@ def _key_table(plan: ModelPlan, node: ModelNode, meta: TableMeta) -> Columns:
 
 
 def _model_plan(
-    node: ModelNode, status: tuple[str, list[str]], table: Relation, meta: TableMeta | None
+    manifest: Manifest,
+    node: ModelNode,
+    status: tuple[str, list[str]],
+    meta: TableMeta | None,
+    target: str | None,
 ) -> tuple[ModelPlan, Columns | None]:
+    """``node`` as ``manifest`` (the judged one) renders it; its table is ``node.relation``."""
     plan = ModelPlan(
         node.name,
         status[0],
         node.config.merge_engine or node.config.kind,
         str(node.relation),
-        str(table),
+        str(node.relation),
         status[1],
     )
     if plan.status == "unchanged":
         return plan, None
     if node.config.kind == "primary_key" and meta is not None:
         after = _key_table(plan, node, meta)  # a model that does not compile: exit 2
+        if plan.refusals:
+            plan.fix = rebuild_fix(manifest, node, target)
     elif node.config.kind == "snapshot" and meta is not None:
         plan.action = "refused"
         only = (
@@ -187,6 +196,7 @@ def _model_plan(
             "a snapshot keeps history its input no longer holds: its table is never rebuilt; "
             f"restore the definition, or drop the table to start a new history{only}"
         )
+        plan.fix = snapshot_fix(manifest, node, node.relation, target)
         return plan, None
     else:
         after = query_columns(node)
@@ -203,10 +213,16 @@ def _model_plan(
 
 
 def plan_changes(
-    manifest: Manifest, names: list[str], state: State | None, reader: MetadataReader | None
+    manifest: Manifest,
+    names: list[str],
+    state: State | None,
+    reader: MetadataReader | None,
+    variables: dict[str, Any] | None = None,
 ) -> Plan:
     """The plan of the models ``names`` (in run order) and of the models downstream of them.
 
+    With ``state`` each model is judged as the state's target renders it (``variables``: the
+    ``--vars`` given), against the table the state recorded; its ``relation`` is this target's.
     Without ``state`` each model is compared with its table: a ConfigError where the catalog's
     metadata is not read without a JVM (``reader`` None)."""
     if state is None and reader is None:
@@ -216,22 +232,24 @@ def plan_changes(
             "manifest.json instead",
             key="--state",
         )
-    tables = {n: _table(node, state) for n, node in manifest.models.items()}
-    meta = {n: _read(reader, tables[n]) for n in names}
+    judged = manifest if state is None else rendered_as_state(manifest, state, variables or {})
+    target = manifest.output.target_name if state is None else state.target or None
+    meta = {n: _read(reader, judged.models[n].relation) for n in names}
     statuses = _statuses(manifest, state, meta)
     models: list[ModelPlan] = []
     broken: dict[str, ModelPlan] = {}
     for name in names:
-        plan, _after = _model_plan(manifest.models[name], statuses[name], tables[name], meta[name])
+        plan, _after = _model_plan(judged, judged.models[name], statuses[name], meta[name], target)
+        plan.relation = str(manifest.models[name].relation)
         if reader is None and plan.status != "unchanged":
             plan.action = "unknown"  # the table was not read: what a run does depends on it
-            plan.changes = [UNREADABLE]
+            plan.changes, plan.refusals, plan.fix = [UNREADABLE], [], ""
         models.append(plan)
         if plan.status == "changed":
             broken[name] = plan
     touched = {m.name for m in models if m.status != "unchanged"}
     touched |= (manifest.state or {}).get("modified", frozenset())
-    found = _downstream(manifest, broken)
+    found = _downstream(judged, broken)
     return Plan(models, [d for d in found if d.name not in touched])
 
 

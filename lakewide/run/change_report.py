@@ -54,7 +54,8 @@ def _status(model: ModelPlan) -> str:
 
 def _details(model: ModelPlan) -> list[str]:
     lines = [f"change: {c}" for c in model.changes]
-    lines += [f"REFUSED: {r}" for r in model.refusals]
+    fix = f"; fix: {model.fix}" if model.fix else ""
+    lines += [f"REFUSED: {r}{fix}" for r in model.refusals]
     lines += [f"column {c} removed" for c in model.removed]
     lines += [f"column {c} type {old} -> {new}" for c, (old, new) in model.retyped.items()]
     return lines
