@@ -28,7 +28,9 @@ from lakewide.dialect import DIALECT
 from lakewide.project.profiles import warehouse_path
 from lakewide.run.change_columns import cast_type
 from lakewide.run.change_plan import key_contract
+from lakewide.state.definition import definition_digest
 from lakewide.state.metadata import table_dir
+from lakewide.state.offsets import DEFINITION, OFFSETS
 from tests import iceberg_files
 from tests.project_factory import PROD_DEV_PROFILES, make_project, manifest_of, run_main
 
@@ -54,9 +56,10 @@ FILES = {
 ICEBERG: dict[str, IcebergType] = {"bigint": LongType(), "string": StringType()}
 
 
-def _production(tmp_path: Path) -> Path:
+def _production(tmp_path: Path, committed: bool = False) -> Path:
     """The project built for prod (manifest.json in prod-target/, wide's table metadata as a
-    run leaves it: its columns and stored contract)."""
+    run leaves it: its columns and stored contract; ``committed``: and a run's commit, with the
+    definition digest a plan without --state compares with)."""
     root = make_project(tmp_path / "project", FILES)
     manifest = manifest_of(root, target="prod")
     write_manifest_json(manifest)
@@ -78,6 +81,9 @@ def _production(tmp_path: Path) -> Path:
         str(location),
         {"format-version": "2", CONTRACT: contract.to_json()},
     )
+    if committed:
+        built = {OFFSETS: "{}", DEFINITION: definition_digest(node)}
+        metadata = iceberg_files.commit(metadata, 1, built)
     iceberg_files.write(warehouse, node.relation, metadata, 1)
     snap = manifest.models["snap"].relation
     iceberg_files.write(warehouse, snap, iceberg_files.empty_table(table_dir(warehouse, snap)), 1)
@@ -319,3 +325,65 @@ def test_cast_types_read_as_spark_names_them(projection: str, spark_type: str | 
     query = sqlglot.parse_one(f"SELECT {projection}", read=DIALECT)
     assert isinstance(query, exp.Select)
     assert cast_type(query.selects[0]) == spark_type
+
+
+def _without_contract(root: Path) -> None:
+    """wide's production table as a lakewide before stored contracts left it."""
+    manifest = manifest_of(root, target="prod")
+    warehouse = warehouse_path(manifest.output.warehouse)
+    assert warehouse is not None
+    relation = manifest.models["wide"].relation
+    metadata = iceberg_files.empty_table(table_dir(warehouse, relation))
+    iceberg_files.write(warehouse, relation, metadata, 2)
+
+
+REFUSED_EDITS: dict[str, Callable[[Path], None]] = {
+    "a changed key": lambda root: _edit(
+        root, "merge_engine='partial_update'", "merge_engine='deduplicate'"
+    ),
+    "a changed type": lambda root: _edit(root, "CAST(x AS BIGINT) AS x", "CAST(x AS STRING) AS x"),
+    "a table without a contract": lambda root: (
+        _without_contract(root),
+        (root / "models/wide.sql").write_text(WIDE + NEW_SOURCE, encoding="utf-8"),
+    ),
+    "a changed snapshot": lambda root: (root / "models/snap.sql").write_text(
+        FILES["models/snap.sql"].replace("SELECT id, x", "SELECT id, x, 1 AS one")
+    ),
+}
+
+
+@pytest.mark.parametrize("edit", sorted(REFUSED_EDITS))
+@pytest.mark.parametrize("target", ["dev", "prod"])
+def test_every_refusal_names_the_command_that_fixes_it(
+    plan: PlanRun, tmp_path: Path, edit: str, target: str
+) -> None:
+    """Each REFUSED line, in text and Markdown, ends with the fix: for production's table (the
+    state's target), whichever target plans."""
+    root = _production(tmp_path)
+    REFUSED_EDITS[edit](root)
+    code, document, output = plan(root, "-t", target)
+    assert code == 1, output
+    [refused] = [m for m in document["models"] if m["action"] == "refused"]
+    if refused["name"] == "snap":
+        fix = "`DROP TABLE lw.prod.snap` (Spark SQL), then `lakewide run -t prod -s snap`"
+        assert (
+            refused["fix"]
+            == f"restore the definition in models/snap.sql; or start a new history: {fix}"
+        )
+    else:  # wide has models downstream: they are rebuilt with it
+        command = "`lakewide run -t prod --full-refresh -s wide+`"
+        assert refused["fix"].startswith(f"{command} rebuilds wide and the models downstream")
+    lines = [line.strip() for line in output.splitlines() if "REFUSED" in line]
+    assert lines and len(lines) == len(refused["refusals"]), output
+    assert all(line.endswith(f"; fix: {refused['fix']}") for line in lines), output
+    markdown = (root / "target" / "plan.md").read_text(encoding="utf-8")
+    assert markdown.count(f"; fix: {refused['fix']}") == len(lines)
+
+
+def test_without_state_the_fix_is_for_the_target_planned(tmp_path: Path) -> None:
+    """Without --state the table compared is the target's own: the fix names that target."""
+    root = _production(tmp_path, committed=True)
+    _edit(root, "merge_engine='partial_update'", "merge_engine='deduplicate'")
+    code, output = _no_jvm_plan(root, tmp_path, "-t", "prod")
+    assert code == 1, output
+    assert "fix: `lakewide run -t prod --full-refresh -s wide+` rebuilds wide" in output
