@@ -41,6 +41,17 @@ def branch_table(table: exp.Table, branch: str) -> exp.Table:
     return named
 
 
+def _read_or_written(statement: exp.Expression) -> exp.Expr | None:
+    """The part of ``statement`` whose tables are read or written at their current state: a
+    query or DML statement whole, the query of a ``CREATE [TEMPORARY] VIEW|TABLE ... AS``
+    (not what it creates); None for DDL (it changes the whole table, every branch)."""
+    if isinstance(statement, _ON_BRANCH):
+        return statement
+    if isinstance(statement, exp.Create) and isinstance(statement.expression, exp.Query):
+        return statement.expression
+    return None
+
+
 def _alter(relation: Relation, *words: str | exp.Expression) -> exp.Command:
     """``ALTER TABLE <relation> <words>``: sqlglot has no node for Iceberg's branch clauses,
     so the words are keywords and trees (identifiers, numbers) rendered by sqlglot."""
@@ -56,14 +67,15 @@ class BranchWrites(MetadataReads):
         """Run one statement; on a run on a branch, each table it reads or writes at its
         current state is named on the branch where the table has it (see the module)."""
         branch = self.output.branch
-        if branch is None or not isinstance(statement, _ON_BRANCH):
+        scope = None if branch is None else _read_or_written(statement)
+        if scope is None or not any(self._on_branch(t) for t in scope.find_all(exp.Table)):
             return super().sql(statement)
-        tables = [t for t in statement.find_all(exp.Table) if self._on_branch(t)]
-        if tables:
-            statement = statement.copy()
-            for table in statement.find_all(exp.Table):
-                if self._on_branch(table):
-                    table.replace(branch_table(table, branch))
+        statement = statement.copy()
+        scope = _read_or_written(statement)
+        assert scope is not None and branch is not None
+        for table in list(scope.find_all(exp.Table)):
+            if self._on_branch(table):
+                table.replace(branch_table(table, branch))
         return super().sql(statement)
 
     def _on_branch(self, table: exp.Table) -> bool:
