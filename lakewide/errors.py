@@ -87,3 +87,8 @@ class CommitUnknown(CommitConflict):
     """The catalog did not say whether a commit was applied (Iceberg's
     CommitStateUnknownException, e.g. an HTTP 5xx answer to a REST commit): planned again from
     the catalog's state like a conflict, where the commit's offsets show whether it landed."""
+
+
+class BranchError(ModelRunError):
+    """Iceberg refused a read or write of a table's branch (an environment, ``--branch``): the
+    message says what happened and what to do (exit code 1)."""

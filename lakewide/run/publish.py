@@ -1,12 +1,13 @@
 """Publishing an environment's branch (write-audit-publish): the data tests of the selected
 models run against the branch; only when all pass is each model's main fast-forwarded to the
-branch's head, model by model in DAG order (the model's table, then its changelog table).
+branch's head, model by model in DAG order (the model's changelog table, then its table).
 
 Each fast-forward is one Iceberg commit of one table, so a publish stopped half-way leaves
 every table either at main's old head or at the branch's; the next publish skips the tables
 whose main is the branch's head already and moves the rest. A table whose main moved on since
-the branch was made (main is no longer an ancestor of the branch's head) stops the publish
-before anything moves, naming the model.
+the branch was made (main is no longer an ancestor of the branch's head), or a model whose
+table on the branch is ahead of its changelog table (a branch run stopped between the two),
+stops the publish before anything moves, naming the model.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ from lakewide.project.nodes import Relation
 from lakewide.run.data_test_runner import TestResult, run_tests
 from lakewide.spark.adapter import SparkAdapter
 from lakewide.state.branches import BranchState, branch_state
+from lakewide.state.changelog_producer import missing_changes
+from lakewide.state.offsets import TableMeta
 
 
 class PublishRefused(ModelRunError):
@@ -43,7 +46,7 @@ class Move:
 def tables_to_publish(
     manifest: Manifest, adapter: SparkAdapter, names: list[str], branch: str
 ) -> list[Move]:
-    """Each selected model's tables that have ``branch`` (its table, then its changelog table),
+    """Each selected model's tables that have ``branch`` (its changelog table, then its table),
     in DAG order. UsageError (exit 2) when a model's table has no such branch; PublishRefused
     when main cannot be fast-forwarded to it."""
     moves = []
@@ -52,9 +55,12 @@ def tables_to_publish(
     order = [n for n in topological_order(manifest.models) if n in names and n not in views]
     for name in order:
         relation = manifest.models[name].relation
-        for table in (relation, changelog_relation(relation)):
+        metas = {}
+        # the changelog table first: a publish stopped between the two leaves no model's main
+        # ahead of the changes its downstream models read
+        for table in (changelog_relation(relation), relation):
             adapter.forget(table)
-            meta = adapter.table_meta(table)
+            meta = metas[table] = adapter.table_meta(table)
             state = None if meta is None else branch_state(meta, branch)
             if table is relation and (state is None or state.head is None):
                 raise UsageError(
@@ -73,7 +79,27 @@ def tables_to_publish(
                     f"(`lakewide branch drop {branch}`, then `lakewide run --branch {branch}`)"
                 )
             moves.append(Move(name, table, state))
+        _check_changelog(name, branch, metas[relation], metas[changelog_relation(relation)])
     return moves
+
+
+def _check_changelog(
+    name: str, branch: str, meta: TableMeta | None, changes: TableMeta | None
+) -> None:
+    """PublishRefused when the model's table on ``branch`` (``meta``, seen on the branch) has
+    MERGE commits whose changes its changelog table lacks: a run stopped between the two, and
+    publishing would give main's readers a table ahead of the changes its downstream models
+    read."""
+    if changes is None:
+        return
+    missing = missing_changes(meta, changes)
+    if missing:
+        raise PublishRefused(
+            f"model {name}: on branch {branch} its table holds {len(missing)} commit(s) whose "
+            f"changes its changelog table lacks (a run stopped between the two); nothing was "
+            f"published. `lakewide run --branch {branch} -s {name}` completes them first, "
+            "then publish"
+        )
 
 
 def publish(

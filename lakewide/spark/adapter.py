@@ -11,8 +11,9 @@ from sqlglot import exp
 
 from lakewide import events
 from lakewide.dialect import to_sql
-from lakewide.errors import CommitConflict, CommitUnknown, ModelRunError
+from lakewide.errors import BranchError, CommitConflict, CommitUnknown, ModelRunError
 from lakewide.project.nodes import Relation
+from lakewide.spark.branch_errors import branch_refusal
 from lakewide.spark.branches import BranchWrites
 from lakewide.spark.errors import describe, is_conflict, is_state_unknown, short
 from lakewide.spark.file_load import FileLoading
@@ -35,8 +36,11 @@ class SparkAdapter(FileLoading, OrderedReads, BranchWrites, PositionChanges):
         others: its own temporary views, SQL settings and catalog instances (so no cached
         table state), the same JVM, jars and executors. Stopping it stops nothing."""
         if self.remote:  # a Connect session of its own (Connect has no newSession)
-            return SparkAdapter(self.output, self.app_name)
-        return SparkAdapter(self.output, self.app_name, spark=self.spark.newSession())
+            adapter = SparkAdapter(self.output, self.app_name)
+        else:
+            adapter = SparkAdapter(self.output, self.app_name, spark=self.spark.newSession())
+        adapter.branched = self.branched  # one view of which tables have the run's branch
+        return adapter
 
     def add_catalog(self, name: str, properties: dict[str, str]) -> None:
         """Make Iceberg catalog ``properties`` answer as ``name`` in this session (a second
@@ -58,12 +62,11 @@ class SparkAdapter(FileLoading, OrderedReads, BranchWrites, PositionChanges):
         try:
             self._catch_up(relation)
             with self.active():
-                frame = reader.load(str(relation))
+                frame = reader.load(str(relation) if version else self.current_name(relation))
             frame.createOrReplaceTempView(view)
         except Exception as err:  # noqa: BLE001
-            raise ModelRunError(
-                f"cannot read {relation} at {version or 'its current snapshot'}: {short(err)}"
-            ) from err
+            said = f"cannot read {relation} at {version or 'its current snapshot'}: {short(err)}"
+            raise branch_refusal(self.output, said) or ModelRunError(said) from err
 
     def stage(self, view: str, query: exp.Expression) -> int:
         """Materialize ``query`` as temporary view ``view``; return its row count.
@@ -77,7 +80,8 @@ class SparkAdapter(FileLoading, OrderedReads, BranchWrites, PositionChanges):
             frame.createOrReplaceTempView(view)
             return int(frame.count())
         except Exception as err:  # noqa: BLE001
-            raise ModelRunError(short(err), sql=to_sql(query, pretty=False)) from err
+            refused = branch_refusal(self.output, short(err))
+            raise refused or ModelRunError(short(err), sql=to_sql(query, pretty=False)) from err
 
     def column_types(self, query: exp.Expression) -> dict[str, str]:
         """Column name -> Spark type name of a query, from its analysis (no rows are read)."""
@@ -119,7 +123,7 @@ class SparkAdapter(FileLoading, OrderedReads, BranchWrites, PositionChanges):
                 frame = frame.limit(0)
             frame.createOrReplaceTempView(view)
         except Exception as err:  # noqa: BLE001
-            raise ModelRunError(short(err)) from err
+            raise branch_refusal(self.output, short(err)) or ModelRunError(short(err)) from err
 
     def _by_snapshot(
         self, relation: Relation, snapshot: int, after: int | None, meta: TableMeta | None
@@ -173,7 +177,7 @@ class SparkAdapter(FileLoading, OrderedReads, BranchWrites, PositionChanges):
         except ModelRunError:
             raise
         except Exception as err:  # noqa: BLE001
-            raise ModelRunError(short(err)) from err
+            raise branch_refusal(self.output, short(err)) or ModelRunError(short(err)) from err
 
     def mark(self, relation: Relation, properties: dict[str, str]) -> None:
         """Commit a snapshot that changes no row and carries ``properties`` (an empty Iceberg
@@ -186,7 +190,7 @@ class SparkAdapter(FileLoading, OrderedReads, BranchWrites, PositionChanges):
             table.refresh()  # from the catalog: the head this run checked, not a cached one
             append = table.newAppend()
             if self.output.branch is not None and table.snapshot(self.output.branch) is not None:
-                append = append.toBranch(self.output.branch)  # as the session's writes
+                append = append.toBranch(self.output.branch)  # as the run's statements
             for key, value in properties.items():
                 append.set(key, value)
             append.commit()
@@ -215,6 +219,8 @@ class SparkAdapter(FileLoading, OrderedReads, BranchWrites, PositionChanges):
 
         try:
             commit_with_properties(self.spark, properties, lambda: self.sql(statement))
+        except BranchError:
+            raise  # Iceberg's ValidationException here is a refusal, not a lost race
         except ModelRunError as err:
             if is_conflict(err.__cause__):
                 raise CommitConflict(err.message, sql=err.sql) from err.__cause__

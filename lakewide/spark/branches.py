@@ -1,12 +1,22 @@
-"""Iceberg branches of model tables: made for a run on a branch, fast-forwarded, dropped.
+"""Iceberg branches of model tables: written and read by name, made, fast-forwarded, dropped.
 
-What a run on a branch reads is decided in lakewide.state.branches; this is what changes the
-tables' refs: ``ALTER TABLE ... CREATE BRANCH`` (zero-copy, at main's head), the table
-property ``write.wap.enabled`` (without it Iceberg sends a ``spark.wap.branch`` session's
-writes to main), ``system.fast_forward`` and ``DROP BRANCH``.
+What a run on a branch reads is decided in lakewide.state.branches; here every statement of a
+run on branch ``NAME`` names the branch of each table that has it (``<table>.branch_NAME``,
+Iceberg's branch identifier), so its writes go to the branch and its reads of a table's
+current state read the branch's head. A read pinned to a snapshot (``VERSION AS OF``, the
+``snapshot-id`` and ``start-snapshot-id`` read options, changelog scans) names the table
+alone: a snapshot id is the same in every line of a table. Iceberg's session setting
+``spark.wap.branch`` is not used: it also applies to every read of a table with
+``write.wap.enabled``, where Iceberg refuses a snapshot pinned next to it ("Cannot override
+ref, already set snapshot id"), so a model reading an upstream on the branch at a snapshot,
+or its own table before and after a MERGE for its changelog, failed. The refs themselves
+change through ``ALTER TABLE ... CREATE BRANCH`` (zero-copy, at main's head),
+``system.fast_forward`` and ``DROP BRANCH``.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from sqlglot import exp
 
@@ -18,8 +28,28 @@ from lakewide.spark.procedures import call
 from lakewide.spark.table_metadata import MetadataReads
 from lakewide.state.branches import branch_state
 
-#: the table property that lets a session's ``spark.wap.branch`` choose the branch written
-WAP_ENABLED = "write.wap.enabled"
+#: the statements whose tables are read or written on the branch (DDL changes the whole table)
+_ON_BRANCH = (exp.Query, exp.Insert, exp.Merge, exp.Delete, exp.Update)
+
+
+def branch_table(table: exp.Table, branch: str) -> exp.Table:
+    """``table`` (catalog.namespace.name) as Iceberg's identifier of its branch ``branch``:
+    ``catalog.namespace.name.branch_<branch>`` (its alias kept)."""
+    named = table.copy()
+    suffix = exp.to_identifier(f"branch_{branch}")
+    named.set("this", exp.Dot(this=named.this, expression=suffix))
+    return named
+
+
+def _read_or_written(statement: exp.Expression) -> exp.Expr | None:
+    """The part of ``statement`` whose tables are read or written at their current state: a
+    query or DML statement whole, the query of a ``CREATE [TEMPORARY] VIEW|TABLE ... AS``
+    (not what it creates); None for DDL (it changes the whole table, every branch)."""
+    if isinstance(statement, _ON_BRANCH):
+        return statement
+    if isinstance(statement, exp.Create) and isinstance(statement.expression, exp.Query):
+        return statement.expression
+    return None
 
 
 def _alter(relation: Relation, *words: str | exp.Expression) -> exp.Command:
@@ -30,21 +60,65 @@ def _alter(relation: Relation, *words: str | exp.Expression) -> exp.Command:
     return exp.Command(this="ALTER", expression=exp.Literal.string(text))
 
 
-def _enable_wap(relation: Relation) -> exp.Alter:
-    """``ALTER TABLE <relation> SET TBLPROPERTIES ('write.wap.enabled' = 'true')``."""
-    enabled = exp.Property(this=exp.Literal.string(WAP_ENABLED), value=exp.Literal.string("true"))
-    return exp.Alter(
-        this=relation.table(),
-        kind="TABLE",
-        actions=[exp.AlterSet(expressions=[exp.Properties(expressions=[enabled])])],
-    )
-
-
 class BranchWrites(MetadataReads):
-    """Changes to the branches of a model's table."""
+    """Statements on the output's branch, and changes to the branches of a model's table."""
+
+    def sql(self, statement: exp.Expression) -> Any:
+        """Run one statement; on a run on a branch, each table it reads or writes at its
+        current state is named on the branch where the table has it (see the module)."""
+        branch = self.output.branch
+        scope = None if branch is None else _read_or_written(statement)
+        if scope is None or not any(self._on_branch(t) for t in scope.find_all(exp.Table)):
+            return super().sql(statement)
+        statement = statement.copy()
+        scope = _read_or_written(statement)
+        assert scope is not None and branch is not None
+        for table in list(scope.find_all(exp.Table)):
+            if self._on_branch(table):
+                table.replace(branch_table(table, branch))
+        return super().sql(statement)
+
+    def _on_branch(self, table: exp.Table) -> bool:
+        """Whether ``table`` names, at its current state, a table that has the output's branch
+        (not a session view, a metadata table, a branch already, or a pinned snapshot)."""
+        if table.args.get("version") or not table.catalog or not table.db:
+            return False
+        if not isinstance(table.this, exp.Identifier):
+            return False
+        return self.has_branch(Relation(table.catalog, table.db, table.name))
+
+    def has_branch(self, relation: Relation) -> bool:
+        """Whether ``relation`` has the output's branch (known once per table and run: only
+        ``ensure_branch`` and ``drop_branch`` change it)."""
+        branch = self.output.branch
+        if branch is None:
+            return False
+        known = self.branched.get(relation)
+        if known is None:
+            reader = self._reader(relation)
+            if reader is not None:
+                meta = reader.table_meta(relation)
+                known = meta is not None and branch in meta.branches
+            else:
+                known = branch in self._refs(relation)
+            self.branched[relation] = known
+        return known
+
+    def _refs(self, relation: Relation) -> set[str]:
+        """The names of ``relation``'s refs through Iceberg's Java API (none: no such table)."""
+        if not self.table_exists(relation):
+            return set()
+        return {str(name) for name in self._iceberg_table(relation).refs().keySet()}
+
+    def current_name(self, relation: Relation) -> str:
+        """The name reading ``relation``'s current state on this run's line: its branch's
+        identifier where it has the output's branch, else its own."""
+        if self.output.branch is not None and self.has_branch(relation):
+            return f"{relation}.branch_{self.output.branch}"
+        return str(relation)
 
     def ensure_branch(self, relation: Relation, model: str) -> None:
-        """Give ``relation`` the output's branch and let it take the session's writes: made at
+        """Give ``relation`` the output's branch: made at
         main's head when missing; moved to main's head when it is behind main (all it holds
         was published, and production ran on since). A table that does not exist on main yet,
         or has no snapshot, is refused (UsageError): a branch starts at one of main's
@@ -65,8 +139,7 @@ class BranchWrites(MetadataReads):
             self.sql(_alter(relation, "CREATE BRANCH", name, "AS OF VERSION", at))
         elif state.ahead == 0 and state.forwardable and state.head != state.main:
             self._fast_forward(relation, branch, MAIN)
-        if self.table_property(relation, WAP_ENABLED) != "true":
-            self.sql(_enable_wap(relation))
+        self.branched[relation] = True
         self.refresh(relation)
 
     def fast_forward(self, relation: Relation, branch: str) -> None:
@@ -91,4 +164,5 @@ class BranchWrites(MetadataReads):
     def drop_branch(self, relation: Relation, branch: str) -> None:
         """Drop ``branch`` of ``relation`` (its snapshots go with the next expiry)."""
         self.sql(_alter(relation, "DROP BRANCH IF EXISTS", exp.to_identifier(branch)))
+        self.branched.pop(relation, None)
         self.refresh(relation)

@@ -19,12 +19,11 @@ from lakewide.errors import ModelRunError, RunInterrupted, RuntimeSetupError, Sp
 from lakewide.project.connect_profile import server_address
 from lakewide.project.nodes import Relation
 from lakewide.project.profiles import Output
+from lakewide.spark.branch_errors import branch_refusal
 from lakewide.spark.errors import describe, short
 from lakewide.state.metadata import MetadataReader
 from lakewide.state.readers import metadata_reader
 
-#: Iceberg's session setting naming the branch writes go to (tables with write.wap.enabled)
-WAP_BRANCH = "spark.wap.branch"
 _ICEBERG_JAR = re.compile(
     r"iceberg-spark-runtime-[0-9.]+_[0-9.]+[-:]([0-9][0-9A-Za-z.-]*?)(?:\.jar)?(?:,|$)"
 )
@@ -46,9 +45,11 @@ class Session:
         self.output = output
         self.app_name = app_name
         self._owns_session = spark is None
-        self._spark: Any = None if spark is None else self._on_branch(spark)
+        self._spark: Any = spark
         self._metadata = metadata_reader(output)  # None: metadata is read through Spark
         self.java_options: list[str] = []  # added to the JVM's options (lakewide.run.jit)
+        # whether a table has the output's branch, once known (lakewide.spark.branches)
+        self.branched: dict[Relation, bool] = {}
 
     def _reader(self, relation: Relation) -> MetadataReader | None:
         """The reader of ``relation``'s metadata without Spark (lakewide.state.metadata), or None
@@ -61,7 +62,7 @@ class Session:
     def spark(self) -> Any:
         """The SparkSession, started on first use with the profile's catalog and conf."""
         if self._spark is None and self.remote:
-            self._spark = self._on_branch(self._connect())
+            self._spark = self._connect()
         if self._spark is None:
             from lakewide.spark import runtime
 
@@ -71,23 +72,10 @@ class Session:
             began = time.monotonic()
             spark = runtime.create_session(self.app_name, self.output.master, conf)
             runtime.set_catalog_conf(spark, self.output.catalog, self.output.catalog_secrets())
-            self._spark = self._on_branch(spark)
+            self._spark = spark
             seconds = time.monotonic() - began
             events.emit("SparkStarted", f"started {what} in {seconds:.1f}s", seconds=seconds)
         return self._spark
-
-    def _on_branch(self, spark: Any) -> Any:
-        """``spark`` writing to the output's branch (lakewide.state.branches): Iceberg's
-        ``spark.wap.branch`` session setting sends every write of a table whose
-        ``write.wap.enabled`` is true to that branch, and reads such a table from it where it
-        has it (lakewide.spark.branches enables it per table). A session given to this one
-        (a test's, an isolated model's) gets a session of its own for it, left unchanged."""
-        if self.output.branch is None:
-            return spark
-        if not self._owns_session and not self.output.connect_url:
-            spark = spark.newSession()
-        spark.conf.set(WAP_BRANCH, self.output.branch)
-        return spark
 
     @property
     def remote(self) -> bool:
@@ -211,7 +199,12 @@ class Session:
         try:
             return self.spark.sql(text)
         except Exception as err:  # noqa: BLE001 - py4j/analysis errors have many types
-            raise ModelRunError(describe(self.output, err), sql=text) from err
+            said = describe(self.output, err)
+            refused = branch_refusal(self.output, said)
+            if refused is not None:
+                refused.sql = text
+                raise refused from err
+            raise ModelRunError(said, sql=text) from err
 
     def rows(self, statement: exp.Expression) -> tuple[list[str], list[tuple[Any, ...]]]:
         """Column names and rows of a query."""

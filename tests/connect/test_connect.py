@@ -186,8 +186,9 @@ def test_build_then_incremental_runs_match_a_full_refresh(shop: Shop) -> None:
     assert code == 0, out
     assert shop.rows() == incremental
     outputs.append(out)
-    # an environment on branch dev (Iceberg 1.12, Spark 4.1): the client's spark.wap.branch
-    # sends the MERGEs and offsets-only commits to the branch; publish fast-forwards main
+    # an environment on branch dev (Iceberg 1.12, Spark 4.1): the statements name the tables'
+    # branch (<table>.branch_dev) for the MERGEs and offsets-only commits; publish
+    # fast-forwards main
     heads = {m: shop.heads(m) for m in ("wide", "totals")}
     shop.batch(3)
     code, out = shop.client("run", "--branch", "dev")

@@ -1,0 +1,431 @@
+"""Environments on Iceberg branches over chained key tables (issue 48, item 3), on real Spark +
+Iceberg, each table checked against a plain-Python computation from the sources' rows.
+
+A key table with a key table downstream keeps a changelog table (``changelog_producer``); a
+run on a branch reads the upstream at pinned snapshots and the model's own table before and
+after its MERGE. Iceberg refused every such read while the session's ``spark.wap.branch`` was
+set ("Cannot override ref, already set snapshot id=..."), after the MERGE had committed, so
+the branch was left with the model ahead of its changelog table. Here: the newcomer's project
+(a partial_update with sequence groups and an aggregation over it) through a branch build, a
+failing data test refusing publish, a run killed between a MERGE and its changelog append
+(publish refuses, the next run completes it), the fix, publish, and production continuing;
+then every chain the project allows, parametrised.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lakewide.compiler.build_changes import changelog_relation
+from lakewide.project.nodes import Relation
+from lakewide.state.branches import on_branch
+from lakewide.state.changelog_producer import missing_changes
+from lakewide.state.metadata import read_table_meta
+from tests.integration.conftest import hadoop_project, null_first
+
+pytestmark = [pytest.mark.spark]
+
+_counter = itertools.count(1)
+PROFILES = "id int, name string, city string, p_ts bigint"
+ORDERS = "id int, spend bigint, o_ts bigint"
+
+CUSTOMER_360 = """
+{{{{ config(merge_engine='partial_update', primary_key='id',
+            sequence_groups={{'p_ts': ['name', 'city'], 'o_ts': ['spend']}}{extra}) }}}}
+SELECT id, name, city, p_ts, CAST(NULL AS BIGINT) AS spend, CAST(NULL AS BIGINT) AS o_ts
+FROM {{{{ source('src', 'profiles') }}}}
+UNION ALL
+SELECT id, CAST(NULL AS STRING), CAST(NULL AS STRING), CAST(NULL AS BIGINT), spend, o_ts
+FROM {{{{ source('src', 'orders') }}}}
+"""
+SEGMENT_TOTALS = """
+{{ config(merge_engine='aggregation', primary_key='city',
+          aggregates={'spend': 'sum', 'customers': 'sum'}) }}
+SELECT city, spend, CAST(1 AS BIGINT) AS customers FROM {{ ref('customer_360') }}
+WHERE city IS NOT NULL
+"""
+INITIAL_TOTALS = """
+{{ config(merge_engine='aggregation', primary_key='initial',
+          aggregates={'spend': 'sum', 'customers': 'sum'}) }}
+SELECT SUBSTRING(city, 1, 1) AS initial, spend, customers FROM {{ ref('segment_totals') }}
+"""
+CUSTOMER_HISTORY = """
+{{ config(materialized='snapshot', unique_key='id', strategy='check', check_cols=['city']) }}
+SELECT id, city FROM {{ ref('customer_360') }}
+"""
+CUSTOMER_COUNT = "SELECT COUNT(*) AS n, SUM(spend) AS spend FROM {{ ref('customer_360') }}"
+NO_NEGATIVE_SPEND = "SELECT id, spend FROM {{ ref('customer_360') }} WHERE spend < 0"
+
+
+# ------------------------------------------------------------------ the plain-Python oracle
+def fold_customers(profiles: list[tuple], orders: list[tuple]) -> dict[int, tuple]:
+    """partial_update with two sequence groups: per key and group, the record with the largest
+    group sequence (ties: the later arrival) sets every column of the group."""
+    groups: dict[int, dict[str, tuple]] = {}
+    for source, rows in (("p", profiles), ("o", orders)):
+        for row in rows:
+            seen = groups.setdefault(row[0], {})
+            if source not in seen or row[-1] >= seen[source][-1]:
+                seen[source] = row
+    out = {}
+    for key, seen in groups.items():
+        _, name, city, p_ts = seen.get("p", (key, None, None, None))
+        _, spend, o_ts = seen.get("o", (key, None, None))
+        out[key] = (key, name, city, p_ts, spend, o_ts)
+    return out
+
+
+def sum_by(rows: list[tuple[Any, int | None, int]]) -> list[tuple]:
+    """aggregation with sum: per key, the sum of the non-NULL values (NULL when none)."""
+    out: dict[Any, list] = {}
+    for key, spend, customers in rows:
+        total = out.setdefault(key, [key, None, 0])
+        if spend is not None:
+            total[1] = spend if total[1] is None else total[1] + spend
+        total[2] += customers
+    return sorted((tuple(r) for r in out.values()), key=null_first)
+
+
+def segments(customers: dict[int, tuple]) -> list[tuple]:
+    return sum_by([(c[2], c[4], 1) for c in customers.values() if c[2] is not None])
+
+
+def initials(customers: dict[int, tuple]) -> list[tuple]:
+    return sum_by([(city[0], spend, n) for city, spend, n in segments(customers)])
+
+
+@dataclass
+class Sources:
+    """The sources' rows so far, and the customers as each run left them (snapshots)."""
+
+    profiles: list[tuple] = field(default_factory=list)
+    orders: list[tuple] = field(default_factory=list)
+    runs: list[dict[int, tuple]] = field(default_factory=list)  # customers after each run
+
+    def customers(self) -> dict[int, tuple]:
+        return fold_customers(self.profiles, self.orders)
+
+
+def history(runs: list[dict[int, tuple]]) -> list[tuple]:
+    """SCD2 of each customer's city (check strategy) as the runs saw it: (id, city, current)."""
+    out: list[tuple] = []
+    last: dict[int, Any] = {}
+    for state in runs:
+        for key, row in state.items():
+            if key not in last or last[key] != row[2]:
+                out = [(k, c, False) if k == key else (k, c, now) for k, c, now in out]
+                out.append((key, row[2], True))
+                last[key] = row[2]
+    return sorted(out, key=null_first)
+
+
+# ------------------------------------------------------------------ the project
+@dataclass
+class Chain:
+    """One chain of models: its files and each model's rows computed from the sources."""
+
+    models: dict[str, str]
+    expected: dict[str, Callable[[Sources], list[tuple]]]
+    seeds: bool = False  # profiles is a seed (seeds/profiles.csv) read by the models
+
+
+def customer_rows(s: Sources) -> list[tuple]:
+    return sorted(s.customers().values(), key=null_first)
+
+
+def count_rows(s: Sources) -> list[tuple]:
+    customers = s.customers().values()
+    spends = [c[4] for c in customers if c[4] is not None]
+    return [(len(customers), sum(spends) if spends else None)]
+
+
+CHAINS = {
+    "aggregation_over_partial_update": Chain(
+        {"customer_360": CUSTOMER_360.format(extra=""), "segment_totals": SEGMENT_TOTALS},
+        {"customer_360": customer_rows, "segment_totals": lambda s: segments(s.customers())},
+    ),
+    "aggregation_over_aggregation": Chain(
+        {
+            "customer_360": CUSTOMER_360.format(extra=""),
+            "segment_totals": SEGMENT_TOTALS,
+            "initial_totals": INITIAL_TOTALS,
+        },
+        {
+            "customer_360": customer_rows,
+            "segment_totals": lambda s: segments(s.customers()),
+            "initial_totals": lambda s: initials(s.customers()),
+        },
+    ),
+    "snapshot_of_a_key_table": Chain(
+        {"customer_360": CUSTOMER_360.format(extra=""), "customer_history": CUSTOMER_HISTORY},
+        {"customer_360": customer_rows, "customer_history": lambda s: history(s.runs)},
+    ),
+    "changelog_table_to_a_table": Chain(
+        {
+            "customer_360": CUSTOMER_360.format(extra=", changelog_producer='lookup'"),
+            "customer_count": CUSTOMER_COUNT,
+        },
+        {"customer_360": customer_rows, "customer_count": count_rows},
+    ),
+    "seed_read_by_chained_key_tables": Chain(
+        {"customer_360": CUSTOMER_360.format(extra=""), "segment_totals": SEGMENT_TOTALS},
+        {"customer_360": customer_rows, "segment_totals": lambda s: segments(s.customers())},
+        seeds=True,
+    ),
+}
+
+
+@dataclass
+class Project:
+    root: Path
+    spark: Any
+    warehouse: Path
+    namespace: str
+    src: str
+    chain: Chain
+    sources: Sources = field(default_factory=Sources)
+
+    def add(self, profiles: list[tuple], orders: list[tuple]) -> None:
+        """Append rows to the sources (profiles to the seed's CSV when it is a seed: loaded
+        by the next ``lakewide seed``)."""
+        for table, rows, schema in (("profiles", profiles, PROFILES), ("orders", orders, ORDERS)):
+            if not rows:
+                continue
+            if table == "profiles" and self.chain.seeds:
+                csv = self.root / "seeds" / "profiles.csv"
+                if not csv.exists():
+                    csv.write_text("id,name,city,p_ts\n")
+                with csv.open("a") as out:
+                    out.writelines(",".join(str(v) for v in row) + "\n" for row in rows)
+            else:
+                frame = self.spark.createDataFrame(rows, schema).coalesce(1)
+                name = f"lw.{self.src}.{table}"
+                if self.spark.catalog.tableExists(name):
+                    frame.writeTo(name).append()
+                else:
+                    frame.writeTo(name).using("iceberg").create()
+        self.sources.profiles.extend(profiles)
+        self.sources.orders.extend(orders)
+
+    def ran(self) -> None:
+        """Record the customers as a run just left them (for the snapshot's oracle)."""
+        self.sources.runs.append(self.sources.customers())
+
+    def rows(self, model: str, branch: str | None = None) -> list[tuple]:
+        table = f"lw.{self.namespace}.{model}"
+        self.spark.catalog.refreshTable(table)
+        frame = self.spark.table(table if branch is None else f"{table}.branch_{branch}")
+        if model == "customer_history":
+            frame = frame.selectExpr("id", "city", "dbt_valid_to IS NULL")
+        columns = [c for c in frame.columns if not c.startswith("__lw_")]
+        return sorted((tuple(r) for r in frame.select(*columns).collect()), key=null_first)
+
+    def check(self, branch: str | None = None, *models: str) -> None:
+        for model, expected in self.chain.expected.items():
+            if not models or model in models:
+                assert self.rows(model, branch) == expected(self.sources), (model, branch)
+
+    def tables(self) -> list[Relation]:
+        out = []
+        for model in self.chain.models:
+            relation = Relation("lw", self.namespace, model)
+            out += [relation, changelog_relation(relation)]
+        return out
+
+    def heads(self, branch: str = "main") -> dict[str, int | None]:
+        """Each model table's (and changelog table's) head on ``branch``, from its metadata."""
+        heads = {}
+        for relation in self.tables():
+            meta = read_table_meta(self.warehouse, relation)
+            if meta is not None:
+                heads[relation.name] = meta.branches.get(branch)
+        return heads
+
+    def behind_changelogs(self, branch: str) -> list[str]:
+        """The models whose table on ``branch`` holds MERGE commits its changelog lacks."""
+        behind = []
+        for model in self.chain.models:
+            relation = Relation("lw", self.namespace, model)
+            meta = read_table_meta(self.warehouse, relation)
+            changes = read_table_meta(self.warehouse, changelog_relation(relation))
+            if meta is None or changes is None or branch not in meta.branches:
+                continue
+            if missing_changes(on_branch(meta, branch), changes):
+                behind.append(model)
+        return behind
+
+
+def make_project(tmp_path: Path, spark: Any, warehouse: Path, chain: Chain) -> Project:
+    n = next(_counter)
+    namespace, src = f"bc{n}_prod", f"bc{n}_src"
+    root = tmp_path / "project"
+    hadoop_project(root, warehouse, namespace)
+    pyproject = root / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text() + f'seed-schema = "{src}"\n')
+    (root / "models" / "sources.yml").write_text(
+        f"sources:\n  - name: src\n    schema: {src}\n    tables:\n"
+        "      - name: profiles\n      - name: orders\n"
+    )
+    for name, sql in chain.models.items():
+        (root / "models" / f"{name}.sql").write_text(sql)
+    if chain.seeds:
+        (root / "seeds").mkdir()
+    return Project(root, spark, warehouse, namespace, src, chain)
+
+
+def killed_at(project: Path, point: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """``lakewide ARGS`` in a process of its own, SIGKILLed the first time it reaches
+    ``point`` (lakewide.faults)."""
+    return subprocess.run(
+        [sys.executable, "-m", "lakewide", "--project-dir", str(project), *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "LAKEWIDE_CRASH_AT": f"{point}:1"},
+    )
+
+
+# ------------------------------------------------------------------ the tests
+def test_newcomer_chain_on_a_branch_tested_repaired_and_published(
+    tmp_path: Path, spark: Any, warehouse: Path, cli: Callable[..., tuple[int, str]]
+) -> None:
+    p = make_project(tmp_path, spark, warehouse, CHAINS["aggregation_over_partial_update"])
+    (p.root / "data-tests").mkdir()
+    (p.root / "data-tests" / "no_negative_spend.sql").write_text(NO_NEGATIVE_SPEND)
+    p.add(
+        [(1, "Ada", "paris", 1), (2, "Grace", "oslo", 1), (3, "Linus", "paris", 1)],
+        [(1, 10, 1), (2, 20, 1), (3, 30, 1)],
+    )
+    code, output = cli(p.root, "build")
+    assert code == 0, output
+    p.check()
+    production, seen_by_production = p.heads(), {m: p.rows(m) for m in p.chain.models}
+    assert "customer_360__changelog" in production  # kept for the aggregation downstream
+
+    # new rows on the branch: a negative spend the data test refuses, a customer moving city
+    p.add([(3, "Linus", "oslo", 2), (4, "Ken", "rome", 1)], [(2, -5, 2), (4, 7, 1)])
+    # the first branch run is killed between customer_360's MERGE and its changelog append
+    killed = killed_at(p.root, "before-changelog", "build", "--branch", "dev")
+    assert killed.returncode == -signal.SIGKILL, killed.stdout + killed.stderr
+    assert p.behind_changelogs("dev") == ["customer_360"]
+    assert p.heads() == production
+    code, output = cli(p.root, "publish", "--branch", "dev")
+    assert code == 1, output
+    assert "changes its changelog table lacks" in " ".join(output.split()), output
+    assert p.heads() == production
+
+    # the retry completes the changes first; the failing data test skips the aggregation
+    code, output = cli(p.root, "build", "--branch", "dev")
+    assert code == 1 and "no_negative_spend" in output, output
+    assert "Cannot override ref" not in output, output
+    assert p.behind_changelogs("dev") == []
+    p.check("dev", "customer_360")
+    assert p.heads() == production
+    assert {m: p.rows(m) for m in p.chain.models} == seen_by_production
+    code, output = cli(p.root, "branch", "list")
+    assert code == 0 and "customer_360__changelog" in output, output
+
+    # the aggregation, skipped, has no branch yet: publish names the run that makes it
+    code, output = cli(p.root, "publish", "--branch", "dev")
+    said = " ".join(output.split())
+    assert code == 2 and "lakewide run --branch dev -s segment_totals" in said, output
+    code, output = cli(p.root, "publish", "--branch", "dev", "-s", "customer_360")
+    assert code == 1 and "data test(s) failed on branch dev" in output, output
+    assert p.heads() == production
+
+    # the fix arrives in the source; `run -s segment_totals` alone works on the branch too
+    p.add([], [(2, 25, 3)])
+    code, output = cli(p.root, "run", "--branch", "dev", "-s", "customer_360")
+    assert code == 0, output
+    code, output = cli(p.root, "run", "--branch", "dev", "-s", "segment_totals")
+    assert code == 0, output
+    p.check("dev")
+    assert p.heads() == production
+    branch_heads = p.heads("dev")
+
+    code, output = cli(p.root, "publish", "--branch", "dev")
+    assert code == 0 and "3 table(s) fast-forwarded" in output, output
+    assert p.heads() == branch_heads
+    p.check()
+
+    # production continues exactly-once from the published offsets
+    p.add([(5, "Barbara", "paris", 1), (1, "Ada", "rome", 3)], [(5, 1, 1), (3, 4, 5)])
+    code, output = cli(p.root, "run")
+    assert code == 0, output
+    p.check()
+
+    # Iceberg's refusal on a branch comes with what happened and what to do: a profile that
+    # sets spark.wap.branch itself, on a table with write.wap.enabled (as older runs left it)
+    spark.sql(
+        f"ALTER TABLE lw.{p.namespace}.customer_360 SET TBLPROPERTIES "
+        "('write.wap.enabled' = 'true')"
+    )
+    profiles = p.root / "profiles.yml"
+    profiles.write_text(profiles.read_text() + "      spark_conf:\n        spark.wap.branch: dev\n")
+    p.add([], [(1, 2, 9)])
+    refused = subprocess.run(
+        [sys.executable, "-m", "lakewide", "--project-dir", str(p.root)]
+        + ["run", "--branch", "dev", "-s", "customer_360"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    said = " ".join((refused.stdout + refused.stderr).split())
+    assert refused.returncode == 1, said
+    assert "Remove spark.wap.branch from the profile" in said, said
+    assert "\tat org.apache" not in refused.stdout + refused.stderr  # no Java trace
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", list(CHAINS))
+def test_every_chain_builds_on_a_branch_and_publishes(
+    tmp_path: Path,
+    spark: Any,
+    warehouse: Path,
+    cli: Callable[..., tuple[int, str]],
+    name: str,
+) -> None:
+    p = make_project(tmp_path, spark, warehouse, CHAINS[name])
+
+    def build(*args: str) -> None:
+        if p.chain.seeds and "--branch" not in args:
+            code, output = cli(p.root, "seed")
+            assert code == 0, output
+        code, output = cli(p.root, "build", *args)
+        assert code == 0, output
+        p.ran()
+
+    p.add(
+        [(1, "Ada", "paris", 1), (2, "Grace", "oslo", 1), (3, "Linus", "paris", 1)],
+        [(1, 10, 1), (2, 20, 1), (3, 30, 1)],
+    )
+    build()
+    p.check()
+    production, seen_by_production = p.heads(), {m: p.rows(m) for m in p.chain.models}
+
+    p.add([(3, "Linus", "oslo", 2), (4, "Ken", "rome", 1)], [(2, 5, 2), (4, 7, 1), (1, 3, 0)])
+    if p.chain.seeds:  # seeds are production's: loaded on main, read on the branch
+        code, output = cli(p.root, "seed")
+        assert code == 0, output
+    build("--branch", "dev")
+    p.check("dev")
+    assert p.heads() == production
+    assert {m: p.rows(m) for m in p.chain.models} == seen_by_production
+
+    code, output = cli(p.root, "publish", "--branch", "dev")
+    assert code == 0, output
+    p.check()
+
+    p.add([(2, "Grace", "paris", 3)], [(3, 1, 4), (5, 2, 1)])
+    build()
+    p.check()
