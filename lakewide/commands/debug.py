@@ -9,7 +9,7 @@ import click
 
 from lakewide.commands.shared.console import console
 from lakewide.commands.shared.context import Options, pass_options, profile_options
-from lakewide.commands.shared.spark_start import check_output
+from lakewide.commands.shared.spark_start import check_output, spark_log
 from lakewide.project.manifest import Manifest
 from lakewide.project.profiles import warehouse_path
 from lakewide.state.warehouse_probe import is_unchecked
@@ -49,6 +49,7 @@ def debug(options: Options) -> None:
     storage = _storage_check(manifest)
     console.print(storage)
     adapter = SparkAdapter(manifest.output, "lakewide-debug")
+    spark_log(adapter, manifest)
     try:
         console.print(_catalog_check(manifest, adapter))
     finally:
