@@ -10,6 +10,7 @@ import pytest
 
 from tests.postgres_server import postgres_server  # noqa: F401 - the session's PostgreSQL
 from tests.s3_server import aws_bundle_jar, s3_server  # noqa: F401 - the session's S3 server
+from tests.s3proxy_server import s3_store, s3proxy_server  # noqa: F401 - a second S3 server
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -26,6 +27,7 @@ def warehouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def spark(warehouse: Path) -> Iterator[Any]:
     """A SparkSession built by lakewide's runtime, with catalog ``lw`` over a temp warehouse."""
     from lakewide.project.jdbc import DATABASES
+    from lakewide.project.profiles import Output
     from lakewide.spark.runtime import create_session, spark_conf
 
     # JDBC drivers found on this machine: tests add JDBC catalogs at runtime (spark.conf.set)
@@ -33,8 +35,16 @@ def spark(warehouse: Path) -> Iterator[Any]:
     catalog = {"type": "hadoop", "warehouse": str(warehouse)}
     # Iceberg's AWS SDK bundle when fetched (.ci/run): tests add S3 catalogs at runtime
     bundle = aws_bundle_jar()
+    # ... on S3-compatible stores (moto, s3proxy): the JVM options a profile with s3_endpoint
+    # gives lakewide's own JVMs (Output.s3_java_options)
+    s3_compatible = Output(s3_endpoint="http://127.0.0.1").s3_java_options()
     conf = spark_conf(
-        "local[2]", "lw", catalog, {}, driver_classpath=drivers + ([bundle] if bundle else [])
+        "local[2]",
+        "lw",
+        catalog,
+        {},
+        driver_classpath=drivers + ([bundle] if bundle else []),
+        java_options=s3_compatible,
     )
     session = create_session("lakewide-tests", "local[2]", conf)
     yield session

@@ -82,6 +82,17 @@ def _user_exists(name: str) -> bool:
     return True
 
 
+def stop_process(process: subprocess.Popen[bytes]) -> None:
+    """Stop a test server's own process: SIGTERM, then SIGKILL after 20 s; waited for."""
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
 def free_port() -> int:
     """A TCP port on 127.0.0.1 that was free a moment ago."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:

@@ -34,7 +34,7 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.postgres_server import missing_prerequisite
+from tests.postgres_server import missing_prerequisite, stop_process
 
 POM = Path(__file__).resolve().parent / "rest_catalog" / "pom.xml"
 LAUNCHER = POM.parent / "LoopbackRestServer.java"
@@ -82,6 +82,7 @@ class RestServer:
     client: str | None = None
     warehouse_uri: str | None = None  # s3://...: where its tables are, instead of warehouse
     catalog_properties: dict[str, str] | None = None
+    environment: dict[str, str] | None = None
 
     @property
     def folder(self) -> Path:
@@ -107,17 +108,12 @@ class RestServer:
             port,
             warehouse_uri=self.warehouse_uri,
             catalog_properties=self.catalog_properties,
+            environment=self.environment,
         ).process
 
     def stop(self) -> None:
         """Stop the server (its own process only) and wait for it."""
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        stop_process(self.process)
 
 
 def start_rest(
@@ -128,12 +124,13 @@ def start_rest(
     *,
     warehouse_uri: str | None = None,
     catalog_properties: dict[str, str] | None = None,
+    environment: dict[str, str] | None = None,
 ) -> RestServer:
     """Start a REST catalog server over ``folder`` (SQLite catalog, local warehouse); with
     ``client`` (``ID:SECRET``) it accepts only those OAuth2 client credentials; ``port``: that
     one (a restart) instead of a free one. With ``warehouse_uri`` (``s3://...``) its tables go
     there instead, the server's catalog given ``catalog_properties`` (``io-impl``,
-    ``s3.endpoint``...)."""
+    ``s3.endpoint``...); ``environment``: more variables for its JVM (the AWS SDK's)."""
     port = port or _free_port()
     warehouse = folder / "warehouse"
     warehouse.mkdir(parents=True, exist_ok=True)
@@ -141,7 +138,7 @@ def start_rest(
     args = [str(port), where, f"jdbc:sqlite:file:{folder / 'catalog.db'}"]
     args += [client] if client else []
     log = (folder / "server.log").open("ab")
-    env = dict(os.environ)
+    env = {**os.environ, **(environment or {})}
     for key, value in (catalog_properties or {}).items():  # read by LoopbackRestServer.java
         env["CATALOG_" + key.upper().replace("-", "__").replace(".", "_")] = value
     faults = f"-Dlakewide.faults={folder / 'fault'}"
@@ -159,6 +156,7 @@ def start_rest(
         client,
         warehouse_uri,
         catalog_properties,
+        environment,
     )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:

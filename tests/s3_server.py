@@ -37,7 +37,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.postgres_server import free_port, missing_prerequisite
+from tests.postgres_server import free_port, missing_prerequisite, stop_process
 
 AWS_BUNDLE_VERSION = "1.10.1"  # the newest 1.10.x Maven Central serves (the runtime is 1.10.2)
 _M2 = Path.home() / ".m2" / "repository" / "org" / "apache" / "iceberg" / "iceberg-aws-bundle"
@@ -65,6 +65,7 @@ class S3Server:
     bucket: str = "lakewide-tests"
     writer: tuple[str, str] = ("", "")
     reader: tuple[str, str] = ("", "")
+    name: str = "moto"
 
     def _call(self, method: str, path: str, data: bytes | None = None, service: str = "") -> bytes:
         """An unsigned request (accepted until IAM authentication is switched on); moto routes
@@ -100,6 +101,10 @@ class S3Server:
         policy = json.dumps({"Version": "2012-10-17", "Statement": [statement]})
         self._iam("PutUserPolicy", UserName=name, PolicyName="s3", PolicyDocument=policy)
 
+    def keys(self, prefix: str) -> str:
+        """The bucket's listing (ListObjectsV2 XML) under ``prefix`` (outside ``authenticated()``)."""
+        return self._call("GET", f"/{self.bucket}?list-type=2&prefix={prefix}").decode()
+
     def create_bucket(self, name: str) -> None:
         """Create bucket ``name`` (before authentication is on, or as part of the set-up)."""
         self._call("PUT", f"/{name}", b"")
@@ -118,13 +123,7 @@ class S3Server:
 
     def stop(self) -> None:
         """Stop the server (its own process only)."""
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        stop_process(self.process)
 
 
 def start_s3(log: Path) -> S3Server:

@@ -1,15 +1,19 @@
 """``lakewide debug``'s storage check against moto's S3 server (tests/s3_server.py), no Spark:
 a small object written, read back and deleted; an unreachable endpoint, a wrong secret, a key
 that may only read, a missing bucket and a missing AWS bundle jar each exit 2 before Spark
-starts, saying what to fix and never showing the secret."""
+starts, saying what to fix and never showing the secret. A REST catalog whose profile names no
+warehouse has the storage it hands out probed, on moto and on s3proxy
+(tests/s3proxy_server.py)."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from lakewide.project.profiles_file import load_output
+from lakewide.state.rest_metadata import RestMetadataReader
 from lakewide.state.s3_objects import S3Client, S3RequestError
 from lakewide.state.warehouse_probe import probe_warehouse
 from tests.project_factory import make_project, run_main
@@ -104,3 +108,37 @@ def test_request_error_names_status_and_code(s3_server: S3Server) -> None:
     with pytest.raises(S3RequestError) as caught:
         client.request("GET", f"s3://{s3_server.bucket}/missing-object")
     assert (caught.value.status, caught.value.code) == (404, "NoSuchKey")
+
+
+def test_debug_probes_the_storage_a_rest_catalog_hands_out(
+    tmp_path: Path,
+    s3_store: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The docs' REST + S3 profile names no warehouse (the server decides the locations): the
+    probe writes where the server would put a new table, and a wrong secret exits 2 (on moto
+    and on s3proxy) instead of `all checks passed`."""
+    from tests.integration.test_s3_warehouse import rest_on_s3
+
+    server = rest_on_s3(tmp_path / "rest", s3_store)
+    try:
+        key_id, secret = s3_store.writer
+        over = {"catalog_type": "rest", "uri": server.uri, "warehouse": ""}
+        profile = _profile(tmp_path, s3_store, key_id, **over)
+        path = tmp_path / "profiles.yml"
+        path.write_text(profile.replace(f"env_var('{SECRET_ENV}')", f"'{secret}'"))
+        output = load_output(path, "demo", project_root=tmp_path)
+        RestMetadataReader(output).catalog().create_namespace("default")
+        with s3_store.authenticated():
+            location, found = RestMetadataReader(output).storage_location("default")
+            assert location is not None, found
+            assert location.startswith(f"s3://{s3_store.bucket}/rest-wh/default/"), location
+            assert "wrote, read and deleted" in probe_warehouse(output, location)
+            code, out = _debug(tmp_path, profile, secret + "-wrong", monkeypatch, capsys)
+        assert code == 2, out
+        assert "403 SignatureDoesNotMatch" in out and "s3_secret_access_key" in out, out
+        assert location in out and "all checks passed" not in out
+        assert secret not in out and "Traceback" not in out
+    finally:
+        server.stop()

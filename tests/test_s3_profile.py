@@ -101,3 +101,53 @@ def test_addressing_and_signature_follow_aws_sigv4(tmp_path: Path) -> None:
     assert split_location("s3a://bucket/a/b") == ("bucket", "a/b")
     with pytest.raises(ValueError):
         split_location("/local/path")
+
+
+@pytest.mark.parametrize(
+    ("replace", "driver", "executor"),
+    [
+        # an S3-compatible endpoint: checksums only where an operation requires them
+        ({}, "WHEN_REQUIRED", "WHEN_REQUIRED"),
+        # AWS itself (no endpoint): the SDK's own default, nothing set
+        ({"      s3_endpoint: http://127.0.0.1:9000\n": ""}, None, None),
+        # the key wins both ways; the profile's own JVM options come after lakewide's
+        (
+            {"      jars:": "      s3_checksums: when_supported\n      jars:"},
+            "WHEN_SUPPORTED",
+            None,
+        ),
+        (
+            {
+                "      jars:": "      spark_conf: {spark.executor.extraJavaOptions: -Dx=1, "
+                "spark.driver.extraJavaOptions: -Dy=2}\n      jars:"
+            },
+            "WHEN_REQUIRED",
+            "WHEN_REQUIRED",
+        ),
+    ],
+    ids=["endpoint", "aws", "when_supported", "with-own-options"],
+)
+def test_s3_checksums_reach_the_driver_and_executor_jvms(
+    tmp_path: Path, replace: dict[str, str], driver: str | None, executor: str | None
+) -> None:
+    conf = Session(_output(tmp_path, **replace)).conf()
+    driver_options = conf["spark.driver.extraJavaOptions"].split()
+    executor_options = conf.get("spark.executor.extraJavaOptions", "").split()
+    for options, mode in ((driver_options, driver), (executor_options, executor or driver)):
+        found = [o for o in options if o.startswith("-Daws.")]
+        if mode is None:
+            assert found == []
+        else:
+            assert found == [
+                f"-Daws.requestChecksumCalculation={mode}",
+                f"-Daws.responseChecksumValidation={mode}",
+            ]
+    assert driver_options[0].startswith("-Dlog4j2.configurationFile=")
+    if "-Dx=1" in executor_options:  # the profile's own options last (a later -D wins)
+        assert executor_options[-1] == "-Dx=1" and driver_options[-1] == "-Dy=2"
+
+
+def test_s3_checksums_takes_only_the_sdk_modes(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as caught:
+        _output(tmp_path, **{"      jars:": "      s3_checksums: never\n      jars:"})
+    assert "s3_checksums" in str(caught.value)

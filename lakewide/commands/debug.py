@@ -9,9 +9,10 @@ import click
 
 from lakewide.commands.shared.console import console
 from lakewide.commands.shared.context import Options, pass_options, profile_options
-from lakewide.commands.shared.spark_start import check_output
+from lakewide.commands.shared.spark_start import check_output, spark_log
 from lakewide.project.manifest import Manifest
 from lakewide.project.profiles import warehouse_path
+from lakewide.state.warehouse_probe import is_unchecked
 
 if TYPE_CHECKING:
     from lakewide.spark.adapter import SparkAdapter
@@ -45,13 +46,18 @@ def debug(options: Options) -> None:
     rest = _rest_check(manifest)
     if rest:
         console.print(rest)
-    console.print(_storage_check(manifest))
+    storage = _storage_check(manifest)
+    console.print(storage)
     adapter = SparkAdapter(manifest.output, "lakewide-debug")
+    spark_log(adapter, manifest)
     try:
         console.print(_catalog_check(manifest, adapter))
     finally:
         adapter.stop()
-    console.print("[green]all checks passed[/green]")
+    if is_unchecked(storage):
+        console.print("[yellow]the other checks passed; the storage was not checked[/yellow]")
+    else:
+        console.print("[green]all checks passed[/green]")
 
 
 def _rest_check(manifest: Manifest) -> str | None:
@@ -69,23 +75,21 @@ def _rest_check(manifest: Manifest) -> str | None:
 
 def _storage_check(manifest: Manifest) -> str:
     """A small object written, read and deleted in the warehouse (lakewide.state.
-    warehouse_probe) before Spark starts; a REST catalog's warehouse is the profile's location,
-    else the one the catalog's config names."""
-    from lakewide.state.warehouse_probe import probe_warehouse
+    warehouse_probe) before Spark starts; a REST catalog's storage is where it keeps tables
+    (RestMetadataReader.storage_location: its warehouse, a new table's location, a table's)."""
+    from lakewide.state.warehouse_probe import not_checked, probe_warehouse
 
     output = manifest.output
     location = output.warehouse
-    if output.catalog_type == "rest" and not _is_location(location):
-        from lakewide.state.rest_metadata import RestMetadataReader
+    if output.catalog_type == "rest":
+        from lakewide.state.rest_metadata import RestMetadataReader, is_location
 
-        named = RestMetadataReader(output).catalog().properties.get("warehouse")
-        location = named if _is_location(named) else None
+        if not is_location(location):
+            location, found = RestMetadataReader(output).storage_location(output.namespace)
+            if location is None:
+                return not_checked(found)
+            return f"{probe_warehouse(output, location)} ({found})"
     return probe_warehouse(output, location)
-
-
-def _is_location(text: str | None) -> bool:
-    """A warehouse given as a URI or path (a REST catalog's may be a name, e.g. Polaris')."""
-    return bool(text) and ("://" in (text or "") or (text or "").startswith(("/", "file:")))
 
 
 def _catalog_check(manifest: Manifest, adapter: SparkAdapter) -> str:

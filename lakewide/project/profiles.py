@@ -40,6 +40,8 @@ _MASTER_PATTERNS = (
 
 CATALOG_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 S3_FILE_IO = "org.apache.iceberg.aws.s3.S3FileIO"
+#: the AWS SDK v2's system properties for its checksums (Output.s3_java_options)
+S3_CHECKSUM_PROPERTIES = ("aws.requestChecksumCalculation", "aws.responseChecksumValidation")
 
 
 class Output(BaseModel):
@@ -72,6 +74,9 @@ class Output(BaseModel):
     s3_path_style_access: bool | None = None
     s3_access_key_id: str | None = None
     s3_secret_access_key: SecretStr | None = None
+    # when the AWS SDK computes and checks checksums (None: when_required with s3_endpoint,
+    # which S3-compatible stores need, else the SDK's own default, when_supported)
+    s3_checksums: Literal["when_required", "when_supported"] | None = None
     catalog_properties: dict[str, str] = {}
     spark_conf: dict[str, str] = {}
     # run/build tag their consistent snapshots (lakewide.state.tags), kept this long
@@ -156,6 +161,18 @@ class Output(BaseModel):
         if self.s3_path_style_access is not None:
             props["s3.path-style-access"] = str(self.s3_path_style_access).lower()
         return props
+
+    def s3_java_options(self) -> list[str]:
+        """JVM system properties for the AWS SDK v2 of Iceberg's S3FileIO: its request
+        checksums and response checksum checks (``s3_checksums``; by default ``when_required``
+        when ``s3_endpoint`` names an S3-compatible store: since SDK 2.30 the SDK sends an
+        ``aws-chunked`` upload with a trailing checksum on every write, which many such stores
+        reject). S3FileIO (Iceberg 1.10) has no property for these; the SDK reads them from
+        ``aws.requestChecksumCalculation`` and ``aws.responseChecksumValidation``."""
+        mode = self.s3_checksums or ("when_required" if self.s3_endpoint else None)
+        if mode is None:
+            return []
+        return [f"-D{name}={mode.upper()}" for name in S3_CHECKSUM_PROPERTIES]
 
     def catalog_secrets(self) -> dict[str, str]:
         """Properties of ``spark.sql.catalog.<catalog>.*`` set only once Spark runs (never on

@@ -26,6 +26,7 @@ ICEBERG_CATALOG = "org.apache.iceberg.spark.SparkCatalog"
 LOG_CONFIG = Path(__file__).with_name("log4j2.properties")
 _LOG_OPTION = "-Dlog4j2.configurationFile=" + LOG_CONFIG.as_uri()
 JAVA_OPTIONS = "spark.driver.extraJavaOptions"
+EXECUTOR_JAVA_OPTIONS = "spark.executor.extraJavaOptions"
 # Session defaults that let Spark's runtime Bloom filter prune the target rows of a MERGE before its
 # join shuffles them (docs/benchmarks.md, docs/reference/defaults.md). Iceberg rewrites a MERGE with
 # WHEN NOT MATCHED into ``target RIGHT OUTER JOIN source``; Spark 3.5 adds the filter only when it
@@ -55,12 +56,15 @@ def spark_conf(
     user_conf: dict[str, str],
     *,
     driver_classpath: Sequence[Path] = (),
+    java_options: Sequence[str] = (),
 ) -> dict[str, str]:
     """Full Spark conf for an Iceberg catalog named ``catalog``; ``user_conf`` always wins.
 
     ``spark.driver.extraJavaOptions`` from ``user_conf`` follows lakewide's log configuration
     option instead of replacing it, unless it names a log configuration of its own
-    (docs/reference/defaults.md: ``-XX:TieredStopAtLevel=1``).
+    (docs/reference/defaults.md: ``-XX:TieredStopAtLevel=1``). ``java_options`` (the AWS
+    SDK's checksum settings, Output.s3_java_options) go on the driver's and the executors'
+    JVM options, before any of ``user_conf``'s (a later ``-D`` wins).
 
     Bundled jars are added only when ``user_conf`` sets neither ``spark.jars`` nor
     ``spark.jars.packages`` (users who can reach Maven bring their own). ``driver_classpath``
@@ -75,7 +79,7 @@ def spark_conf(
     conf: dict[str, str] = {
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",
-        JAVA_OPTIONS: _LOG_OPTION,
+        JAVA_OPTIONS: " ".join([_LOG_OPTION, *java_options]),
         "spark.sql.session.timeZone": "UTC",
         **SQL_SEMANTICS_CONF,
         "spark.sql.extensions": ICEBERG_EXTENSIONS,
@@ -91,7 +95,12 @@ def spark_conf(
     conf.update(user_conf)
     options = user_conf.get(JAVA_OPTIONS)
     if options and "log4j2.configurationFile" not in options:  # theirs, after lakewide's log set-up
-        conf[JAVA_OPTIONS] = f"{_LOG_OPTION} {options}"
+        conf[JAVA_OPTIONS] = " ".join([_LOG_OPTION, *java_options, options])
+    elif options:
+        conf[JAVA_OPTIONS] = " ".join([*java_options, options])
+    if java_options:
+        theirs = user_conf.get(EXECUTOR_JAVA_OPTIONS)
+        conf[EXECUTOR_JAVA_OPTIONS] = " ".join([*java_options, *([theirs] if theirs else [])])
     if driver_classpath:
         entries = [str(jar) for jar in driver_classpath]
         theirs = user_conf.get("spark.driver.extraClassPath")

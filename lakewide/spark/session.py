@@ -108,6 +108,7 @@ class Session:
             self.output.iceberg_catalog_properties(),
             self.output.spark_conf,
             driver_classpath=jars,
+            java_options=self.output.s3_java_options(),
         )
         # executors write the data files: on S3 they need the AWS SDK bundle too (spark.jars
         # ships it to them; the driver already has it on its class path)

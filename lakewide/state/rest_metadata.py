@@ -80,3 +80,42 @@ class RestMetadataReader:
         except Exception as err:  # noqa: BLE001 - requests, OAuth and REST errors
             raise self.unreachable(err) from None
         return table_meta_of(table.metadata)
+
+    def storage_location(self, namespace: str) -> tuple[str | None, str]:
+        """Where the catalog keeps tables, for ``lakewide debug``'s storage probe, and how that
+        was found: its configured ``warehouse`` (the profile's, or the defaults and overrides
+        of ``/v1/config``) when that is a location; else the location the server would give a
+        new table in ``namespace`` (a staged create, committing nothing); else an existing
+        table's. (None, why) when none of these says."""
+        from pyiceberg.exceptions import NoSuchNamespaceError
+
+        catalog = self.catalog()
+        named = catalog.properties.get("warehouse")
+        if is_location(named):
+            return named, "the catalog's warehouse"
+        try:
+            return self._staged_location(catalog, namespace), "a new table's location"
+        except NoSuchNamespaceError:
+            why = f"namespace {namespace} does not exist yet and the catalog names no warehouse"
+        except Exception:  # noqa: BLE001 - a server without staged creates: look at a table
+            why = "the catalog names no warehouse location nor stages a table"
+        try:
+            for identifier in catalog.list_tables(namespace)[:1]:
+                return str(catalog.load_table(identifier).metadata.location), "a table's location"
+        except Exception:  # noqa: BLE001 - requests, OAuth and REST errors: said as not checked
+            pass
+        return None, why
+
+    @staticmethod
+    def _staged_location(catalog: Any, namespace: str) -> str:
+        from pyiceberg.schema import Schema
+        from pyiceberg.types import LongType, NestedField
+
+        schema = Schema(NestedField(1, "probe", LongType(), required=False))
+        staged = catalog.create_table_transaction((namespace, "lakewide_debug_probe"), schema)
+        return str(staged.table_metadata.location)
+
+
+def is_location(text: str | None) -> bool:
+    """A warehouse given as a URI or path (a REST catalog's may be a name, e.g. Polaris')."""
+    return bool(text) and ("://" in (text or "") or (text or "").startswith(("/", "file:")))

@@ -16,20 +16,33 @@ from lakewide.errors import RuntimeSetupError
 from lakewide.project.profiles import Output, warehouse_path
 from lakewide.state.s3_objects import S3Client, S3RequestError, is_s3
 
+_NOT_CHECKED = "not checked"
+
+
+def not_checked(why: str, location: str = "") -> str:
+    """The line of a storage check that was not made, and why."""
+    return f"storage: {location + ' ' if location else ''}{_NOT_CHECKED} ({why})"
+
+
+def is_unchecked(line: str) -> bool:
+    """Whether ``line`` (of ``probe_warehouse``) says the storage was not checked."""
+    return line.startswith("storage: ") and f"{_NOT_CHECKED} (" in line
+
 
 def probe_warehouse(output: Output, location: str | None) -> str:
     """Write, read and delete a small object under ``location`` (the warehouse); one line
-    saying what was checked, or why nothing was."""
+    saying what was checked, or why nothing was (``is_unchecked``)."""
     if not location:
-        return "storage: not checked (the catalog names no warehouse location)"
+        return not_checked("the catalog names no warehouse location")
     name = f".lakewide-debug-{secrets.token_hex(6)}"
     payload = b"lakewide debug probe\n"
     if is_s3(location):
         client = S3Client.of(output)
         if client is None:
-            return (
-                f"storage: {location} not checked (no s3_access_key_id in the profile nor "
-                "AWS_ACCESS_KEY_ID; Spark's S3FileIO uses the AWS default credential chain)"
+            return not_checked(
+                "no s3_access_key_id in the profile nor AWS_ACCESS_KEY_ID; Spark's S3FileIO "
+                "uses the AWS default credential chain",
+                location,
             )
         target = location.rstrip("/") + "/" + name
         step = "write"
@@ -49,7 +62,7 @@ def probe_warehouse(output: Output, location: str | None) -> str:
         return f"storage: wrote, read and deleted a test object in {location} ({where})"
     folder = warehouse_path(location)
     if folder is None:
-        return f"storage: {location} not checked (only s3:// and local warehouses are)"
+        return not_checked("only s3:// and local warehouses are", location)
     if not folder.is_dir():
         return f"storage: {folder} does not exist yet (the first write creates it)"
     return _probe_folder(folder / name, payload)

@@ -1,6 +1,8 @@
 """A 4-source partial_update wide table whose warehouse is on S3 (moto's server on 127.0.0.1,
 tests/s3_server.py) behind a JDBC catalog in PostgreSQL and behind Iceberg's REST catalog test
-server (tests/rest_server.py, S3FileIO on its side too): bootstrap, an incremental run exact
+server (tests/rest_server.py, S3FileIO on its side too; the REST tests run on s3proxy too,
+tests/s3proxy_server.py, an S3-compatible store that refuses the AWS SDK's default request
+checksums, with the documented profile): bootstrap, an incremental run exact
 against a plain-Python fold, the no-op run, ``lineage`` and ``docs generate`` reading metadata
 without a JVM (JDBC: the metadata file over S3; REST: inline in the server's answer), run tags, ``maintain`` and a ``--full-refresh`` twin. Spark writes through Iceberg's
 S3FileIO with the AWS SDK bundle from Maven Central on its classpath. The repository's example
@@ -73,7 +75,7 @@ def bundle() -> Path:
     return jar
 
 
-def s3_profile(catalog: str, target: str, s3: S3Server, key_id: str, jars: list[Path]) -> str:
+def s3_profile(catalog: str, target: str, s3: Any, key_id: str, jars: list[Path]) -> str:
     """A profile whose target ``target`` (YAML lines of the catalog) keeps its tables on S3."""
     listed = ", ".join(f"'{j}'" for j in jars)
     return (
@@ -129,7 +131,7 @@ def insert(spark: Any, catalog: str, rows: dict[str, list[dict[str, Any]]]) -> N
 def lifecycle(
     root: Path,
     spark: Any,
-    s3: S3Server,
+    s3: Any,
     label: str,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
@@ -228,7 +230,15 @@ def test_wide_table_on_jdbc_and_s3(
     lifecycle(root, spark, s3_server, "jdbc", monkeypatch, capsys)
 
 
-def rest_on_s3(folder: Path, s3: S3Server) -> Any:
+#: the REST server's JVM on an S3-compatible store: the AWS SDK's checksums only where an
+#: operation requires them (the environment variables the docs give a server's container)
+SERVER_CHECKSUMS = {
+    "AWS_REQUEST_CHECKSUM_CALCULATION": "WHEN_REQUIRED",
+    "AWS_RESPONSE_CHECKSUM_VALIDATION": "WHEN_REQUIRED",
+}
+
+
+def rest_on_s3(folder: Path, s3: Any) -> Any:
     """Iceberg's REST catalog test server keeping its tables on S3 (S3FileIO on its side)."""
     key_id, secret = s3.writer
     server_side = {
@@ -242,23 +252,28 @@ def rest_on_s3(folder: Path, s3: S3Server) -> Any:
     folder.mkdir()
     warehouse = f"s3://{s3.bucket}/{folder.name}-wh"
     return start_rest(
-        folder, rest_classpath(folder), warehouse_uri=warehouse, catalog_properties=server_side
+        folder,
+        rest_classpath(folder),
+        warehouse_uri=warehouse,
+        catalog_properties=server_side,
+        environment=SERVER_CHECKSUMS,
     )
 
 
 def test_wide_table_on_rest_and_s3(
     tmp_path: Path,
     spark: Any,
-    s3_server: S3Server,
+    s3_store: Any,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    server = rest_on_s3(tmp_path / "rest", s3_server)
+    server = rest_on_s3(tmp_path / "rest", s3_store)
     try:
         target = f"      catalog_type: rest\n      uri: {server.uri}\n"
-        profile = s3_profile("rests3", target, s3_server, s3_server.writer[0], [bundle()])
+        catalog = f"rests3_{s3_store.name}"  # the test session keeps each catalog it loaded
+        profile = s3_profile(catalog, target, s3_store, s3_store.writer[0], [bundle()])
         root = write_project(tmp_path / "shop", profile)
-        lifecycle(root, spark, s3_server, "rest", monkeypatch, capsys)
+        lifecycle(root, spark, s3_store, "rest", monkeypatch, capsys)
     finally:
         server.stop()
 
@@ -266,7 +281,7 @@ def test_wide_table_on_rest_and_s3(
 def example_on_s3(
     root: Path,
     spark: Any,
-    s3: S3Server,
+    s3: Any,
     profile: str,
     reference: dict[str, dict[str, list[tuple]]],
     monkeypatch: pytest.MonkeyPatch,
@@ -319,16 +334,15 @@ def test_example_on_jdbc_and_s3(
 def test_example_on_rest_and_s3(
     tmp_path: Path,
     spark: Any,
-    s3_server: S3Server,
+    s3_store: Any,
     hadoop_reference: dict[str, dict[str, list[tuple]]],  # noqa: F811
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    server = rest_on_s3(tmp_path / "restex", s3_server)
+    server = rest_on_s3(tmp_path / "restex", s3_store)
     try:
         target = f"      catalog_type: rest\n      uri: {server.uri}\n"
-        profile = s3_profile("restex", target, s3_server, s3_server.writer[0], [bundle()])
-        example_on_s3(
-            tmp_path / "example", spark, s3_server, profile, hadoop_reference, monkeypatch
-        )
+        catalog = f"restex_{s3_store.name}"
+        profile = s3_profile(catalog, target, s3_store, s3_store.writer[0], [bundle()])
+        example_on_s3(tmp_path / "example", spark, s3_store, profile, hadoop_reference, monkeypatch)
     finally:
         server.stop()

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import contextlib
 import sys
+import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from lakewide.commands.shared.console import console
 from lakewide.commands.shared.context import Options
+from lakewide.errors import LakewideError
 from lakewide.project.manifest import Manifest
 from lakewide.project.profiles import Output, check_warehouse_writable
 
@@ -27,6 +31,27 @@ def shared_session(spark: Any) -> Iterator[None]:
         yield
     finally:
         _given.remove(spark)
+
+
+def spark_log(adapter: SparkAdapter, manifest: Manifest) -> Path:
+    """Send the Spark JVM's log (Java traces included) to ``target/spark.log`` of the project
+    (lakewide/spark/log4j2.properties; stderr gets records below ERROR, one line each)."""
+    path = manifest.project.target_path / "spark.log"
+    text = str(path.resolve())
+    adapter.java_options.append(
+        f'-Dlakewide.spark.log="{text}"' if " " in text else f"-Dlakewide.spark.log={text}"
+    )
+    return path
+
+
+def log_note(path: Path, since: float) -> str | None:
+    """Where the Java traces of a failed command are: ``path`` when Spark wrote it since
+    ``since`` (a ``time.time()``), else None."""
+    try:
+        fresh = path.stat().st_mtime >= since - 1 and path.stat().st_size > 0
+    except OSError:
+        return None
+    return f"Spark's log, with the Java traces: {path}" if fresh else None
 
 
 def check_output(output: Output, writes: bool) -> None:
@@ -67,12 +92,22 @@ def with_adapter(
         if precheck is not None and precheck(manifest):
             sys.exit(0)
         adapter = SparkAdapter(output, spark=_given[-1]) if _given else SparkAdapter(output)
+        log, began = spark_log(adapter, manifest), time.time()
         try:
             code = body(manifest, adapter)
             adapter.raise_if_stopped()
-        except Exception:
+        except LakewideError as err:
             adapter.raise_if_stopped(wait=2.0)  # Ctrl-C or a dead JVM caused it: say so
+            note = log_note(log, began) if err.exit_code == 1 else None
+            if note:
+                err.message = f"{err.message}\n{note}"
+            raise
+        except Exception:
+            adapter.raise_if_stopped(wait=2.0)
             raise
         finally:
             adapter.stop()
+    note = log_note(log, began) if code == 1 else None
+    if note:
+        console.print(note, soft_wrap=True)
     sys.exit(code)

@@ -170,7 +170,7 @@ def watch_models(
     args: dict[str, Any],
 ) -> None:
     """``run --watch``: poll, refresh what is due, sleep; exit on SIGINT/SIGTERM (see module)."""
-    from lakewide.commands.shared.spark_start import _given, check_output
+    from lakewide.commands.shared.spark_start import _given, check_output, spark_log
     from lakewide.spark.adapter import SparkAdapter
 
     manifest = options.manifest()
@@ -188,6 +188,7 @@ def watch_models(
     adapter = (
         SparkAdapter(manifest.output, spark=_given[-1]) if _given else SparkAdapter(manifest.output)
     )
+    spark_log(adapter, manifest)
     try:
         adapter.start()  # the one JVM of the whole watch
         stop.install(signal.SIGINT)
