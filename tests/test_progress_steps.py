@@ -10,7 +10,7 @@ import pytest
 
 from lakewide import events
 from lakewide.commands.shared import output
-from lakewide.commands.shared.console import console
+from lakewide.commands.shared.console import progress_console as console
 
 STARTING = events.Event("SparkStarting", "starting Spark local[2] ...", data={"master": "local[2]"})
 STARTED = events.Event("SparkStarted", "started Spark local[2] in 9.5s", data={"seconds": 9.5})

@@ -4,6 +4,7 @@ json``; errors and the summary line only with ``--quiet``."""
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -15,7 +16,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from lakewide import events
-from lakewide.commands.shared.console import console
+from lakewide.commands.shared.console import console, progress_console
 from lakewide.commands.shared.output import elapsed, loud, mode
 
 if TYPE_CHECKING:
@@ -165,11 +166,18 @@ def summary(results: list[ModelResult], seconds: float | None = None) -> None:
 
 @contextmanager
 def live(total: int) -> Iterator[RunProgress]:
-    """Live progress while the run lasts (only on a terminal, not with --quiet or json)."""
+    """Live progress while the run lasts, on stderr (only on a terminal, not with --quiet or
+    json)."""
     progress = RunProgress(total)
-    show = console.is_terminal and not mode.quiet and not mode.json
+    show = progress_console.is_terminal and not mode.quiet and not mode.json
     display: Any = (
-        Live(console=console, transient=True, refresh_per_second=4, get_renderable=progress.render)
+        Live(
+            console=progress_console,  # stderr; the results printed meanwhile go above it
+            transient=True,
+            refresh_per_second=4,
+            get_renderable=progress.render,
+            redirect_stdout=sys.stdout.isatty(),
+        )
         if show
         else None
     )
