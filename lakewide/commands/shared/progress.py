@@ -31,6 +31,8 @@ def _rows(result: ModelResult) -> str:
 
 
 def _keys_read(result: ModelResult) -> str:
+    """The keys each source's new rows held, added up over the sources (a key two sources
+    changed counts twice): ``source keys``, not the distinct keys the table changed."""
     return str(result.rows_read) if result.plan == "incremental" else ""
 
 
@@ -113,7 +115,7 @@ def report(result: ModelResult, index: int, total: int) -> None:
         return
     colour = COLOURS[status]
     rows = f"{_rows(result)} rows" if result.rows is not None else ""
-    read = f"{_keys_read(result)} keys read" if _keys_read(result) else ""
+    read = f"{_keys_read(result)} source keys" if _keys_read(result) else ""
     line = (
         f"{index:>3} of {total} [{colour}]{status.upper():<7}[/{colour}] {result.name:<28} "
         f"{result.plan:<12} {rows:>12} {read:>16} {result.seconds:6.1f}s "
@@ -145,7 +147,7 @@ def summary(results: list[ModelResult], seconds: float | None = None) -> None:
             ("status", "left"),
             ("plan", "left"),
             ("rows", "right"),
-            ("keys read", "right"),
+            ("source keys", "right"),
             ("seconds", "right"),
         ):
             table.add_column(column, justify=justify)  # type: ignore[arg-type]
