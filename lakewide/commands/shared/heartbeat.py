@@ -1,6 +1,8 @@
-"""No long silence in text mode: while a command runs, a line on stderr whenever nothing was
-printed for ``QUIET_SECONDS`` (a first MERGE, a seed's first write, a slow unit test), saying
-how long since the last step started, so that a log or a terminal shows the command alive."""
+"""No long silence in text mode: while a step of a command is under way (Spark starting, the
+seeds, a model, a unit test), a line on stderr whenever nothing was printed for
+``QUIET_SECONDS`` (a first MERGE, a seed's first write, a slow unit test), saying how long
+since the step started, so that a log or a terminal shows the command alive. A command that
+waits on purpose (``run --watch`` between rounds, ``docs serve``) has no step under way."""
 
 from __future__ import annotations
 
@@ -58,6 +60,11 @@ class Heartbeat:
         """A step of the command started (``line`` shown for it)."""
         self.step = (time.monotonic(), line)
 
+    def idle(self) -> None:
+        """No step is under way (the command waits on purpose): nothing to say until one
+        starts."""
+        self.step = None
+
     def begin(self, say: Any) -> None:
         """Watch from now on, printing through ``say`` (one line)."""
         with self._lock:
@@ -76,11 +83,10 @@ class Heartbeat:
             now = time.monotonic()
             if not self.active or now - self.last_write < QUIET_SECONDS:
                 continue
-            began, line = self.step if self.step is not None else (now, "")
-            if self.step is None:
-                text = "... still working"
-            else:
-                text = f"... still working, {now - began:.0f}s since: {line}"
+            if self.step is None:  # no step under way: a server, a watch between rounds
+                continue
+            began, line = self.step
+            text = f"... still working, {now - began:.0f}s since: {line}"
             try:
                 self.say(text)
             except Exception:  # noqa: BLE001 - a closed stream at exit: stop speaking

@@ -213,7 +213,10 @@ def apply() -> None:
 
 
 def _say(line: str) -> None:
-    """A line of the heartbeat (lakewide.commands.shared.heartbeat) on stderr."""
+    """A line of the heartbeat (lakewide.commands.shared.heartbeat) on stderr; none while a
+    live view counts the seconds on the terminal."""
+    if getattr(progress_console, "_live_stack", None) or getattr(progress_console, "_live", None):
+        return
     progress_console.print(line, markup=False, highlight=False)
     progress_console.file.flush()
 
