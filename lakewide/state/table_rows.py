@@ -95,8 +95,8 @@ def _load(output: Output, relation: Relation) -> Any:
         from lakewide.state.metadata import current_metadata_file
 
         warehouse = warehouse_path(output.warehouse)
-        if warehouse is None:
-            raise NotReadable("the hadoop warehouse is not a local folder")
+        if warehouse is None or not warehouse.is_dir():  # e.g. a Spark Connect server's own
+            raise NotReadable("the hadoop warehouse is not a folder on this machine")
         path = current_metadata_file(warehouse, relation)
         if path is None:
             raise Missing(str(relation))
