@@ -11,7 +11,7 @@ import threading
 import time
 from typing import Any, TextIO
 
-QUIET_SECONDS = 4.0
+QUIET_SECONDS = 3.5  # a line within 5 s of the last, with room for a busy machine
 
 
 class NotedStream:
