@@ -23,7 +23,10 @@ class NotedStream:
 
     @property
     def stream(self) -> TextIO:
-        return getattr(sys, self.name)  # type: ignore[no-any-return]
+        stream: TextIO = getattr(sys, self.name)
+        if self.name == "stderr":  # the live view's own console writes past rich's proxy
+            stream = getattr(stream, "rich_proxied_file", stream)
+        return stream
 
     def write(self, text: str) -> int:
         self.watch.noted()
@@ -39,6 +42,8 @@ class NotedStream:
         return self.stream.fileno()
 
     def __getattr__(self, name: str) -> Any:
+        if name == "rich_proxied_file":  # stdout's lines go through the live view's proxy,
+            raise AttributeError(name)  # printed above it instead of into it
         return getattr(self.stream, name)
 
 
