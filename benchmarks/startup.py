@@ -45,8 +45,8 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from tests.connect.conftest import no_java_env  # noqa: E402
 from tests.connect_server import ICEBERG, start_connect  # noqa: E402
+from tests.project_factory import no_java_env  # noqa: E402
 
 RESULTS = REPO / "benchmarks" / "results"
 TARGETS = ("local", "connect")

@@ -29,6 +29,7 @@ CODES = {
     "TableRead": "L002",  # a read through the DataFrame API (not SQL)
     "SparkStarting": "L003",  # the command starts its SparkSession
     "SparkStarted": "L004",  # ... and it is up (data: seconds)
+    "StepStart": "L005",  # a phase of a command starts (seeds, a read without Spark)
 }
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 import textwrap
@@ -108,3 +109,14 @@ def run_main(
         code = done.code if isinstance(done.code, int) else (0 if done.code is None else 1)
     captured = capsys.readouterr()
     return code, captured.out + captured.err
+
+
+def no_java_env() -> dict[str, str]:
+    """This process's environment without Java: no JAVA_HOME, no PATH folder holding ``java``
+    (lakewide from this repository)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("JAVA_HOME", "SPARK_HOME")}
+    folders = env.get("PATH", "").split(os.pathsep)
+    env["PATH"] = os.pathsep.join(d for d in folders if d and not (Path(d) / "java").exists())
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[1])
+    assert shutil.which("java", path=env["PATH"]) is None
+    return env

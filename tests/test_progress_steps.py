@@ -5,12 +5,14 @@ emitted as the session emits them."""
 from __future__ import annotations
 
 import io
+import re
+import time
 
 import pytest
 
 from lakewide import events
-from lakewide.commands.shared import output
-from lakewide.commands.shared.console import console
+from lakewide.commands.shared import heartbeat, output
+from lakewide.commands.shared.console import progress_console as console
 
 STARTING = events.Event("SparkStarting", "starting Spark local[2] ...", data={"master": "local[2]"})
 STARTED = events.Event("SparkStarted", "started Spark local[2] in 9.5s", data={"seconds": 9.5})
@@ -36,3 +38,20 @@ def test_the_command_ending_ends_the_step(monkeypatch: pytest.MonkeyPatch) -> No
     assert output._step
     output.reset()  # what the CLI does when the command ends, e.g. as Spark failed to start
     assert not output._step
+
+
+def test_a_silence_is_broken_by_a_line_naming_the_step(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(console, "_force_terminal", False)
+    monkeypatch.setattr(console, "file", io.StringIO())
+    monkeypatch.setattr(heartbeat, "QUIET_SECONDS", 0.3)
+    heartbeat.heartbeat.begin(output._say)
+    try:
+        output.write_step(events.Event("NodeStart", "START wide", node="wide"))
+        deadline = time.monotonic() + 10
+        while "still working" not in console.file.getvalue() and time.monotonic() < deadline:  # type: ignore[attr-defined]
+            time.sleep(0.05)
+    finally:
+        heartbeat.heartbeat.end()
+    lines = console.file.getvalue().splitlines()  # type: ignore[attr-defined]
+    assert lines[0] == "START wide"
+    assert re.fullmatch(r"\.\.\. still working, \d+s since: START wide", lines[1]), lines

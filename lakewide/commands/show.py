@@ -10,6 +10,7 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError
 
+from lakewide import events
 from lakewide.commands.shared.context import Options, model_named, pass_options, profile_options
 from lakewide.commands.shared.spark_start import with_adapter
 from lakewide.commands.shared.tables import print_table, rows_table
@@ -62,16 +63,51 @@ def show(options: Options, model: str | None, inline: str | None, limit: int) ->
             return 0
         node = manifest.models[str(model)]
         _ensure_showable(manifest, node, adapter)
-        order = node.config.primary_key or []
-        if isinstance(node.config, SnapshotConfig):  # each key's versions in time order
-            order = [*node.config.unique_key, node.config.meta("dbt_valid_from")]
+        order = _order(node)
         select = exp.select("*").from_(node.relation.table())
         if order:
             select = select.order_by(*(exp.column(c) for c in order))
         _print(*adapter.rows(select.limit(limit)))
         return 0
 
+    if model is not None and _shown_without_spark(options, str(model), limit):
+        return
     with_adapter(options, body, check=check, writes=False)
+
+
+def _order(node: ModelNode) -> list[str]:
+    """The order rows are shown in: the primary key; a snapshot's keys, then each key's
+    versions in time order."""
+    if isinstance(node.config, SnapshotConfig):
+        return [*node.config.unique_key, node.config.meta("dbt_valid_from")]
+    return list(node.config.primary_key or [])
+
+
+def _shown_without_spark(options: Options, model: str, limit: int) -> bool:
+    """Print a table model's rows read with pyiceberg (no JVM), where the catalog allows it;
+    False (with a line saying why) where Spark has to read them."""
+    from lakewide.state.table_rows import Missing, NotReadable, read_rows
+
+    manifest = options.manifest()
+    node = model_named(manifest, model)
+    if node.config.kind == "view":
+        return False
+    try:
+        columns, rows = read_rows(manifest.output, node.relation, _order(node), limit)
+    except Missing:
+        raise UsageError(_never_built(node), model=node.name) from None
+    except NotReadable as err:
+        events.emit("StepStart", f"reading {node.relation} through Spark ({err})")
+        return False
+    _print(columns, rows)
+    return True
+
+
+def _never_built(node: ModelNode) -> str:
+    return (
+        f"{node.relation} does not exist yet (never built); run "
+        f"`lakewide run -s {node.name}` (or `lakewide build`) first"
+    )
 
 
 def _print(columns: list[str], rows: list[tuple[Any, ...]]) -> None:
@@ -119,8 +155,4 @@ def _ensure_showable(manifest: Manifest, node: ModelNode, adapter: SparkAdapter)
             raise ModelRunError(failed[0].message)
         return
     if not adapter.table_exists(node.relation):
-        raise UsageError(
-            f"{node.relation} does not exist yet (never built); run "
-            f"`lakewide run -s {node.name}` (or `lakewide build`) first",
-            model=node.name,
-        )
+        raise UsageError(_never_built(node), model=node.name)

@@ -143,9 +143,8 @@ def _run_one(
         result.commits, result.rejected = outcome.commits, outcome.rejected
         result.ranges = [asdict(r) for r in outcome.ranges]
         result.refresh = outcome.refresh
-        if outcome.refresh:
-            took = "re-folded" if outcome.plan == "refold" else "read the changes"
-            result.message = f"{took}: {outcome.refresh}"
+        if outcome.refresh:  # what the run did and why (lakewide.run.refresh_choice)
+            result.message = outcome.refresh
         result.rows_read = sum(r.keys for r in outcome.ranges)
         if outcome.rejected:
             result.message = f"rejected {outcome.rejected} row(s) with a NULL primary key"

@@ -51,9 +51,9 @@ def choose_refresh(
     if not reads:
         return Refresh("incremental", "")  # no source has anything new
     if mode == "full":
-        return Refresh("refold", "refresh_mode='full': every source folded again")
+        return Refresh("refold", "rebuilt from every source, as refresh_mode='full' asks")
     if mode == "incremental":
-        return Refresh("incremental", "refresh_mode='incremental'")
+        return Refresh("incremental", "read only what changed, as refresh_mode='incremental' asks")
     changed = [r for r in reads if r.mode not in ("none", "incremental")]
     if not changed:
         return Refresh("incremental", "")  # appends are the cheapest read there is
@@ -66,15 +66,15 @@ def choose_refresh(
     if lost and exact:
         return Refresh(
             "refold",
-            f"the changes of {', '.join(lost)} cannot be read (a re-read would keep rows it "
-            "lost): every source folded again",
+            f"rebuilt from every source: what changed in {', '.join(lost)} can no longer be "
+            "read (reading the table whole instead would keep rows it has since lost)",
         )
     if not exact:
         return Refresh(
             "incremental",
-            f"{cost.describe()}; a re-fold would not keep the same rows for this merge "
-            "engine (refresh_mode='full' forces it)",
+            f"{cost.describe(refolded=False)}; with this merge engine a rebuild could give "
+            "other rows, so it happens only with refresh_mode='full'",
         )
-    if cost.refold_cheaper:
-        return Refresh("refold", cost.describe())
-    return Refresh("incremental", cost.describe())
+    return Refresh(
+        "refold" if cost.refold_cheaper else "incremental", cost.describe(cost.refold_cheaper)
+    )

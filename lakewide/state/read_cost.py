@@ -81,11 +81,15 @@ class Estimate:
         """The re-fold costs less, by at least MIN_SAVING (read at call time)."""
         return self.incremental - self.refold >= max(MIN_SAVING, 1)
 
-    def describe(self) -> str:
-        return (
-            f"reading the changes ~{_mib(self.incremental)} against re-folding every source "
-            f"~{_mib(self.refold)}"
-        )
+    def describe(self, refolded: bool) -> str:
+        """What the run did and what the other path would have cost, in a user's words."""
+        changes, rebuild = f"~{_mib(self.incremental)}", f"~{_mib(self.refold)}"
+        if refolded:
+            return (
+                f"rebuilt from every source: it reads {rebuild}, less than reading what "
+                f"changed ({changes})"
+            )
+        return f"read only what changed ({changes}; rebuilding from every source: {rebuild})"
 
 
 def estimate(reads: Iterable[int], upstreams: Iterable[int], target: int) -> Estimate:
@@ -95,4 +99,5 @@ def estimate(reads: Iterable[int], upstreams: Iterable[int], target: int) -> Est
 
 
 def _mib(size: int) -> str:
-    return f"{size / 2**20:.1f} MiB"
+    """A size in MiB, or in KiB below a tenth of one (a small table is not ``0.0 MiB``)."""
+    return f"{size / 2**20:.1f} MiB" if size >= 2**20 / 10 else f"{size / 2**10:.0f} KiB"

@@ -2,7 +2,8 @@
 
 A REST catalog sends a table's metadata in its answer to ``load_table``, and lakewide reads
 nothing else without Spark; this FileIO spares pyiceberg the pyarrow or fsspec FileIO it would
-otherwise load (and that lakewide does not install). Imported only by pyiceberg, on demand.
+otherwise load for the metadata reads. Imported only by pyiceberg, on demand (``show`` reads
+data files with a FileIO of its own: lakewide.state.table_rows).
 """
 
 from __future__ import annotations

@@ -6,7 +6,6 @@ The tests need pyspark >= 4 (the server's jars and the client); the Spark 3.5 su
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -31,16 +30,6 @@ def _spark_major() -> int:
 collect_ignore_glob = [] if _spark_major() >= 4 else ["test_*.py"]
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-def no_java_env() -> dict[str, str]:
-    """This process's environment without Java: no JAVA_HOME, no PATH folder holding ``java``."""
-    env = {k: v for k, v in os.environ.items() if k not in ("JAVA_HOME", "SPARK_HOME")}
-    folders = env.get("PATH", "").split(os.pathsep)
-    env["PATH"] = os.pathsep.join(d for d in folders if d and not (Path(d) / "java").exists())
-    env["PYTHONPATH"] = str(REPO)
-    assert shutil.which("java", path=env["PATH"]) is None
-    return env
 
 
 @dataclass

@@ -39,7 +39,7 @@ def test_threads_and_json_logs(tmp_path: Path, spark: Any, warehouse: Path, cli:
 
     code, text = cli(one.root, "build", "--threads", "1")
     assert code == 0, text
-    assert "Summary" in text and "keys read" in text
+    assert "Summary" in text and "source keys" in text
     assert f"Done. {len(models)} ok, 0 failed" in text
     code, out = cli(two.root, "build", "--threads", "2", "--log-format", "json")
     assert code == 0, out

@@ -24,7 +24,8 @@ from typing import Any
 import click
 
 from lakewide import events
-from lakewide.commands.shared.console import console
+from lakewide.commands.shared.console import console, progress_console
+from lakewide.commands.shared.heartbeat import NotedStream, heartbeat
 
 LOG_FORMATS = ("text", "json")
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
@@ -79,8 +80,10 @@ def record(event: events.Event) -> dict[str, Any]:
 
 _write_lock = threading.Lock()
 _IMPORTED = time.monotonic()  # the fallback start of the process (see ``elapsed``)
-#: steps of a command shown as their own lines in text mode (Spark's start-up)
-STEP_EVENTS = ("SparkStarting", "SparkStarted")
+#: steps of a command shown as their own lines in text mode, on stderr: Spark's start-up, a
+#: phase starting (``StepStart``: seeds, data tests, a read without Spark), a model or one of
+#: its unit tests starting
+STEP_EVENTS = ("SparkStarting", "SparkStarted", "StepStart", "NodeStart", "UnitTestStart")
 
 
 def elapsed() -> float:
@@ -98,15 +101,29 @@ def elapsed() -> float:
 _step: list[Any] = []  # the live timer of the step running (on a terminal)
 
 
+def step_line(event: events.Event) -> str:
+    """The line a step event shows: its message (a unit test's names the model it tests)."""
+    if event.name == "UnitTestStart":
+        return f"START unit test {event.data.get('unit_test')} of {event.node}"
+    return event.msg
+
+
 def write_step(event: events.Event) -> None:
-    """In text mode, a step of the command (Spark starting, started) as a line, at once; on a
-    terminal, the step running with its seconds below it until it ends, as a model's are."""
+    """In text mode, a step of the command (Spark starting, started, a phase or model starting)
+    as a line on stderr, at once; on a terminal, Spark's start-up running with its seconds
+    below it until it ends."""
     if mode.json or event.name not in STEP_EVENTS:
         return
     end_step()
-    console.print(event.msg, markup=False, highlight=False)
-    console.file.flush()
-    if event.name == "SparkStarting" and console.is_terminal and not console.quiet:
+    line = step_line(event)
+    heartbeat.started(line)
+    progress_console.print(line, markup=False, highlight=False)
+    progress_console.file.flush()
+    if (
+        event.name == "SparkStarting"
+        and progress_console.is_terminal
+        and not progress_console.quiet
+    ):
         from rich.live import Live
 
         began, what = time.monotonic(), f"Spark {event.data.get('master', '')}"
@@ -114,7 +131,13 @@ def write_step(event: events.Event) -> None:
         def timer() -> str:
             return f"[cyan]START[/cyan]  {what}  {time.monotonic() - began:5.1f}s"
 
-        live = Live(console=console, transient=True, refresh_per_second=4, get_renderable=timer)
+        live = Live(
+            console=progress_console,
+            transient=True,
+            refresh_per_second=4,
+            get_renderable=timer,
+            redirect_stdout=sys.stdout.isatty(),
+        )
         live.start()
         _step.append(live)
 
@@ -169,16 +192,33 @@ def start(quiet: bool, log_format: str) -> None:
 
 def reset() -> None:
     """The default mode (the CLI may run in-process, in tests)."""
+    heartbeat.end()
     end_step()
     mode.quiet, mode.log_format = False, "text"
     mode.invocation_id, mode.project = str(uuid.uuid4()), ""
     console.file, console.quiet = None, False  # type: ignore[assignment]
+    progress_console.file, progress_console.quiet = None, False  # type: ignore[assignment]
 
 
 def apply() -> None:
     """Point the console at the mode: JSON lines, or silence outside errors and summaries."""
-    console.file = _NoteLines() if mode.json else None  # type: ignore[assignment]
+    console.file = _NoteLines() if mode.json else NotedStream("stdout", heartbeat)  # type: ignore[assignment]
     console.quiet = mode.quiet and not mode.json
+    progress_console.file = NotedStream("stderr", heartbeat)  # type: ignore[assignment]
+    progress_console.quiet = mode.quiet
+    if mode.json or mode.quiet:
+        heartbeat.end()
+    else:
+        heartbeat.begin(_say)
+
+
+def _say(line: str) -> None:
+    """A line of the heartbeat (lakewide.commands.shared.heartbeat) on stderr; none while a
+    live view counts the seconds on the terminal."""
+    if getattr(progress_console, "_live_stack", None) or getattr(progress_console, "_live", None):
+        return
+    progress_console.print(line, markup=False, highlight=False)
+    progress_console.file.flush()
 
 
 @contextmanager

@@ -4,6 +4,7 @@ json``; errors and the summary line only with ``--quiet``."""
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -15,7 +16,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from lakewide import events
-from lakewide.commands.shared.console import console
+from lakewide.commands.shared.console import console, progress_console
 from lakewide.commands.shared.output import elapsed, loud, mode
 
 if TYPE_CHECKING:
@@ -30,6 +31,8 @@ def _rows(result: ModelResult) -> str:
 
 
 def _keys_read(result: ModelResult) -> str:
+    """The keys each source's new rows held, added up over the sources (a key two sources
+    changed counts twice): ``source keys``, not the distinct keys the table changed."""
     return str(result.rows_read) if result.plan == "incremental" else ""
 
 
@@ -112,7 +115,7 @@ def report(result: ModelResult, index: int, total: int) -> None:
         return
     colour = COLOURS[status]
     rows = f"{_rows(result)} rows" if result.rows is not None else ""
-    read = f"{_keys_read(result)} keys read" if _keys_read(result) else ""
+    read = f"{_keys_read(result)} source keys" if _keys_read(result) else ""
     line = (
         f"{index:>3} of {total} [{colour}]{status.upper():<7}[/{colour}] {result.name:<28} "
         f"{result.plan:<12} {rows:>12} {read:>16} {result.seconds:6.1f}s "
@@ -144,7 +147,7 @@ def summary(results: list[ModelResult], seconds: float | None = None) -> None:
             ("status", "left"),
             ("plan", "left"),
             ("rows", "right"),
-            ("keys read", "right"),
+            ("source keys", "right"),
             ("seconds", "right"),
         ):
             table.add_column(column, justify=justify)  # type: ignore[arg-type]
@@ -165,11 +168,18 @@ def summary(results: list[ModelResult], seconds: float | None = None) -> None:
 
 @contextmanager
 def live(total: int) -> Iterator[RunProgress]:
-    """Live progress while the run lasts (only on a terminal, not with --quiet or json)."""
+    """Live progress while the run lasts, on stderr (only on a terminal, not with --quiet or
+    json)."""
     progress = RunProgress(total)
-    show = console.is_terminal and not mode.quiet and not mode.json
+    show = progress_console.is_terminal and not mode.quiet and not mode.json
     display: Any = (
-        Live(console=console, transient=True, refresh_per_second=4, get_renderable=progress.render)
+        Live(
+            console=progress_console,  # stderr; the results printed meanwhile go above it
+            transient=True,
+            refresh_per_second=4,
+            get_renderable=progress.render,
+            redirect_stdout=sys.stdout.isatty(),
+        )
         if show
         else None
     )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from lakewide import events
 from lakewide.commands.shared.console import console
 from lakewide.project.manifest import Manifest
 
@@ -26,7 +27,10 @@ def load_and_report(manifest: Manifest, adapter: SparkAdapter) -> None:
     from lakewide.run.seed_load import load_seeds
 
     adapter.start()  # its own step: not part of the first seed's time
-    for found in find_seeds(manifest.project, manifest.output):
+    seeds = find_seeds(manifest.project, manifest.output)
+    if seeds:
+        events.emit("StepStart", f"checking and loading {len(seeds)} seed(s) ...")
+    for found in seeds:
         adapter.check_seed(found.path, found.relation, found.types)
 
     def report(seed: SeedResult) -> None:

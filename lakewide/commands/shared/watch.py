@@ -22,6 +22,7 @@ from rich.markup import escape
 
 from lakewide.commands.shared.console import console
 from lakewide.commands.shared.context import Options, selected
+from lakewide.commands.shared.heartbeat import heartbeat
 from lakewide.commands.shared.output import loud
 from lakewide.commands.shared.progress import report
 from lakewide.errors import ConfigError
@@ -203,6 +204,7 @@ def watch_models(
                     _refresh(manifest, adapter, plan, stop, stats, options.lock_wait, args)
                 except LockBusyError as busy:
                     console.print(f"[yellow]waiting:[/yellow] {escape(str(busy))}")
+            heartbeat.idle()  # waiting on purpose until the next poll
             stop.sleep(interval)
         adapter.raise_if_stopped()
     except Exception:
