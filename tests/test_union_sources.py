@@ -119,6 +119,10 @@ def test_columns_given_in_the_model_and_types_chosen_there(tmp_path: Path) -> No
         ),
         ("lakewide.union_sources([source('s','a')], key=[1])", "key must be a column name"),
         (
+            "lakewide.union_sources([source('s','a')], key='k', types={'zz': 'INT'})",
+            "types= names 'zz', which no source lists; the sources' columns are: x, shared",
+        ),
+        (
             "lakewide.union_sources([{'from': source('s','a')}], key='k')",
             "a mapping item takes 'relation' and 'columns' (found from)",
         ),

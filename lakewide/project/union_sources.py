@@ -172,6 +172,12 @@ def union_sources(
         for column in branch.columns:
             if column not in common:
                 order.setdefault(column, []).append(branch)
+    unknown = sorted(set(types) - set(order))
+    if unknown:
+        raise ConfigError(
+            f"union_sources: types= names {', '.join(map(repr, unknown))}, which no source "
+            f"lists; the sources' columns are: {', '.join(order) or 'none'}"
+        )
     nulls: dict[str, exp.DataType | None] = {}
     for column, owners in order.items():
         nulls[column] = _column_type(column, owners, types)
