@@ -1,6 +1,6 @@
 """Wide tables at width: how compile, Spark planning and runs grow with the sources.
 
-    python benchmarks/width.py --sources 4,8,16 --keys 20000
+    python benchmarks/width.py --sources 4,8,16 --keys 20000 --warmup 2
     python benchmarks/width.py --sources 4,8,16,32,64 --shapes 4x250,8x16+4 --keys 200000
     python benchmarks/width.py --sources 4,8,16,32,64 --compile-only
 
@@ -228,6 +228,9 @@ def main() -> None:
     parser.add_argument("--keys", type=int, default=20_000)
     parser.add_argument("--engines", default=",".join(width_models.ENGINES))
     parser.add_argument("--budget", type=float, default=600.0, help="seconds a step may take")
+    parser.add_argument(
+        "--warmup", type=int, default=0, help="sources of a shape run first, not recorded"
+    )
     parser.add_argument("--compile-only", action="store_true", help="the compile step only")
     parser.add_argument("--out", type=Path, default=Path("benchmarks/out/width"))
     parser.add_argument("--name", default="", help="results file name (width_<name>)")
@@ -250,6 +253,9 @@ def main() -> None:
         stem.with_suffix(".md").write_text(width_report.markdown(result))
 
     args.out.mkdir(parents=True, exist_ok=True)
+    if args.warmup and not args.compile_only:  # the first shape would pay for a cold JVM
+        scratch = {**result, "shapes": []}
+        bench_shape(Shape(args.warmup), engines, 1000, args.out, args.budget, scratch, lambda: None)
     for shape in shapes:
         if args.compile_only:
             project = width_models.write_project(
