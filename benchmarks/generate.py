@@ -57,11 +57,16 @@ def write_source(
 ) -> int:
     """Append one round of source ``index`` (``source_frame`` with ``options``) to ``table``."""
     frame = source_frame(spark, index, keys, round_no, **options)
+    append(spark, frame, table)
+    return int(frame.count()) if options.get("fraction", 1.0) < 1.0 else keys
+
+
+def append(spark: Any, frame: Any, table: str) -> None:
+    """Append ``frame`` to the Iceberg ``table``, created by the first write."""
     if spark.catalog.tableExists(table):
         frame.writeTo(table).append()
     else:
         frame.writeTo(table).using("iceberg").create()
-    return int(frame.count()) if options.get("fraction", 1.0) < 1.0 else keys
 
 
 def wide_model(sources: int, config: str, source: str = "bench") -> str:

@@ -23,6 +23,7 @@ from lakewide.project.nodes import Relation
 from lakewide.project.profiles_file import env_var
 from lakewide.project.sources import Source
 from lakewide.project.text_files import read_utf8
+from lakewide.project.union_sources import SourceText, union_sources
 from lakewide.project.user_cache import cache_folder, write_entry
 
 _CONFIG_CALL = re.compile(r"\bconfig\s*\(")
@@ -154,7 +155,7 @@ class Renderer:
                     f"any models/*.yml; declared: {known}"
                 )
             result.sources.append(key)
-            return str(self.sources[key].relation)
+            return SourceText.of(self.sources[key])
 
         context: dict[str, Any] = {
             "config": config,
@@ -164,6 +165,7 @@ class Renderer:
             "env_var": env_var,
             "is_incremental": lambda: is_incremental,
             "this": str(this),
+            "lakewide": MACROS,
         }
         try:
             self._modules(context)
@@ -199,6 +201,14 @@ class Renderer:
         what = str(err) if isinstance(err, TemplateError) else f"{type(err).__name__}: {err}"
         return ConfigError(f"template failed to render: {what}", path=where, line=line)
 
+
+class _Macros:
+    """The macros lakewide ships, available in every model as ``lakewide.<name>``."""
+
+    union_sources = staticmethod(union_sources)
+
+
+MACROS = _Macros()
 
 _REPEATED = re.compile(r"keyword argument repeated: (\w+)")
 

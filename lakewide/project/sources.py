@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +21,7 @@ class SourceTable(Strict):
     name: str
     identifier: str | None = None  # the table's name in the catalog (default: name)
     description: str | None = None
-    columns: list[Any] = []  # documentation only
+    columns: list[Any] = []  # docs, and lakewide.union_sources' column lists
     meta: dict[str, Any] = {}
     tags: list[str] = []
 
@@ -46,6 +46,8 @@ class Source:
     table_name: str
     relation: Relation
     path: Path
+    # the YAML's ``columns:`` entries as written (read by ``lakewide.union_sources``)
+    columns: tuple[Any, ...] = field(default=(), compare=False)
 
 
 #: the top-level keys of a models/*.yml properties file
@@ -93,5 +95,6 @@ def load_sources(yml_files: list[Path], catalog: str) -> dict[tuple[str, str], S
                         table.identifier or table.name,
                     ),
                     path,
+                    tuple(table.columns),
                 )
     return found

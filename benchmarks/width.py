@@ -1,0 +1,294 @@
+"""Wide tables at width: how compile, Spark planning and runs grow with the sources.
+
+    python benchmarks/width.py --sources 4,8,16 --keys 20000 --warmup 2
+    python benchmarks/width.py --sources 4,8,16,32,64 --shapes 4x250,8x16+4 --keys 200000
+    python benchmarks/width.py --sources 4,8,16,32,64 --compile-only
+
+Per shape (S sources x C own columns, ``+N`` columns fed by every source) and merge engine
+(``benchmarks/width_models.py``; models written with ``lakewide.union_sources``):
+
+* compile: Python CPU of rendering the project and compiling the model (``summary.md``, and
+  ``--all-plans``), with the sizes of what it writes (no JVM);
+* plan: Spark's planning (analysis, optimization, physical plan: ``EXPLAIN``, nothing runs) of
+  lakewide's bootstrap, of its batch and MERGE for one source and for all, and of the FULL
+  OUTER JOIN rebuild;
+* bootstrap, 1% of keys in one source, 1% in every source, a run with nothing new: lakewide's
+  run and the JOIN rebuild, in one Spark session; lakewide's table is compared with the
+  JOIN's row for row after every step.
+
+Every action records wall and JVM CPU seconds (``benchmarks/run.py``'s Clock; Python CPU for
+compile). A step above ``--budget`` seconds ends its engine's series: larger shapes skip it.
+The growth exponent of each figure is the log-log slope over the value columns of the shapes
+with 16 own columns. Writes ``benchmarks/results/width_<size>.{json,md}`` after every step.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import generate  # noqa: E402
+import run  # noqa: E402
+import width_models  # noqa: E402
+import width_report  # noqa: E402
+from sqlglot import exp  # noqa: E402
+from width_models import Shape  # noqa: E402
+
+from lakewide.compiler import compile_model  # noqa: E402
+from lakewide.dialect import to_sql  # noqa: E402
+from lakewide.project.manifest import load_manifest  # noqa: E402
+from lakewide.project.profiles_file import load_output  # noqa: E402
+from lakewide.project.settings import load_project  # noqa: E402
+from lakewide.spark.adapter import SparkAdapter  # noqa: E402
+
+STEPS = {  # step -> sources changed (None: every source), round
+    "bootstrap": (None, 0),
+    "one": ([0], 1),
+    "all": (None, 2),
+    "noop": ([], 3),
+}
+CHANGED = 0.01
+# the JOIN rebuild of 16 sources (15 nested COALESCE keys) needs more than the analyzer's 100
+# iterations of its Resolution batch; only a limit, the same for lakewide's statements
+ANALYZER = {"spark.sql.analyzer.maxIterations": "1000"}
+
+
+def manifest_of(project: Path) -> Any:
+    """The project's manifest, rendered as ``lakewide compile`` renders it."""
+    settings = load_project(project)
+    return load_manifest(settings, load_output(project / "profiles.yml", "bench", None, project))
+
+
+def compile_figures(project: Path, engines: list[str]) -> dict[str, Any]:
+    """Python CPU of rendering every model, and per engine of compiling its ``summary.md``
+    and its ``--all-plans`` files; the bytes of the rendered model and of what is written."""
+    started = time.process_time()
+    manifest = manifest_of(project)
+    figures: dict[str, Any] = {"render_cpu": round(time.process_time() - started, 3)}
+    for engine in engines:
+        node = manifest.models[f"wide_{engine}"]
+        started = time.process_time()
+        summary = compile_model(node).shown()
+        summary_cpu = time.process_time() - started
+        started = time.process_time()
+        files = compile_model(node).shown(all_plans=True)
+        figures[engine] = {
+            "cpu": round(summary_cpu, 3),
+            "all_plans_cpu": round(time.process_time() - started, 3),
+            "model_bytes": len(node.sql),
+            "summary_bytes": len(summary["summary.md"]),
+            "all_plans_bytes": sum(len(t) for t in files.values()),
+            "all_plans_files": len(files),
+            "bootstrap_bytes": len(files.get("bootstrap.sql", "")),
+            "merge_all_bytes": len(files.get("merge_all.sql", "")),
+        }
+    return figures
+
+
+def bound(tree: exp.Expr) -> str:
+    """A statement's text with its run-time parameters (``:name``, bound by a run) as NULL:
+    the plan has their shape, and a view's body may hold no parameter marker."""
+    tree = tree.copy()
+    for marker in list(tree.find_all(exp.Placeholder)):
+        marker.replace(exp.Null())
+    return to_sql(tree, pretty=False, copy=False)
+
+
+def explain(spark: Any, clock: run.Clock, sql: str) -> dict[str, Any]:
+    """Spark's planning of one statement, nothing executed: ``EXPLAIN`` analyzes, optimizes
+    and plans it (wall and JVM CPU seconds)."""
+    said: list[Any] = []
+    figures = clock.measure(lambda: said.extend(spark.sql("EXPLAIN " + sql).collect()))
+    text = said[0][0] if said else ""
+    if "Error occurred during query planning" in text:  # EXPLAIN says so instead of raising
+        print(f"EXPLAIN failed: {text[:1000]!r} for {sql[:300]}", flush=True)
+        return {**rounded(figures), "error": text[:1000]}
+    return rounded(figures)
+
+
+def rounded(figures: dict[str, float]) -> dict[str, float]:
+    return {k: round(v, 3) for k, v in figures.items()}
+
+
+def plan_bootstrap(
+    spark: Any, clock: run.Clock, manifest: Any, engines: list[str], shape: Shape
+) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for engine in engines:
+        compiled = compile_model(manifest.models[f"wide_{engine}"])
+        out[engine] = {
+            "bootstrap": explain(spark, clock, bound(compiled.bootstrap)),
+            "join": explain(spark, clock, width_models.join_select(engine, shape)),
+        }
+    return out
+
+
+def plan_merges(spark: Any, clock: run.Clock, manifest: Any, engines: list[str]) -> dict[str, Any]:
+    """Planning of each engine's batch and MERGE, for one source and for every source."""
+    out: dict[str, Any] = {}
+    for engine in engines:
+        compiled = compile_model(manifest.models[f"wide_{engine}"])
+        figures: dict[str, Any] = {}
+        for label, merge in (("one", compiled.merges[0]), ("all", compiled.combined)):
+            if merge is None:
+                continue
+            staging = merge.staging()
+            figures[f"batch_{label}"] = explain(spark, clock, bound(staging.expression))
+            spark.sql(bound(staging))  # the view the MERGE reads
+            figures[f"merge_{label}"] = explain(spark, clock, bound(merge.statement))
+        out[engine] = figures
+    return out
+
+
+def write_round(spark: Any, shape: Shape, keys: int, step: str) -> None:
+    changed, round_no = STEPS[step]
+    for i in range(shape.sources) if changed is None else changed:
+        fraction = 1.0 if step == "bootstrap" else CHANGED
+        frame = width_models.source_frame(spark, shape, i, keys, round_no, fraction)
+        generate.append(spark, frame, f"lw.bench.s{i}")
+
+
+def bench_shape(
+    shape: Shape,
+    engines: list[str],
+    keys: int,
+    out: Path,
+    budget: float,
+    result: dict[str, Any],
+    save: Callable[[], None],
+) -> list[str]:
+    """Every step of ``shape``; returns the engines that stayed within the budget."""
+    record: dict[str, Any] = {
+        "shape": shape.name,
+        "sources": shape.sources,
+        "columns": shape.width,
+        "steps": {},
+        "equal": {},
+    }
+    result["shapes"].append(record)
+    warehouse = out / f"warehouse_{shape.name}"
+    shutil.rmtree(warehouse, ignore_errors=True)
+    project = width_models.write_project(out / f"project_{shape.name}", warehouse, shape, engines)
+    record["compile"] = compile_figures(project, engines)
+    save()
+    _output, _conf, spark = run.open_session(project, "lakewide-width", lambda conf: ANALYZER)
+    clock = run.Clock(spark)
+    for namespace in ("lw.bench", "lw.wide"):
+        spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {namespace}")
+    manifest = manifest_of(project)
+    adapter = SparkAdapter(manifest.output, spark=spark)
+    live = list(engines)
+    write_round(spark, shape, keys, "bootstrap")
+    record["steps"]["plan_bootstrap"] = plan_bootstrap(spark, clock, manifest, live, shape)
+    save()
+    for step in STEPS:
+        if step != "bootstrap":
+            write_round(spark, shape, keys, step)
+        times: dict[str, Any] = {}
+        again = step == "noop"  # a run with nothing new renders the project again
+        for engine in list(live):
+            times[engine] = rounded(
+                clock.measure(
+                    lambda e=engine, a=again: run._run(
+                        manifest_of(project) if a else manifest, f"wide_{e}", adapter
+                    )
+                )
+            )
+            if step != "noop":
+                join = (
+                    f"CREATE OR REPLACE TABLE lw.wide.join_{engine} USING iceberg AS "
+                    + width_models.join_select(engine, shape)
+                )
+                times[f"join_{engine}"] = rounded(
+                    clock.measure(lambda j=join: spark.sql(j).collect())
+                )
+            record["equal"].setdefault(step, {})[engine] = run.same_rows(
+                spark, f"lw.wide.wide_{engine}", f"lw.wide.join_{engine}"
+            )
+            if times[engine]["s"] > budget:
+                live.remove(engine)
+                record.setdefault("over_budget", {})[engine] = step
+        record["steps"][step] = times
+        if step == "bootstrap":
+            record["steps"]["plan_merges"] = plan_merges(spark, clock, manifest, live)
+        print(width_report.markdown(result), flush=True)
+        save()
+    spark.stop()
+    return live
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--sources", default="4,8,16", help="S values of S x 16 shapes")
+    parser.add_argument("--shapes", default="", help="more shapes, e.g. 4x250,8x16+4")
+    parser.add_argument("--keys", type=int, default=20_000)
+    parser.add_argument("--engines", default=",".join(width_models.ENGINES))
+    parser.add_argument("--budget", type=float, default=600.0, help="seconds a step may take")
+    parser.add_argument(
+        "--warmup", type=int, default=0, help="sources of a shape run first, not recorded"
+    )
+    parser.add_argument("--compile-only", action="store_true", help="the compile step only")
+    parser.add_argument("--out", type=Path, default=Path("benchmarks/out/width"))
+    parser.add_argument("--name", default="", help="results file name (width_<name>)")
+    args = parser.parse_args()
+    shapes = [Shape(int(s)) for s in args.sources.split(",") if s]
+    shapes += [Shape.parse(s) for s in args.shapes.split(",") if s]
+    engines = args.engines.split(",")
+    name = args.name or ("compile" if args.compile_only else run_size(args.keys))
+    stem = Path(__file__).resolve().parent / "results" / f"width_{name}"
+    result: dict[str, Any] = {
+        "keys": args.keys,
+        "engines": engines,
+        "budget": args.budget,
+        "load_start": os.getloadavg(),
+        "shapes": [],
+    }
+
+    def save() -> None:
+        stem.with_suffix(".json").write_text(json.dumps(result, indent=1))
+        stem.with_suffix(".md").write_text(width_report.markdown(result))
+
+    args.out.mkdir(parents=True, exist_ok=True)
+    if args.warmup and not args.compile_only:  # the first shape would pay for a cold JVM
+        scratch = {**result, "shapes": []}
+        bench_shape(Shape(args.warmup), engines, 1000, args.out, args.budget, scratch, lambda: None)
+    for shape in shapes:
+        if args.compile_only:
+            project = width_models.write_project(
+                args.out / f"project_{shape.name}", args.out / "unused", shape, engines
+            )
+            result["shapes"].append(
+                {
+                    "shape": shape.name,
+                    "sources": shape.sources,
+                    "columns": shape.width,
+                    "compile": compile_figures(project, engines),
+                }
+            )
+            save()
+            continue
+        if not engines:
+            break
+        engines = bench_shape(shape, engines, args.keys, args.out, args.budget, result, save)
+    result["load_end"] = os.getloadavg()
+    save()
+    print(f"wrote {stem}.json and .md")
+
+
+def run_size(keys: int) -> str:
+    for unit, suffix in ((1_000_000, "m"), (1_000, "k")):
+        if keys >= unit and keys % unit == 0:
+            return f"{keys // unit}{suffix}"
+    return str(keys)
+
+
+if __name__ == "__main__":
+    main()
