@@ -181,7 +181,7 @@ class _NoSpark:
     """A SparkAdapter that starts nothing (the body under test never asks it anything)."""
 
     def __init__(self, *_args: Any, **_kwargs: Any) -> None:
-        pass
+        self.java_options: list[str] = []
 
     def raise_if_stopped(self, wait: float = 0.0) -> None:
         pass
