@@ -61,9 +61,8 @@ def number_rows(select: exp.Select, projections: list[exp.Expr] | None = None) -
         assert isinstance(derived, exp.Subquery)
         if not _passes_through(level, arrival):
             level.select(exp.alias_(arrival, ROW_COLUMN), append=True, copy=False)
-            columns = derived.args["alias"].columns
-            if columns:
-                columns.append(exp.to_identifier(ROW_COLUMN))
+            if derived.args["alias"].columns:
+                derived.args["alias"].append("columns", exp.to_identifier(ROW_COLUMN))
         arrival = exp.column(ROW_COLUMN, table=derived.alias)
     return arrival
 
