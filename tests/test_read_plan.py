@@ -170,8 +170,10 @@ def test_changelog_batch_orders_retracts_first_and_pairs_updates_per_model_key()
     assert "s._change_type" in text and "s._change_ordinal" in text
     # a DELETE re-added in the same commit for the same model key is an update
     assert "PARTITION BY k, __lw_change_ordinal" in text and "'UPDATE_BEFORE'" in text
-    # arrival: commit order, retracts (0) before adds (1), then read order
-    assert "STRUCT(__lw_change_order, MONOTONICALLY_INCREASING_ID())" in text
+    # arrival: commit order, retracts (0) before adds (1), then read order (numbered where
+    # the changes are read, before the join)
+    assert "END, __lw_row) AS __lw_row" in text and "__lw_change_ordinal * 2 + CASE" in text
+    assert "MONOTONICALLY_INCREASING_ID() AS __lw_row, s._change_type" in text
     assert f"{KIND} IN ('-U', '-D', 'UPDATE_BEFORE', 'DELETE')" in text  # sum retracts
 
 

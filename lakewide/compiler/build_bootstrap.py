@@ -8,24 +8,25 @@ from lakewide.compiler import versions
 from lakewide.compiler.build_folds import folds, keep_key
 from lakewide.compiler.fold_rows import Rows, case
 from lakewide.compiler.layout import create_table_as, partitions, sort_keys
+from lakewide.compiler.number_rows import number_rows, row_number
 from lakewide.compiler.ordering import BRANCH_COLUMN, POSITION_COLUMN, ROW_COLUMN, record_sort
 from lakewide.compiler.trees import copy_without
 from lakewide.compiler.wide_model import Branch, WideModel
 from lakewide.errors import CompileError
 
 
-def reduce_per_key(rows: Rows, source: exp.Query, arrival: exp.Expr | None = None) -> exp.Select:
-    """Fold ``source`` (rows aliased to model column names) to one row per primary key.
+def reduce_per_key(rows: Rows, source: exp.Query) -> exp.Select:
+    """Fold ``source`` (rows aliased to model column names, with their arrival as
+    ``__lw_row``: lakewide.compiler.number_rows) to one row per primary key.
 
     Rows whose primary key has a NULL are dropped here (a key table cannot hold them).
-    ``arrival`` orders ties (default: the rows' position as read); a changelog read passes
-    its change order so that a retract precedes the add of the same commit.
+    ``__lw_row`` orders ties; a changelog read gives its change order first, so that a
+    retract precedes the add of the same commit.
     """
     model = rows.model
     # builders run with copy=False: the trees are fresh, and copying them at every step is
     # most of the compile time
-    arrival = arrival if arrival is not None else exp.func("MONOTONICALLY_INCREASING_ID")
-    numbered = exp.select(exp.Star(), exp.alias_(arrival, ROW_COLUMN), copy=False).from_(
+    numbered = exp.select(exp.Star(), copy=False).from_(
         source.subquery("b", copy=False), copy=False
     )
     prefilter = rows.prefilter()
@@ -57,7 +58,7 @@ def reduce_per_key(rows: Rows, source: exp.Query, arrival: exp.Expr | None = Non
                 ]
             ),
         )
-        position = exp.alias_(exp.func("MONOTONICALLY_INCREASING_ID"), POSITION_COLUMN)
+        position = exp.alias_(row_number(), POSITION_COLUMN)
         rows_in = exp.select(exp.Star(), position, copy=False).from_(
             numbered.subquery("n", copy=False), copy=False
         )
@@ -86,20 +87,43 @@ def null_key_count(model: WideModel, source: exp.Query) -> exp.Select:
     )
 
 
-def tagged_branch(model: WideModel, branch: Branch) -> exp.Select:
-    """The branch's SELECT aliased to the model's columns and tagged with its position."""
+def tagged_branch(
+    model: WideModel, branch: Branch, *, numbered: bool = True, where: exp.Expr | None = None
+) -> exp.Select:
+    """The branch's SELECT aliased to the model's columns and tagged with its position and,
+    when ``numbered``, its rows' arrival (``__lw_row``, taken where the driving table is read:
+    lakewide.compiler.number_rows). ``where``: a condition on primary-key columns (model
+    names) the branch's rows must meet, applied as the branch's own filter."""
     select = copy_without(branch.select, "expressions")
+    if where is not None and not _computed_by_rows(branch, where):
+        select.where(branch.on_owned(where), copy=False)
     select.set(
         "expressions",
         [
-            *(
-                exp.alias_((p.this if isinstance(p, exp.Alias) else p).copy(), name, copy=False)
-                for name, p in zip(model.columns, branch.select.expressions)
-            ),
-            exp.alias_(exp.Literal.number(branch.index), BRANCH_COLUMN, copy=False),
+            exp.alias_((p.this if isinstance(p, exp.Alias) else p).copy(), name, copy=False)
+            for name, p in zip(model.columns, branch.select.expressions)
         ],
     )
+    select.select(
+        exp.alias_(exp.Literal.number(branch.index), BRANCH_COLUMN, copy=False),
+        append=True,
+        copy=False,
+    )
+    if numbered:
+        select.select(
+            exp.alias_(number_rows(select), ROW_COLUMN, copy=False), append=True, copy=False
+        )
     return select
+
+
+def _computed_by_rows(branch: Branch, condition: exp.Expr) -> bool:
+    """Whether a column ``condition`` names is an aggregate or window of the branch (a WHERE
+    cannot hold it)."""
+    return any(
+        branch.owned[c.name].find(exp.AggFunc, exp.Window) is not None
+        for c in condition.find_all(exp.Column)
+        if c.name in branch.owned
+    )
 
 
 def union_all(selects: list[exp.Select]) -> exp.Query:

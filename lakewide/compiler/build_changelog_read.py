@@ -20,13 +20,15 @@ from sqlglot import exp
 from lakewide.compiler.build_bootstrap import reduce_per_key
 from lakewide.compiler.build_merge import build_merge
 from lakewide.compiler.fold_rows import Rows, kinds_in
+from lakewide.compiler.number_rows import ROW_MAKING
+from lakewide.compiler.ordering import ROW_COLUMN
 from lakewide.compiler.wide_model import ADD_KINDS, DELETE_KINDS, Branch, WideModel
 from lakewide.errors import ModelRunError
 from lakewide.project.config.model_config import POLICY_CHOICES
 
 CHANGE_TYPE, CHANGE_ORDINAL = "_change_type", "_change_ordinal"
 KIND, RAW_KIND = "__lw_change_type", "__lw_raw_change_type"
-ORDINAL, ORDER = "__lw_change_ordinal", "__lw_change_order"
+ORDINAL = "__lw_change_ordinal"
 
 
 def reread_safe(model: WideModel) -> bool:
@@ -61,18 +63,7 @@ def refolds_exactly(model: WideModel) -> bool:
 
 #: SQL a retract row's NULLed columns could change the rows of: generators add or drop rows,
 #: aggregates and windows read other rows, a function sqlglot does not know may be either
-_ROW_SHAPING = (
-    exp.Explode,
-    exp.ExplodeOuter,
-    exp.Posexplode,
-    exp.Inline,
-    exp.Stack,
-    exp.Unnest,
-    exp.Lateral,
-    exp.AggFunc,
-    exp.Window,
-    exp.Anonymous,
-)
+_ROW_SHAPING = (*ROW_MAKING, exp.AggFunc, exp.Window, exp.Anonymous)
 
 
 def retract_columns(model: WideModel, branch: Branch) -> tuple[str, ...] | None:
@@ -160,16 +151,17 @@ def _qualifier(branch: Branch) -> str | None:
 
 
 def _source(model: WideModel, branch: Branch, carried: list[str]) -> exp.Select:
-    """The branch's changelog rows as model columns plus KIND and ORDER."""
-    return changes_source(model, branch, branch.projected(carried), carried)
+    """The branch's changelog rows as model columns plus KIND and their arrival."""
+    return changes_source(model, branch, branch.projected(carried, numbered=True), carried)
 
 
 def changes_source(
     model: WideModel, branch: Branch, inner: exp.Select, carried: list[str]
 ) -> exp.Select:
-    """``inner`` (the branch's SELECT over its changelog view, giving ``carried``) plus KIND
-    and ORDER: a DELETE of a key the same commit adds again is an UPDATE_BEFORE, and within a
-    commit retracts come before adds."""
+    """``inner`` (the branch's SELECT over its changelog view, giving ``carried`` and each
+    row's number as read, ``__lw_row``) plus KIND and the arrival the fold orders ties by
+    (``__lw_row``: the change's commit, retracts before adds, then the number): a DELETE of a
+    key the same commit adds again is an UPDATE_BEFORE."""
     qualifier = _qualifier(branch)
     inner.select(
         exp.alias_(exp.column(CHANGE_TYPE, table=qualifier), RAW_KIND),
@@ -199,8 +191,9 @@ def changes_source(
     order = exp.Add(
         this=exp.Mul(this=exp.column(ORDINAL), expression=exp.Literal.number(2)), expression=is_add
     )
+    arrival = exp.Struct(expressions=[order, exp.column(ROW_COLUMN)])
     return exp.select(
-        *(exp.column(c) for c in carried), exp.alias_(kind, KIND), exp.alias_(order, ORDER)
+        *(exp.column(c) for c in carried), exp.alias_(kind, KIND), exp.alias_(arrival, ROW_COLUMN)
     ).from_(inner.subquery("c"))
 
 
@@ -221,14 +214,13 @@ def changelog_merge(model: WideModel, branch: Branch, driver: str) -> ChangelogM
     columns = [c for c in derived.stored if c in branch.owned]
     rows = Rows(derived, columns, with_branch=False, has_row_kind=True, branch=branch.index)
     source = _source(model, branch, [c for c in model.columns if c in columns])
-    arrival = exp.Struct(expressions=[exp.column(ORDER), exp.func("MONOTONICALLY_INCREASING_ID")])
     delete_count = (
         exp.select(exp.Count(this=exp.Star()))
         .from_(source.subquery("d"))
         .where(kinds_in(KIND, DELETE_KINDS))
     )
     return ChangelogMerge(
-        reduce_per_key(rows, source.copy(), arrival),
+        reduce_per_key(rows, source.copy()),
         build_merge(derived, derived_branch),
         delete_count,
         refuse,

@@ -22,7 +22,6 @@ from sqlglot import exp
 from lakewide.compiler.build_bootstrap import reduce_per_key, tagged_branch, union_all
 from lakewide.compiler.build_changelog_read import (
     KIND,
-    ORDER,
     changes_source,
     retract_policy,
 )
@@ -45,7 +44,7 @@ def _changes(
     model: WideModel, branch: Branch, bind: Callable[[Branch, exp.Select], exp.Select]
 ) -> exp.Select:
     """The branch's changelog rows as every model column (NULL where it owns none), its
-    position, KIND and ORDER."""
+    position, KIND and arrival."""
     inner = bind(branch, tagged_branch(model, branch))
     carried = [*model.columns, BRANCH_COLUMN]
     return changes_source(model, branch, inner, carried)
@@ -74,9 +73,8 @@ def combined_changes(
         model, row_kind=KIND, deletes=deletes, columns=[*model.columns, KIND], branches=branches
     )
     rows = Rows(derived, derived.stored, with_branch=True, has_row_kind=True)
-    arrival = exp.Struct(expressions=[exp.column(ORDER), exp.func("MONOTONICALLY_INCREASING_ID")])
     source = union_all([_changes(model, b, bind) for b in model.branches])
-    batch = reduce_per_key(rows, source, arrival)
+    batch = reduce_per_key(rows, source)
     for branch in model.branches:
         mine = exp.EQ(this=exp.column(BRANCH_COLUMN), expression=exp.Literal.number(branch.index))
         batch.select(

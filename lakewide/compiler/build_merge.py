@@ -33,7 +33,8 @@ def build_batch(model: WideModel, branch: Branch) -> exp.Select:
     """
     rows = _rows(model, branch)
     carried = rows.columns + ([model.row_kind] if rows.has_row_kind and model.row_kind else [])
-    return reduce_per_key(rows, branch.projected([c for c in model.columns if c in carried]))
+    columns = [c for c in model.columns if c in carried]
+    return reduce_per_key(rows, branch.projected(columns, numbered=True))
 
 
 def merge_source(model: WideModel, view: str) -> exp.Subquery:

@@ -9,10 +9,11 @@ incremental MERGE's (no ``WHEN NOT MATCHED BY SOURCE``, which would make every f
 table a candidate for rewriting).
 
 A predicate on primary-key columns only is applied to every source's rows before the fold
-(Spark pushes it into each source's scan). A predicate naming a partition column that is not
-in the key cannot be: a key's records may disagree on the column (the fold decides its value),
-so every source is read in full and the keys are chosen after the fold, together with the keys
-whose stored row the predicate matches (a key leaving the range is restated too).
+(each branch's own filter, pushed by Spark into the source's scan). A predicate naming a
+partition column that is not in the key cannot be: a key's records may disagree on the column
+(the fold decides its value), so every source is read in full and the keys are chosen after
+the fold, together with the keys whose stored row the predicate matches (a key leaving the
+range is restated too).
 """
 
 from __future__ import annotations
@@ -160,9 +161,11 @@ def _qualified(predicate: exp.Expr, table: str) -> exp.Expr:
 def restate_rows(model: WideModel, union: exp.Query, predicate: exp.Expr) -> exp.Select:
     """One row per restated key: the fold of ``union`` (every source's records, tagged and
     aliased to the model's columns, read at the run's pinned snapshots) for the keys the
-    predicate matches in the fold or in the table, ``GONE`` where the fold gives no row."""
-    if keys_only(model, predicate):
-        union = exp.select(exp.Star()).from_(union.subquery("u")).where(predicate.copy())
+    predicate matches in the fold or in the table, ``GONE`` where the fold gives no row.
+
+    A predicate on the key alone is the branches' own filter (``tagged_branch``'s ``where``,
+    :func:`keys_only`): the caller applies it before each branch's rows are numbered, joined
+    and folded."""
     folded = bootstrap_query(model, union)
     columns = list(folded.named_selects)
     keys = model.primary_key

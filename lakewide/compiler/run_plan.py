@@ -50,6 +50,7 @@ from lakewide.compiler.build_merge import (
 )
 from lakewide.compiler.build_restate import (
     RESTATE_VIEW,
+    keys_only,
     restate_bounds,
     restate_merge,
     restate_rows,
@@ -134,7 +135,10 @@ class _Builder:
         model = self.compiled.model
         if model is not None:
             union = union_all(
-                [replace_tables(tagged_branch(model, b), self.pinned) for b in model.branches]
+                [
+                    replace_tables(tagged_branch(model, b, numbered=False), self.pinned)
+                    for b in model.branches
+                ]
             )
             steps.append(p.Query(null_key_count(model, union), ("rejected",)))
         steps.append(p.Commit(self.self_key, replace_tables(statement, self.pinned)))
@@ -155,7 +159,10 @@ class _Builder:
         """The bootstrap's fold overwriting the table in its own history, with the offsets;
         then, for a model keeping its changelog, the changes of every key."""
         union = union_all(
-            [replace_tables(tagged_branch(model, b), self.pinned) for b in model.branches]
+            [
+                replace_tables(tagged_branch(model, b, numbered=False), self.pinned)
+                for b in model.branches
+            ]
         )
         steps: list[p.Step] = [
             p.Query(null_key_count(model, union), ("rejected",)),
@@ -169,8 +176,14 @@ class _Builder:
         """The keys ``predicate`` matches folded again from every source at its pinned
         snapshot and MERGEd in one commit (``build_restate``); then, for a model keeping its
         changelog, the changes of those keys."""
+        # a predicate on the key filters each branch's rows before they are numbered and
+        # joined (a filter does not pass the numbering: lakewide.compiler.number_rows)
+        where = predicate if keys_only(model, predicate) else None
         union = union_all(
-            [replace_tables(tagged_branch(model, b), self.pinned) for b in model.branches]
+            [
+                replace_tables(tagged_branch(model, b, where=where), self.pinned)
+                for b in model.branches
+            ]
         )
         rows = replace_tables(restate_rows(model, union, predicate), self.pinned)
         columns = rows.named_selects[:-1]  # the fold's columns; the last is GONE
@@ -337,7 +350,12 @@ class _Builder:
         tagged = {
             b.index: replace_tables(tagged_branch(model, b), self.views(b)) for b in model.branches
         }
-        union = union_all([t.copy() for t in tagged.values()])
+        union = union_all(
+            [
+                replace_tables(tagged_branch(model, b, numbered=False), self.views(b))
+                for b in model.branches
+            ]
+        )
         indexes = [b.index for b in model.branches]
         return [
             p.Query(null_key_count(model, union), ("rejected",)),
@@ -357,7 +375,10 @@ class _Builder:
         if change is None or self.compiled.combined is None:
             return None
         union = union_all(
-            [replace_tables(tagged_branch(model, b), self.views(b)) for b in model.branches]
+            [
+                replace_tables(tagged_branch(model, b, numbered=False), self.views(b))
+                for b in model.branches
+            ]
         )
         indexes = [b.index for b in model.branches]
         return [

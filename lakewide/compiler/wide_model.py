@@ -11,6 +11,8 @@ from sqlglot.errors import ParseError
 
 from lakewide.compiler.aggregates import REGISTRY, Aggregate
 from lakewide.compiler.column_aggregates import ColumnAggregate, column_aggregate, default_aggregate
+from lakewide.compiler.number_rows import number_rows
+from lakewide.compiler.ordering import ROW_COLUMN
 from lakewide.compiler.owned_columns import model_columns, owned_columns
 from lakewide.compiler.split_union import Where, split_union
 from lakewide.compiler.temporal_join import rewrite_temporal_joins
@@ -37,14 +39,28 @@ class Branch:
     select: exp.Select
     owned: dict[str, exp.Expr]
 
-    def projected(self, columns: list[str]) -> exp.Select:
-        """The branch's SELECT narrowed to ``columns`` (owned ones), aliased to model names."""
+    def projected(self, columns: list[str], *, numbered: bool = False) -> exp.Select:
+        """The branch's SELECT narrowed to ``columns`` (owned ones), aliased to model names;
+        ``numbered``: with its rows' arrival as ``__lw_row`` (lakewide.compiler.number_rows)."""
         select = copy_without(self.select, "expressions")
         select.set(
             "expressions",
             [exp.alias_(self.owned[c].copy(), c, quoted=None, copy=False) for c in columns],
         )
+        if numbered:  # judged on every projection of the branch (a window, an aggregate)
+            arrival = number_rows(select, self.select.expressions)
+            select.select(exp.alias_(arrival, ROW_COLUMN, copy=False), append=True, copy=False)
         return select
+
+    def on_owned(self, condition: exp.Expr) -> exp.Expr:
+        """``condition`` on model columns as the branch computes them (its own expressions)."""
+
+        def own(node: exp.Expr) -> exp.Expr:
+            if isinstance(node, exp.Column) and not node.table and node.name in self.owned:
+                return exp.paren(self.owned[node.name].copy(), copy=False)
+            return node
+
+        return condition.copy().transform(own, copy=False)
 
 
 @dataclass(frozen=True)
