@@ -9,9 +9,16 @@ from typing import Any
 
 import pytest
 
-from lakewide.compiler.build_bootstrap import bootstrap_query, union_of_branches
+from lakewide.compiler.build_bootstrap import (
+    bootstrap_query,
+    reduce_per_key,
+    tagged_branch,
+    union_all,
+    union_of_branches,
+)
 from lakewide.compiler.build_merge import combined_batch
 from lakewide.compiler.build_prefolds import prefolds
+from lakewide.compiler.fold_rows import Rows
 from lakewide.compiler.wide_model import WideModel, analyze
 from lakewide.dialect import to_sql
 from tests.compiler.fixtures import Case
@@ -39,7 +46,7 @@ CONFIGS = {
 }
 
 
-@pytest.mark.parametrize("statement", ["bootstrap"])
+@pytest.mark.parametrize("statement", ["bootstrap", "batch"])
 def test_statements_grow_linearly_with_the_columns(statement: str) -> None:
     build = {"bootstrap": bootstrap_query, "batch": combined_batch}[statement]
     sizes = {s: len(to_sql(build(wide(s, 8, SEQUENCE, shared=2)))) for s in (8, 16, 32)}
@@ -68,3 +75,12 @@ def test_other_engines_keep_the_union_fold(config: dict[str, Any]) -> None:
     model = wide(3, 2, config)
     assert not prefolds(model)
     assert "UNION ALL" in to_sql(bootstrap_query(model))
+
+
+@pytest.mark.parametrize("name", CONFIGS)
+def test_the_batch_gives_the_union_folds_columns(name: str) -> None:
+    model = wide(3, 2, CONFIGS[name], shared=1)
+    union = union_all([tagged_branch(model, b) for b in model.branches])
+    folded = reduce_per_key(Rows(model, model.stored, with_branch=True, has_row_kind=False), union)
+    touched = [f"__lw_in_{b.index}" for b in model.branches]
+    assert sorted(combined_batch(model).named_selects) == sorted(folded.named_selects + touched)
