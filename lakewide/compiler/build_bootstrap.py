@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from sqlglot import exp
 
 from lakewide.compiler import versions
 from lakewide.compiler.build_folds import folds, keep_key
+from lakewide.compiler.build_prefolds import prefolded_bootstrap, prefolds
 from lakewide.compiler.fold_rows import Rows, case
 from lakewide.compiler.layout import create_table_as, partitions, sort_keys
 from lakewide.compiler.number_rows import number_rows, row_number
@@ -87,6 +90,14 @@ def null_key_count(model: WideModel, source: exp.Query) -> exp.Select:
     )
 
 
+def branch_keys(
+    model: WideModel, bind: Callable[[Branch, exp.Select], exp.Select] = lambda _, q: q
+) -> exp.Query:
+    """``UNION ALL`` of every branch's primary key columns (``bind`` puts each branch's
+    views in): what :func:`null_key_count` counts, without the other columns."""
+    return union_all([bind(b, b.projected(model.primary_key)) for b in model.branches])
+
+
 def tagged_branch(
     model: WideModel, branch: Branch, *, numbered: bool = True, where: exp.Expr | None = None
 ) -> exp.Select:
@@ -142,7 +153,10 @@ def union_of_branches(model: WideModel) -> exp.Query:
 
 def bootstrap_query(model: WideModel, union: exp.Query | None = None) -> exp.Select:
     """All branches folded per key with the engine's rule (``union``: the branches' rows as
-    :func:`union_of_branches` gives them, e.g. bound to pinned views and filtered)."""
+    :func:`union_of_branches` gives them, e.g. bound to pinned views and filtered). Without
+    ``union``, a model whose sources can be folded apart is (``build_prefolds``)."""
+    if union is None and prefolds(model):
+        return prefolded_bootstrap(model)
     union = union_of_branches(model) if union is None else union
     rows = Rows(
         model,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from lakewide.compiler.build_bootstrap import reduce_per_key, tagged_branch, union_all
+from lakewide.compiler.build_prefolds import assembled, narrowed, prefolds, present, source_fold
 from lakewide.compiler.build_whens import whens
 from lakewide.compiler.fold_rows import Rows, S, T
 from lakewide.compiler.ordering import BRANCH_COLUMN
@@ -97,7 +98,19 @@ def build_combined_batch(model: WideModel, tagged: dict[int, exp.Select]) -> exp
     """Several sources' new rows folded per key together, as the bootstrap folds all sources
     (``tagged``: branch index -> :func:`tagged_branch` of it, with its reads bound), plus per
     source whether it touched the key. Each column is still set only from the records of its
-    owners."""
+    owners. A model whose sources fold apart (``build_prefolds``) is folded per source, then
+    put together per key."""
+    if prefolds(model) and sorted(tagged) == [b.index for b in model.branches]:
+        folds = {
+            b.index: source_fold(model, b, narrowed(model, b, tagged[b.index]), into_empty=False)
+            for b in model.branches
+        }
+        assembled_batch = assembled(model, folds)
+        for branch in model.branches:
+            assembled_batch.select(
+                exp.alias_(present(model, branch), touched(branch.index)), append=True, copy=False
+            )
+        return assembled_batch
     folded = reduce_per_key(_combined_rows(model), union_all(list(tagged.values())))
     for index in tagged:
         mine = exp.EQ(this=exp.column(BRANCH_COLUMN), expression=exp.Literal.number(index))

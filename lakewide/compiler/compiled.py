@@ -10,10 +10,10 @@ from sqlglot import exp
 
 from lakewide.compiler import build_changes
 from lakewide.compiler.build_bootstrap import (
+    branch_keys,
     build_bootstrap,
     check_layout,
     null_key_count,
-    union_of_branches,
 )
 from lakewide.compiler.build_merge import (
     COMBINED_VIEW,
@@ -133,7 +133,7 @@ class CompiledModel:
         """Key tables: count of the rows the bootstrap rejects for a NULL key."""
         if self.model is None:
             return None
-        return null_key_count(self.model, union_of_branches(self.model))
+        return null_key_count(self.model, branch_keys(self.model))
 
     def files(
         self, *, in_place: bool = False, changelog: bool | None = None, plans: bool = False

@@ -17,6 +17,7 @@ from sqlglot import exp
 from lakewide import plan as p
 from lakewide.compiler import build_changes
 from lakewide.compiler.build_bootstrap import (
+    branch_keys,
     build_refold,
     null_key_count,
     tagged_branch,
@@ -129,18 +130,20 @@ class _Builder:
             self.changelog_key = build_changes.changelog_relation(self.node.relation).key
             self.tables[self.changelog_key] = build_changes.changelog_relation(self.node.relation)
 
+    def pinned_keys(self, model: WideModel) -> exp.Query:
+        """Every branch's key columns read at the pinned snapshots (the null-key count)."""
+        return branch_keys(model, lambda _, q: replace_tables(q, self.pinned))
+
+    def read_keys(self, model: WideModel) -> exp.Query:
+        """Every branch's key columns as this run reads them (the null-key count)."""
+        return branch_keys(model, lambda b, q: replace_tables(q, self.views(b)))
+
     # ------------------------------------------------------------------ new tables
     def bootstrap(self, statement: exp.Expression) -> list[p.Step]:
         steps: list[p.Step] = []
         model = self.compiled.model
         if model is not None:
-            union = union_all(
-                [
-                    replace_tables(tagged_branch(model, b, numbered=False), self.pinned)
-                    for b in model.branches
-                ]
-            )
-            steps.append(p.Query(null_key_count(model, union), ("rejected",)))
+            steps.append(p.Query(null_key_count(model, self.pinned_keys(model)), ("rejected",)))
         steps.append(p.Commit(self.self_key, replace_tables(statement, self.pinned)))
         if model is not None and self.context.produces:  # a new history: an empty changelog
             steps += [
@@ -158,14 +161,8 @@ class _Builder:
     def refold(self, model: WideModel) -> list[p.Step]:
         """The bootstrap's fold overwriting the table in its own history, with the offsets;
         then, for a model keeping its changelog, the changes of every key."""
-        union = union_all(
-            [
-                replace_tables(tagged_branch(model, b, numbered=False), self.pinned)
-                for b in model.branches
-            ]
-        )
         steps: list[p.Step] = [
-            p.Query(null_key_count(model, union), ("rejected",)),
+            p.Query(null_key_count(model, self.pinned_keys(model)), ("rejected",)),
             p.Commit(self.self_key, replace_tables(build_refold(model), self.pinned)),
         ]
         if self.context.produces:
@@ -350,15 +347,9 @@ class _Builder:
         tagged = {
             b.index: replace_tables(tagged_branch(model, b), self.views(b)) for b in model.branches
         }
-        union = union_all(
-            [
-                replace_tables(tagged_branch(model, b, numbered=False), self.views(b))
-                for b in model.branches
-            ]
-        )
         indexes = [b.index for b in model.branches]
         return [
-            p.Query(null_key_count(model, union), ("rejected",)),
+            p.Query(null_key_count(model, self.read_keys(model)), ("rejected",)),
             p.Stage(
                 COMBINED_VIEW,
                 build_combined_batch(model, tagged),
@@ -374,15 +365,9 @@ class _Builder:
         change = combined_changes(model, lambda b, query: replace_tables(query, self.views(b)))
         if change is None or self.compiled.combined is None:
             return None
-        union = union_all(
-            [
-                replace_tables(tagged_branch(model, b, numbered=False), self.views(b))
-                for b in model.branches
-            ]
-        )
         indexes = [b.index for b in model.branches]
         return [
-            p.Query(null_key_count(model, union), ("rejected",)),
+            p.Query(null_key_count(model, self.read_keys(model)), ("rejected",)),
             p.Stage(COMBINED_VIEW, change.batch, "staged", checkpoint="before-stage"),
             p.Query(keys_touched(indexes), tuple(f"keys_{i + 1}" for i in indexes), when="staged"),
             *self.commit(change.statement, self.compiled.combined, COMBINED_VIEW),

@@ -1,0 +1,208 @@
+"""Rule: the bootstrap of a wide model as one pre-fold per source, assembled per key.
+
+The UNION ALL-with-NULLs model says which source owns which column; sent to Spark as written,
+every branch carries every other source's NULL columns, so the statement and Spark's analysis
+of it grow with sources x columns (quadratic in the width; benchmarks/width_plans.py). Here
+each source is folded on its own over the columns it owns only (the fold a run gives one
+source's batch: ``reduce_per_key`` with the source's index as its place), then the folds are
+put together per key:
+
+* the key universe: the UNION of the folds' keys;
+* each fold LEFT JOINed to it on the key (every side is grouped on the key already);
+* a column one source owns: that source's folded value (and stored version);
+* a column several sources own (or a sequence field, which every source carries): the
+  greatest of the owners' ``STRUCT(version, value)`` (the version holds the record's sequence
+  and source index, so the greatest is the last non-null record in (sequence, source,
+  arrival) order, as the one fold of every source picks it; a source without the key or
+  without a non-null value has a NULL version, the oldest).
+
+Statements then grow with the columns, not with their square. Used for partial_update
+without sequence groups, retractions or aggregated columns; other models keep the one fold of
+the union (``build_bootstrap.bootstrap_query``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sqlglot import exp
+
+from lakewide.compiler.fold_rows import Rows
+from lakewide.compiler.ordering import ROW_COLUMN
+from lakewide.compiler.trees import copy_without
+from lakewide.compiler.wide_model import Branch, WideModel
+
+KEYS = "__lw_keys"
+
+
+def prefolds(model: WideModel) -> bool:
+    """Whether the model's bootstrap is built from per-source pre-folds."""
+    return (
+        model.engine.updates_columns
+        and len(model.branches) > 1
+        and not model.groups
+        and model.row_kind is None
+        and not model.aggregated
+    )
+
+
+def fold_name(branch: Branch) -> str:
+    """The alias of a source's pre-fold."""
+    return f"__lw_f{branch.index}"
+
+
+def _columns(model: WideModel, branch: Branch) -> list[str]:
+    return [c for c in model.stored if c in branch.owned]
+
+
+def narrowed(model: WideModel, branch: Branch, tagged: exp.Select) -> exp.Select:
+    """The branch's tagged SELECT (``build_bootstrap.tagged_branch``, reads bound) with only
+    the columns it owns (no NULL placeholders, no source index)."""
+    columns = {*_columns(model, branch), ROW_COLUMN}
+    select = copy_without(tagged, "expressions")
+    select.set("expressions", [e.copy() for e in tagged.expressions if e.alias_or_name in columns])
+    return select
+
+
+def source_fold(
+    model: WideModel, branch: Branch, rows_of: exp.Select | None = None, *, into_empty: bool = True
+) -> exp.Select:
+    """The source's rows (``rows_of``: its owned columns, default as the model reads them)
+    folded per key over the columns it owns (values and versions)."""
+    from lakewide.compiler.build_bootstrap import reduce_per_key  # it imports this module
+
+    columns = _columns(model, branch)
+    rows = Rows(
+        model,
+        columns,
+        with_branch=False,
+        has_row_kind=False,
+        branch=branch.index,
+        into_empty=into_empty,
+    )
+    return reduce_per_key(
+        rows, branch.projected(columns, numbered=True) if rows_of is None else rows_of
+    )
+
+
+def _greatest(parts: Sequence[exp.Expr]) -> exp.Expr:
+    return parts[0] if len(parts) == 1 else exp.func("GREATEST", *parts)
+
+
+def _field(struct: exp.Expr, name: str) -> exp.Expr:
+    return exp.Dot(this=exp.Paren(this=struct), expression=exp.to_identifier(name))
+
+
+def _typed(model: WideModel, column: str, value: exp.Expr) -> exp.Expr:
+    """``value`` typed as the union types the column: with the ``CAST(NULL AS T)`` the other
+    branches write, ``COALESCE(value, CAST(NULL AS T))`` (Spark widens both alike)."""
+    index = model.columns.index(column)
+    declared: dict[str, exp.Expr] = {}
+    for branch in model.branches:
+        if column in branch.owned:
+            continue
+        node = branch.select.expressions[index]
+        node = node.this if isinstance(node, exp.Alias) else node
+        if isinstance(node, (exp.Cast, exp.TryCast)):
+            declared.setdefault(node.to.sql(), exp.cast(exp.null(), node.to.copy()))
+    return exp.func("COALESCE", value, *declared.values()) if declared else value
+
+
+def _picked(model: WideModel, column: str) -> list[exp.Expr]:
+    """A value column (and its version) taken from its owners' folds."""
+    owners = [fold_name(b) for b in model.branches if column in b.owned]
+    version = model.versions.of(column)
+    if len(owners) == 1:
+        value = _typed(model, column, exp.column(column, table=owners[0]))
+        out = [exp.alias_(value, column)]
+        if version is not None:
+            out.append(exp.alias_(exp.column(version, table=owners[0]), version))
+        return out
+    assert version is not None  # a column of several owners stores its version
+    pairs = [
+        exp.Struct(
+            expressions=[
+                exp.alias_(exp.column(version, table=f), "v"),
+                exp.alias_(exp.column(column, table=f), "c"),
+            ]
+        )
+        for f in owners
+    ]
+    return [
+        exp.alias_(
+            _typed(model, column, _field(_greatest([p.copy() for p in pairs]), "c")), column
+        ),
+        exp.alias_(_field(_greatest(pairs), "v"), version),
+    ]
+
+
+def _sequence(model: WideModel, field: str) -> exp.Expr:
+    """A sequence field of the key's last record: the greatest sequence over the sources (a
+    source without the key has NULL fields, the oldest)."""
+    folds = [fold_name(b) for b in model.branches]
+    if len(model.sequence) == 1:
+        return exp.alias_(_greatest([exp.column(field, table=f) for f in folds]), field)
+    structs = [
+        exp.Struct(
+            expressions=[
+                exp.alias_(exp.column(s, table=f), f"s{i}") for i, s in enumerate(model.sequence)
+            ]
+        )
+        for f in folds
+    ]
+    return exp.alias_(_field(_greatest(structs), f"s{model.sequence.index(field)}"), field)
+
+
+def output_names(model: WideModel) -> list[str]:
+    """The bootstrap fold's columns, in ``bootstrap_query``'s order: the table's columns
+    (stored, then versions) when it stores versions, else the keys first."""
+    table = model.table_columns
+    if len(table) > len(model.stored):
+        return table
+    return [*model.primary_key, *(c for c in model.stored if c not in model.primary_key)]
+
+
+def assembled(model: WideModel, folds: dict[int, exp.Select]) -> exp.Select:
+    """The per-source ``folds`` (branch index -> :func:`source_fold`, reads bound) put
+    together per key: the bootstrap's rows."""
+    keys = model.primary_key
+    universe: exp.Query | None = None
+    for branch in model.branches:
+        narrow = exp.select(*(exp.column(k) for k in keys)).from_(fold_name(branch))
+        universe = (
+            narrow if universe is None else exp.union(universe, narrow, distinct=True, copy=False)
+        )
+    assert universe is not None
+    projections: dict[str, exp.Expr] = {k: exp.column(k, table=KEYS) for k in keys}
+    for column in model.stored:
+        if column in model.sequence:
+            projections[column] = _sequence(model, column)
+        elif column not in keys:
+            projections.update((p.alias_or_name, p) for p in _picked(model, column))
+    select = exp.select(*(projections[n] for n in output_names(model)), copy=False).from_(
+        universe.subquery(KEYS, copy=False), copy=False
+    )
+    for branch in model.branches:
+        on = exp.and_(
+            *(
+                exp.EQ(
+                    this=exp.column(k, table=KEYS),
+                    expression=exp.column(k, table=fold_name(branch)),
+                )
+                for k in keys
+            )
+        )
+        select = select.join(exp.table_(fold_name(branch)), on=on, join_type="left", copy=False)
+    for branch in model.branches:
+        select = select.with_(fold_name(branch), as_=folds[branch.index], copy=False)
+    return select
+
+
+def present(model: WideModel, branch: Branch) -> exp.Expr:
+    """Whether the source's fold has the key (it touched it)."""
+    return exp.column(model.primary_key[0], table=fold_name(branch)).is_(exp.null()).not_()
+
+
+def prefolded_bootstrap(model: WideModel) -> exp.Select:
+    """The bootstrap's fold of every source, built from per-source pre-folds."""
+    return assembled(model, {b.index: source_fold(model, b) for b in model.branches})
