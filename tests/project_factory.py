@@ -108,3 +108,14 @@ def run_main(
         code = done.code if isinstance(done.code, int) else (0 if done.code is None else 1)
     captured = capsys.readouterr()
     return code, captured.out + captured.err
+
+
+def production_state(tmp_path: Path, files: dict[str, str | None]) -> Path:
+    """The project of ``files`` under ``tmp_path/project``, its manifest.json written for the
+    prod target and kept as ``tmp_path/prod-target`` (what ``--state`` takes); the project."""
+    from lakewide.artifacts.manifest_json import write_manifest_json
+
+    root = make_project(tmp_path / "project", files)
+    write_manifest_json(manifest_of(root, target="prod"))
+    shutil.copytree(root / "target", tmp_path / "prod-target")
+    return root

@@ -5,15 +5,18 @@ loads and reads each seed (lakewide.artifacts.seed_state)."""
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
-from lakewide.artifacts.manifest_json import write_manifest_json
 from lakewide.artifacts.seed_state import deferred_seeds
 from lakewide.artifacts.state_compare import compare, load_state
 from lakewide.project.nodes import Relation
 from lakewide.project.seeds import seeds_to_load
-from tests.project_factory import DEFAULT_PYPROJECT, PROD_DEV_PROFILES, make_project, manifest_of
+from tests.project_factory import (
+    DEFAULT_PYPROJECT,
+    PROD_DEV_PROFILES,
+    manifest_of,
+    production_state,
+)
 
 PROD = ("lw", "prod")
 FILES = {
@@ -32,10 +35,7 @@ FILES = {
 
 
 def _production(tmp_path: Path) -> Path:
-    root = make_project(tmp_path / "project", FILES)
-    write_manifest_json(manifest_of(root, target="prod"))
-    shutil.copytree(root / "target", tmp_path / "prod-target")
-    return root
+    return production_state(tmp_path, FILES)
 
 
 def test_manifest_json_records_each_seed_with_its_checksum(tmp_path: Path) -> None:
