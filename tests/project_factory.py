@@ -120,3 +120,14 @@ def no_java_env() -> dict[str, str]:
     env["PYTHONPATH"] = str(Path(__file__).resolve().parents[1])
     assert shutil.which("java", path=env["PATH"]) is None
     return env
+
+
+def production_state(tmp_path: Path, files: dict[str, str | None]) -> Path:
+    """The project of ``files`` under ``tmp_path/project``, its manifest.json written for the
+    prod target and kept as ``tmp_path/prod-target`` (what ``--state`` takes); the project."""
+    from lakewide.artifacts.manifest_json import write_manifest_json
+
+    root = make_project(tmp_path / "project", files)
+    write_manifest_json(manifest_of(root, target="prod"))
+    shutil.copytree(root / "target", tmp_path / "prod-target")
+    return root

@@ -4,19 +4,23 @@ graph operators on them, and every bad input through every command that takes ``
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from lakewide.artifacts.manifest_json import write_manifest_json
 from lakewide.artifacts.state_compare import compare, deferred_relations, load_state
 from lakewide.errors import ConfigError
 from lakewide.project.graph import select
 from lakewide.project.nodes import Relation
-from tests.project_factory import PROD_DEV_PROFILES, make_project, manifest_of, run_main
+from tests.project_factory import (
+    PROD_DEV_PROFILES,
+    make_project,
+    manifest_of,
+    production_state,
+    run_main,
+)
 
 PROFILES = PROD_DEV_PROFILES + (
     "    other: {catalog: other, catalog_type: hadoop, warehouse: warehouse, namespace: dev}\n"
@@ -34,11 +38,7 @@ FILES = {
 
 
 def _production(tmp_path: Path) -> Path:
-    """The project's manifest.json written for the prod target, as prod-target/."""
-    root = make_project(tmp_path / "project", FILES)
-    write_manifest_json(manifest_of(root, target="prod"))
-    shutil.copytree(root / "target", tmp_path / "prod-target")
-    return root
+    return production_state(tmp_path, FILES)
 
 
 def _sets(root: Path, tmp_path: Path, target: str = "dev") -> dict[str, frozenset[str]]:

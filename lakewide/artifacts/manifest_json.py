@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from lakewide import __version__
+from lakewide.artifacts.seed_state import SEEDS_RECORDED, seed_nodes
 from lakewide.artifacts.state_compare import STATE_VERSION, state_digests
 from lakewide.compiler.upstream import compile_in, plan_context
 from lakewide.errors import LakewideError
@@ -220,6 +221,7 @@ def manifest_document(manifest: Manifest, invocation_id: str = "") -> dict[str, 
         }
         for key, source in manifest.sources.items()
     }
+    nodes.update(seed_nodes(manifest))
     parent_map = {uid: node["depends_on"]["nodes"] for uid, node in nodes.items()}
     child_map: dict[str, list[str]] = {uid: [] for uid in [*nodes, *sources]}
     for uid, parents in parent_map.items():
@@ -229,6 +231,7 @@ def manifest_document(manifest: Manifest, invocation_id: str = "") -> dict[str, 
         "metadata": {
             "lakewide_version": __version__,
             "state_version": STATE_VERSION,
+            SEEDS_RECORDED: True,
             "generated_at": datetime.datetime.now(datetime.timezone.utc).isoformat(),
             "invocation_id": invocation_id,
             "project_name": project.name,

@@ -13,7 +13,8 @@ compare model by model:
 
 A model is ``state:modified`` when either differs, ``state:new`` when the state has no model of
 its name. A change of an upstream model changes no digest: ``state:modified+`` selects the
-models downstream of one.
+models downstream of one. A model reading a seed whose CSV changed is ``state:modified`` too
+(lakewide.artifacts.seed_state).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from lakewide import __version__
+from lakewide.artifacts.seed_state import StateSeed, modified_seeds, seed_readers, state_seeds
 from lakewide.errors import ConfigError
 from lakewide.project.manifest import Manifest, load_manifest
 from lakewide.project.nodes import ModelNode, Relation
@@ -102,6 +104,7 @@ class State:
     models: dict[str, StateModel]
     catalog: str
     document: dict[str, Any]
+    seeds: dict[str, StateSeed] | None = None  # None: a manifest recording no seeds
     namespace: str = ""  # the default namespace of the state's target ("" when not recorded)
     target: str = ""  # the name of the state's target ("" when not recorded)
 
@@ -149,11 +152,16 @@ def load_state(path: Path) -> State:
             models[node["name"]] = StateModel(node["name"], relation, node["state"], node)
     except (KeyError, TypeError, AttributeError) as err:
         raise _refuse(path, f"manifest.json has a model node without {err}") from None
+    try:
+        seeds = state_seeds(document)
+    except (KeyError, TypeError, AttributeError) as err:
+        raise _refuse(path, f"manifest.json has a seed node without {err}") from None
     return State(
         path,
         models,
         str(metadata.get("catalog") or ""),
         document,
+        seeds,
         namespace=str(metadata.get("namespace") or ""),
         target=str(metadata.get("target_name") or ""),
     )
@@ -175,11 +183,13 @@ def compare(manifest: Manifest, state: State) -> dict[str, frozenset[str]]:
             body.add(name)
         if now["configs"] != before.digests.get("configs"):
             configs.add(name)
+    seeded = seed_readers(manifest, modified_seeds(manifest, state.seeds))
     return {
         "new": frozenset(new),
-        "modified": frozenset(new | body | configs),
+        "modified": frozenset(new | body | configs | seeded),
         "modified.body": frozenset(new | body),
         "modified.configs": frozenset(new | configs),
+        "modified.seeds": frozenset(seeded),
     }
 
 

@@ -122,8 +122,12 @@ def changes() -> exp.Union:
 
 
 def append(relation: Relation) -> exp.Insert:
-    """Append the changes of one commit to the changelog table."""
-    return exp.insert(changes(), changelog_relation(relation).table())
+    """Append the changes of one commit to the changelog table, by column name (columns added
+    to a model since its changelog table was made come after the changelog's own three:
+    lakewide.compiler.changelog_schema)."""
+    insert = exp.insert(changes(), changelog_relation(relation).table())
+    insert.set("by_name", True)
+    return insert
 
 
 def create(model: WideModel, relation: Relation, *, replace: bool) -> exp.Create:

@@ -71,7 +71,7 @@ def _closure(models: dict[str, ModelNode], start: set[str], *, upstream: bool) -
 StateSets = Mapping[str, frozenset[str]] | None
 
 #: what ``state:`` selectors accept (a model new to the state counts as modified too, as in dbt)
-STATE_METHODS = ("new", "modified", "modified.body", "modified.configs")
+STATE_METHODS = ("new", "modified", "modified.body", "modified.configs", "modified.seeds")
 
 _ACCEPTED = "+name, name+, tag:x, path:models/x, state:modified, a,b"
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +35,9 @@ class Manifest:
     data_tests: dict[str, DataTest] = field(default_factory=dict)
     # ``state:`` selector -> the models it selects (``--state``; None without it)
     state: dict[str, frozenset[str]] | None = None
+    # ``--defer``: seed name -> the table it is loaded into, None: not loaded (production's
+    # table is read); None: every seed into its own table (lakewide.project.seeds)
+    seed_tables: dict[str, Relation | None] | None = None
 
 
 def _files(folders: list[Path], pattern: str) -> list[Path]:
@@ -52,12 +55,19 @@ def load_manifest(
     variables: dict[str, Any] | None = None,
     incremental: set[str] | None = None,
     deferred: dict[str, Relation] | None = None,
+    tables_instead: dict[str, Relation] | None = None,
 ) -> Manifest:
     """Render all models. ``incremental`` names the models whose ``is_incremental()`` is true;
     ``deferred`` maps models to the relations their ``ref()`` stands for instead of their own
-    (``--defer``: another target's tables, read, never written)."""
+    (``--defer``: another target's tables, read, never written); ``tables_instead`` maps the
+    key of a source's table to the table its ``source()`` stands for (``--defer``: a seed
+    changed since the state, loaded into the target's own namespace)."""
     yml_files = _files(project.model_paths, "*.yml") + _files(project.model_paths, "*.yaml")
     sources = load_sources(yml_files, output.catalog)
+    for key, source in sources.items():
+        instead = (tables_instead or {}).get(source.relation.key)
+        if instead is not None:
+            sources[key] = replace(source, relation=instead)
     renderer = Renderer(
         _files(project.macro_paths, "*.sql"),
         {**project.vars, **(variables or {})},

@@ -5,8 +5,10 @@ load, and loading them all into their tables."""
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
-from dataclasses import dataclass, field
+import json
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +42,31 @@ class Seed:
     def types(self) -> dict[str, str]:
         """Every column's type, in header order: declared in ``column_types``, else inferred."""
         return {c: self.column_types.get(c, t) for c, t in self.inferred.items()}
+
+    def checksum(self) -> str:
+        """sha256 of the CSV's bytes and the declared column types: what a seed table is
+        loaded from (``manifest.json`` records it; ``--state`` compares it)."""
+        digest = hashlib.sha256(self.path.read_bytes())
+        digest.update(json.dumps(self.column_types, sort_keys=True).encode("utf-8"))
+        return digest.hexdigest()
+
+
+def seeds_to_load(
+    project: Project, output: Output, tables: dict[str, Relation | None] | None
+) -> list[Seed]:
+    """The seeds a command loads, each with the table it loads into: its own (``tables``
+    None), else the table ``tables`` gives it (``--defer``: a seed changed since the state
+    goes to the target's own namespace); a seed ``tables`` maps to None is not loaded (it is
+    read from production's table)."""
+    found = find_seeds(project, output)
+    if tables is None:
+        return found
+    out = []
+    for seed in found:
+        table = tables.get(seed.path.stem, seed.relation)
+        if table is not None:
+            out.append(replace(seed, relation=table))
+    return out
 
 
 def find_seeds(project: Project, output: Output) -> list[Seed]:

@@ -68,7 +68,7 @@ class ModelPlan:
     materialized: str
     relation: str
     table: str  # the table compared with
-    modified: list[str] = field(default_factory=list)  # body, configs
+    modified: list[str] = field(default_factory=list)  # body, configs, seeds
     action: str = "none"  # none | bootstrap | rebuild | schema changes | refused | unknown
     changes: list[str] = field(default_factory=list)
     refusals: list[str] = field(default_factory=list)
@@ -105,7 +105,9 @@ def _statuses(
                 else "unchanged",
                 []
                 if name in sets["new"]
-                else [k for k in ("body", "configs") if name in sets[f"modified.{k}"]],
+                else [
+                    k for k in ("body", "configs", "seeds") if name in sets.get(f"modified.{k}", ())
+                ],
             )
             for name in meta
         }

@@ -35,6 +35,7 @@ from lakewide.run.schema_steps import (
     ModelSchema,
     SchemaChangeRefused,
     apply_changes,
+    migrate_changelog,
     model_schema,
     write_contract,
 )
@@ -275,7 +276,6 @@ class KeyTableRun:
             model,
             query,
             self.manifest.project.relative(model.node.path),
-            produces=self.plans.changelog_table is not None,
             meta=meta,
         )
 
@@ -297,10 +297,15 @@ class KeyTableRun:
             raise SchemaChangeRefused([schema])
         self.head = None if meta is None else meta.current
         self.planned = True
-        self.complete_changelog(meta)
+        apply_changes(self.adapter, schema)  # metadata only: the head stays
+        changelog = self.plans.changelog_table
+        if changelog is not None and self.compiled.model is not None:
+            migrate_changelog(
+                self.adapter, schema, self.plans.tables[changelog], self.compiled.model.columns
+            )
+        self.complete_changelog(meta)  # in the new columns: a column added reads as NULL
         consumed: dict[str, int | None] = dict(last_offsets(meta) or {})
         self.progress = dict(consumed)
-        apply_changes(self.adapter, schema)
         plan = schema.plan
         if plan is not None and plan.changed:
             outcome.schema = list(plan.notes)

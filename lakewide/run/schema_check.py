@@ -52,7 +52,6 @@ def check_schemas(
                 compiled.model,
                 query,
                 manifest.project.relative(node.path),
-                produces=compiled.context.produces,
             )
         except (LakewideError, CorruptMetadataError):
             continue

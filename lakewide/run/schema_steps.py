@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
 
+from lakewide.compiler.changelog_schema import changelog_changes
 from lakewide.compiler.contract import CONTRACT, Contract, contract_of
 from lakewide.compiler.schema_changes import (
     DEFAULT_POLICY,
@@ -28,7 +29,7 @@ from lakewide.compiler.schema_changes import (
 )
 from lakewide.compiler.wide_model import WideModel
 from lakewide.errors import ConfigError
-from lakewide.project.nodes import ModelNode
+from lakewide.project.nodes import ModelNode, Relation
 from lakewide.state.definition import LAYOUT_VERSION, definition_digest
 from lakewide.state.offsets import TableMeta
 
@@ -127,10 +128,11 @@ class SchemaChangeRefused(ConfigError):
                 f"model {schema.node.name} ({schema.path}): its table {schema.node.relation} "
                 f"cannot take this change in place: {changes}"
             )
-        selectors = " ".join(f"-s {s.node.name}" for s in refused)
+        selectors = " ".join(f"-s {s.node.name}+" for s in refused)
         super().__init__(
             "; ".join(parts) + ". Nothing was written. `lakewide run --full-refresh "
-            f"{selectors}` rebuilds the table from every source with the new definition."
+            f"{selectors}` rebuilds the table from every source with the new definition, and "
+            "the models downstream of it with it."
         )
 
 
@@ -145,13 +147,12 @@ def model_schema(
     model: WideModel,
     query: exp.Expression,
     path: str,
-    produces: bool = False,
     stored: bool = True,
     meta: TableMeta | None = None,
 ) -> ModelSchema:
     """Compare the stored contract with the model's; ``query``: the model's bootstrap query
-    (Spark analyses it for the column types; no row is read); ``produces``: the model keeps
-    its own changelog table; ``stored=False``: the model's contract only (a new table);
+    (Spark analyses it for the column types; no row is read); ``stored=False``: the model's
+    contract only (a new table);
     ``meta``: the table's metadata when the caller has read it already."""
     node = model.node
     configured = contract_of(
@@ -172,12 +173,6 @@ def model_schema(
             plan.refusals.append(
                 f"the table no longer has column(s) {', '.join(lost)} of the schema lakewide "
                 "stored with it (changed outside lakewide)"
-            )
-        changes_table = plan.add or plan.drop or plan.promote
-        if changes_table and produces:
-            plan.refusals.append(
-                "the model keeps its own changelog table (changelog_producer), whose columns "
-                "are not migrated"
             )
     return ModelSchema(node, path, configured, found, plan)
 
@@ -209,6 +204,23 @@ def apply_changes(adapter: SparkAdapter, schema: ModelSchema) -> int:
     statements += [
         alter_type(relation, c, t) for c, t in plan.promote.items() if present.get(c) != t
     ]
+    for statement in statements:
+        adapter.sql(statement)
+    return len(statements)
+
+
+def migrate_changelog(
+    adapter: SparkAdapter, schema: ModelSchema, changelog: Relation, columns: list[str]
+) -> int:
+    """Bring the model's changelog table to the model's ``columns`` (its own, no hidden one)
+    when the schema changed, before the run appends a change (lakewide.compiler.
+    changelog_schema); how many statements ran. Made for what the table still lacks, so a run
+    stopped half-way completes it."""
+    if schema.plan is None or not schema.plan.changed or not adapter.table_exists(changelog):
+        return 0
+    present = adapter.column_types(table_columns(changelog))
+    wanted = {c: schema.configured.columns[c] for c in columns}
+    statements = changelog_changes(changelog, present, wanted)
     for statement in statements:
         adapter.sql(statement)
     return len(statements)

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from lakewide.project.seeds import find_seeds
+from lakewide.project.seeds import seeds_to_load
 
 if TYPE_CHECKING:
     from lakewide.project.manifest import Manifest
@@ -32,9 +32,10 @@ def load_seeds(
 ) -> list[SeedResult]:
     """Write every changed seed's CSV into its table as commits of the table's history
     (lakewide.spark.seed_csv: appended, overwritten, or created); a table already holding its
-    file is left as it is."""
+    file is left as it is. A deferred build loads only the seeds changed since its state, into
+    the target's own namespace (``manifest.seed_tables``)."""
     results = []
-    for seed in find_seeds(manifest.project, manifest.output):
+    for seed in seeds_to_load(manifest.project, manifest.output, manifest.seed_tables):
         started = time.perf_counter()
         action, rows = adapter.load_csv(seed.path, seed.relation, seed.types)
         result = SeedResult(

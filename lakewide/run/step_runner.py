@@ -80,7 +80,7 @@ class StepRunner:
         elif step.kind == "no_changes":
             self.adapter.register_no_changes(step.view, relation, at)
         elif step.kind == "version":  # one plain read: row order does not matter
-            self.adapter.register_read(step.view, relation, at, ordered=False)
+            self.adapter.register_read(step.view, relation, at, ordered=False, current_columns=True)
         else:
             after: int | None = None
             if step.kind == "appends":

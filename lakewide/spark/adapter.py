@@ -20,6 +20,7 @@ from lakewide.spark.file_load import FileLoading
 from lakewide.spark.ordered_read import OrderedReads
 from lakewide.spark.position_changes import PositionChanges
 from lakewide.spark.procedures import changelog_view_call
+from lakewide.spark.time_travel import in_schema
 from lakewide.state.arrival import Read, arrival_reads
 from lakewide.state.offsets import TableMeta
 from lakewide.state.upstream_changes import reads_by_position
@@ -97,6 +98,7 @@ class SparkAdapter(FileLoading, OrderedReads, BranchWrites, PositionChanges):
         meta: TableMeta | None = None,
         empty: bool = False,
         ordered: bool = True,
+        current_columns: bool = False,
     ) -> None:
         """Temporary view of ``relation`` at ``snapshot``, or of the rows appended after ``after``.
 
@@ -121,6 +123,8 @@ class SparkAdapter(FileLoading, OrderedReads, BranchWrites, PositionChanges):
                     frame = self._by_snapshot(relation, snapshot, after, meta)
             if empty:
                 frame = frame.limit(0)
+            if current_columns and snapshot is not None:
+                frame = in_schema(frame, self.spark.table(str(relation)).schema)
             frame.createOrReplaceTempView(view)
         except Exception as err:  # noqa: BLE001
             raise branch_refusal(self.output, short(err)) or ModelRunError(short(err)) from err

@@ -42,3 +42,20 @@ def at_version(spark: Any, reader: Any, version: str) -> Any:
     if is_remote(spark) or reads_staged_by_id(spark):
         return reader.option("versionAsOf", version)
     return reader.option("snapshot-id" if version.isdigit() else "tag", version)
+
+
+def in_schema(frame: Any, schema: Any) -> Any:
+    """``frame`` (a table read at a snapshot, in that snapshot's columns) in ``schema`` (a
+    StructType, the table's current one): each column by name, cast to its current type; a
+    column added since reads as NULL, as Iceberg reads a file written before it was added."""
+    from pyspark.sql import functions as F
+
+    present = {name.lower() for name in frame.columns}
+    return frame.select(
+        *(
+            (F.col(f.name) if f.name.lower() in present else F.lit(None))
+            .cast(f.dataType)
+            .alias(f.name)
+            for f in schema.fields
+        )
+    )

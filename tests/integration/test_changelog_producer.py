@@ -138,3 +138,34 @@ def test_without_a_changelog_a_merge_on_read_upstream_feeds_a_sum_by_row_positio
     assert m.run.rows("m") == _groups(m.run.rows("wide"))
     _check(m)
     assert not m.run.spark.catalog.tableExists(f"lw.{m.run.namespace}.wide__changelog")
+
+
+def test_a_model_keeping_a_changelog_takes_a_new_and_a_removed_column_in_place(
+    model_run: Callable[..., ModelRun],
+) -> None:
+    """The wide model gains a column (its changelog table gains it in the same run, the changes
+    of the re-read source appended by name), then loses it (the wide table keeps it under
+    append_new_columns, the changelog stops recording it): no rebuild, the sum downstream
+    follows every change, and equals its own --full-refresh."""
+    m = _chain(model_run)
+    plain = WIDE.format(extra="")
+    noted = plain.replace("AS amount FROM", "AS amount, CAST(NULL AS STRING) AS note FROM")
+    noted = noted.replace("amount FROM {{ source", "amount, 'n' FROM {{ source")
+    wide, changelog = (f"lw.{m.run.namespace}.{t}" for t in ("wide", "wide__changelog"))
+    for sql, batch in ((noted, {"fact": [(1, 1000)]}), (plain, {"fact": [(2, 7)]})):
+        (m.run.root / "models" / "wide.sql").write_text(sql)
+        results = m.run.run()
+        assert {r.plan for r in results.values()} == {"incremental"}, results
+        m.step(batch)
+        assert m.run.rows("m") == _groups([w[:3] for w in m.run.rows("wide")])
+        if sql == noted:  # the re-read fact source: its 100 keys, then key 1 again
+            found = m.run.spark.sql(
+                f"SELECT count(*) FROM {changelog} WHERE note = 'n' AND _change_type = "
+                "'UPDATE_AFTER'"
+            ).first()[0]
+            assert found == 101, found
+    assert "note" in m.run.spark.table(wide).columns  # kept
+    assert "note" not in m.run.spark.table(changelog).columns
+    rows = m.run.rows("m")
+    m.run.run("m", full_refresh=True)
+    assert m.run.rows("m") == rows

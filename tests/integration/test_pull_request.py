@@ -157,3 +157,68 @@ def test_plan_then_deferred_build_of_a_pull_request(
     # the manifest the deferred build wrote names the project's own tables: a state later
     written = json.loads((pull / "target" / "manifest.json").read_text())
     assert written["nodes"]["model.t.lonely"]["relation_name"] == f"lw.{dev}.lonely"
+
+
+TIERS = "id,label\n1,gold\n2,silver\n"
+EDITED_TIERS = "id,label\n1,platinum\n2,silver\n3,bronze\n"
+REGIONS = "id,region\n1,north\n"
+
+
+def test_a_deferred_build_loads_a_changed_seed_into_its_own_namespace(
+    tmp_path: Path,
+    spark: Any,
+    warehouse: Path,
+    cli: Callable[..., tuple[int, str]],
+) -> None:
+    """A pull request edits a seed's CSV: the deferred build loads it into the target's own
+    namespace, the models reading it (``state:modified``: their input changed) read that
+    copy, and production's seed tables (the shared seed-schema) keep their snapshots; an
+    unchanged seed is not loaded, production's table is read."""
+    n = next(_counter)
+    prod, dev, raw = f"ps{n}_prod", f"ps{n}_dev", f"ps{n}_raw"
+    main = tmp_path / "main"
+    _project(main, warehouse, prod, dev, f"ps{n}_src")
+    for name in MODELS:
+        (main / "models" / name).unlink()
+    (main / "pyproject.toml").write_text(
+        (main / "pyproject.toml").read_text() + f'seed-schema = "{raw}"\n'
+    )
+    (main / "models" / "sources.yml").write_text(
+        f"sources:\n  - name: raw\n    schema: {raw}\n    tables:\n"
+        "      - name: tiers\n      - name: regions\n"
+    )
+    (main / "models" / "labelled.sql").write_text(
+        "SELECT id, upper(label) AS label FROM {{ source('raw', 'tiers') }}"
+    )
+    (main / "models" / "placed.sql").write_text(
+        "SELECT id, region FROM {{ source('raw', 'regions') }}"
+    )
+    (main / "seeds").mkdir()
+    (main / "seeds" / "tiers.csv").write_text(TIERS)
+    (main / "seeds" / "regions.csv").write_text(REGIONS)
+    code, output = cli(main, "build")
+    assert code == 0, output
+    shutil.copytree(main / "target", tmp_path / "prod-target")
+    seeds_before = _snapshots(warehouse, raw, ["tiers", "regions"])
+    models_before = _snapshots(warehouse, prod, ["labelled", "placed"])
+
+    pull = tmp_path / "pull"
+    shutil.copytree(main, pull, ignore=shutil.ignore_patterns("target"))
+    (pull / "seeds" / "tiers.csv").write_text(EDITED_TIERS)
+    state = str(tmp_path / "prod-target")
+    code, output = cli(pull, "ls", "-t", "dev", "--state", state, "-s", "state:modified")
+    assert code == 0, output
+    assert "labelled" in output and "placed" not in output, output
+
+    code, output = cli(
+        pull, "build", "-t", "dev", "-s", "state:modified+", "--defer", "--state", state
+    )
+    assert code == 0, output
+    assert _snapshots(warehouse, raw, ["tiers", "regions"]) == seeds_before
+    assert _snapshots(warehouse, prod, ["labelled", "placed"]) == models_before
+    assert _rows(spark, f"lw.{raw}.tiers") == [(1, "gold"), (2, "silver")]
+    assert _rows(spark, f"lw.{dev}.tiers") == [(1, "platinum"), (2, "silver"), (3, "bronze")]
+    assert _rows(spark, f"lw.{dev}.labelled") == [(1, "PLATINUM"), (2, "SILVER"), (3, "BRONZE")]
+    built = {r.name for r in spark.catalog.listTables(f"lw.{dev}")}
+    assert built == {"tiers", "labelled"}  # regions unchanged: production's is read
+    assert "regions" in output and "not loaded" in output, output

@@ -52,7 +52,10 @@ class Options:
 
     def _with_state(self, manifest: Manifest) -> Manifest:
         """``manifest`` compared with ``--state``; with ``--defer`` rendered again, the models
-        not selected standing for the state's tables."""
+        not selected standing for the state's tables, and each seed read from production's
+        table unless it changed (then loaded into and read from the target's own namespace:
+        lakewide.artifacts.seed_state)."""
+        from lakewide.artifacts.seed_state import deferred_seeds
         from lakewide.artifacts.state_compare import compare, deferred_relations, load_state
 
         assert self.state_dir is not None
@@ -63,13 +66,18 @@ class Options:
         select_, exclude = (_models_only(manifest, given) for given in self.chosen)
         names = selected(manifest, select_, exclude)
         deferred = deferred_relations(manifest, state, names)
-        if not deferred:
-            return manifest  # the state's tables are this target's: nothing to defer
-        again = load_manifest(
-            manifest.project, manifest.output, variables=self.variables, deferred=deferred
-        )
-        again.state = manifest.state
-        return again
+        loads, instead = deferred_seeds(manifest, state.seeds, (state.catalog, state.namespace))
+        if deferred or instead:  # else the state's tables are this target's
+            again = load_manifest(
+                manifest.project,
+                manifest.output,
+                variables=self.variables,
+                deferred=deferred,
+                tables_instead=instead,
+            )
+            again.state, manifest = manifest.state, again
+        manifest.seed_tables = loads
+        return manifest
 
 
 #: the projects this invocation parsed; the first is written to target/manifest.json when the

@@ -23,13 +23,21 @@ def check_seeds(manifest: Manifest) -> None:
 def load_and_report(manifest: Manifest, adapter: SparkAdapter) -> None:
     """Load every seed, a line each; all changed seeds' values are checked first, so a bad
     value in one seed leaves every seed table as it was."""
-    from lakewide.project.seeds import find_seeds
+    from lakewide.project.seeds import seeds_to_load
     from lakewide.run.seed_load import load_seeds
 
+    if manifest.seed_tables is not None:
+        read = sorted(name for name, table in manifest.seed_tables.items() if table is None)
+        if read:
+            console.print(
+                f"Seeds unchanged since --state, read from production's tables, not loaded: "
+                f"{', '.join(read)}"
+            )
+    seeds = seeds_to_load(manifest.project, manifest.output, manifest.seed_tables)
+    if not seeds:
+        return
     adapter.start()  # its own step: not part of the first seed's time
-    seeds = find_seeds(manifest.project, manifest.output)
-    if seeds:
-        events.emit("StepStart", f"checking and loading {len(seeds)} seed(s) ...")
+    events.emit("StepStart", f"checking and loading {len(seeds)} seed(s) ...")
     for found in seeds:
         adapter.check_seed(found.path, found.relation, found.types)
 
