@@ -202,7 +202,9 @@ def test_every_parsing_command_writes_manifest_json(
     document = json.loads(path.read_text())
     nodes = document["nodes"]
     names = {p.stem for p in (project / "models").rglob("*.sql")}
-    assert {n["name"] for n in nodes.values()} == names
+    assert {n["name"] for n in nodes.values() if n["resource_type"] == "model"} == names
+    seeds = {p.stem for p in (project / "seeds").glob("*.csv")}
+    assert {n["name"] for n in nodes.values() if n["resource_type"] == "seed"} == seeds
     counts = nodes["model.lakewide.order_status_counts"]
     assert counts["refs"] == [{"name": "order_detail"}]
     assert counts["depends_on"]["nodes"] == ["model.lakewide.order_detail"]

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from lakewide.compiler.build_bootstrap import reduce_per_key
 from lakewide.compiler.build_merge import build_merge
+from lakewide.compiler.fold_per_key import reduce_per_key
 from lakewide.compiler.fold_rows import Rows, kinds_in
 from lakewide.compiler.number_rows import ROW_MAKING
 from lakewide.compiler.ordering import ROW_COLUMN

@@ -19,13 +19,14 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from lakewide.compiler.build_bootstrap import reduce_per_key, tagged_branch, union_all
+from lakewide.compiler.build_bootstrap import tagged_branch, union_all
 from lakewide.compiler.build_changelog_read import (
     KIND,
     changes_source,
     retract_policy,
 )
 from lakewide.compiler.build_merge import build_combined_merge, touched
+from lakewide.compiler.fold_per_key import reduce_per_key
 from lakewide.compiler.fold_rows import Rows
 from lakewide.compiler.ordering import BRANCH_COLUMN
 from lakewide.compiler.wide_model import Branch, WideModel

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from lakewide.compiler.build_bootstrap import reduce_per_key, tagged_branch, union_all
+from lakewide.compiler.build_bootstrap import tagged_branch, union_all
 from lakewide.compiler.build_prefolds import assembled, narrowed, prefolds, present, source_fold
 from lakewide.compiler.build_whens import whens
+from lakewide.compiler.fold_per_key import reduce_per_key
 from lakewide.compiler.fold_rows import Rows, S, T
 from lakewide.compiler.ordering import BRANCH_COLUMN
 from lakewide.compiler.wide_model import Branch, WideModel

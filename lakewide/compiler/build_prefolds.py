@@ -27,6 +27,7 @@ from collections.abc import Sequence
 
 from sqlglot import exp
 
+from lakewide.compiler.fold_per_key import reduce_per_key
 from lakewide.compiler.fold_rows import Rows
 from lakewide.compiler.ordering import ROW_COLUMN
 from lakewide.compiler.trees import copy_without
@@ -69,8 +70,6 @@ def source_fold(
 ) -> exp.Select:
     """The source's rows (``rows_of``: its owned columns, default as the model reads them)
     folded per key over the columns it owns (values and versions)."""
-    from lakewide.compiler.build_bootstrap import reduce_per_key  # it imports this module
-
     columns = _columns(model, branch)
     rows = Rows(
         model,

@@ -116,7 +116,7 @@ def test_aggregation_refolds_over_a_replaced_source_or_refuses_it(
 
     manifest = m.run.manifest()
     [result] = run_models(manifest, ["m"], m.run.adapter(manifest))
-    assert result.plan == "refold" and "cannot be read" in result.refresh, result
+    assert result.plan == "refold" and "can no longer be read" in result.refresh, result
     assert m.run.rows("m") == [(1, 5, 1, 2)]  # the fold of the sources as they are
 
     model = m.run.root / "models" / "m.sql"
