@@ -217,7 +217,7 @@ def _owners(rows: Rows, column: str) -> exp.Expr | None:
     branch's row carries a NULL there, which is not a record of this column)."""
     if not rows.with_branch:
         return None
-    owners = [b.index for b in rows.model.branches if column in b.owned]
+    owners = [b.index for b in rows.model.owners(column)]
     if len(owners) == len(rows.model.branches):
         return None
     return exp.In(

@@ -109,7 +109,7 @@ def _typed(model: WideModel, column: str, value: exp.Expr) -> exp.Expr:
 
 def _picked(model: WideModel, column: str) -> list[exp.Expr]:
     """A value column (and its version) taken from its owners' folds."""
-    owners = [fold_name(b) for b in model.branches if column in b.owned]
+    owners = [fold_name(b) for b in model.owners(column)]
     version = model.versions.of(column)
     if len(owners) == 1:
         value = _typed(model, column, exp.column(column, table=owners[0]))

@@ -51,6 +51,7 @@ class WideModel(Protocol):
     def stored(self) -> list[str]: ...
     def aggregate(self, column: str) -> ColumnAggregate: ...
     def group_of(self, column: str) -> object | None: ...
+    def owners(self, column: str) -> Sequence[_Branch]: ...
 
 
 PREFIX = "__lw_v_"
@@ -124,7 +125,7 @@ def resolve(model: WideModel) -> Versions:
         pick = picks(model, column)
         if pick is None:
             continue
-        owners = sum(1 for b in model.branches if column in b.owned)
+        owners = len(model.owners(column))
         first_value = (
             model.engine.aggregates_values and model.aggregate(column).name == "first_value"
         )
@@ -142,9 +143,7 @@ def resolve(model: WideModel) -> Versions:
     plain = tuple(
         c
         for c in columns
-        if model.engine.updates_columns
-        and len(model.sequence) == 1
-        and sum(1 for b in model.branches if c in b.owned) == 1
+        if model.engine.updates_columns and len(model.sequence) == 1 and len(model.owners(c)) == 1
     )
     return Versions(columns=tuple(columns), count=count, plain=plain, non_null=non_null)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass, field
 
 import sqlglot
@@ -124,6 +125,20 @@ class WideModel:
     merge_filter: bool = False
     versions: Versions = field(default_factory=Versions)
     joins: dict[str, str] = field(default_factory=dict)  # joined relation -> lookup | delta
+
+    def owners(self, column: str) -> list[Branch]:
+        """The branches (sources) that own ``column``, in branch order."""
+        return self._owners.get(column, [])
+
+    @functools.cached_property
+    def _owners(self) -> dict[str, list[Branch]]:
+        """Column -> its owning branches, found once per model (not once per column and
+        builder: that is sources x columns each time)."""
+        out: dict[str, list[Branch]] = {}
+        for branch in self.branches:
+            for column in branch.owned:
+                out.setdefault(column, []).append(branch)
+        return out
 
     @property
     def stored(self) -> list[str]:
