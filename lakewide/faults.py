@@ -1,7 +1,8 @@
 """Fault injection for lakewide's own crash and race tests.
 
 * ``LAKEWIDE_CRASH_AT=<point>:<n>``: the process SIGKILLs itself the n-th time it reaches
-  ``point`` (before-stage, before-commit, after-commit, before-changelog).
+  ``point`` (before-stage, before-commit, after-commit, before-changelog, after-changelog,
+  after-forward).
 * ``LAKEWIDE_PAUSE_AT=<point>:<folder>``: the first time the process reaches ``point`` it
   writes ``<folder>/<pid>.paused`` and waits (up to 10 minutes) until ``<folder>/go`` exists,
   so that a test can hold several processes at one point and release them together.

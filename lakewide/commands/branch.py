@@ -12,7 +12,7 @@ from lakewide.commands.shared.console import console
 from lakewide.commands.shared.context import Options
 from lakewide.commands.shared.spark_start import with_adapter
 from lakewide.compiler.build_changes import changelog_relation
-from lakewide.project.branch_name import MAIN
+from lakewide.project.branch_name import MAIN, is_stage, stage_branch
 from lakewide.project.manifest import Manifest
 from lakewide.project.nodes import Relation
 from lakewide.state.branches import branch_state
@@ -47,7 +47,7 @@ def _list(
         meta = meta_of(table)
         if meta is None:
             continue
-        for branch_name in sorted(b for b in meta.branches if b != MAIN):
+        for branch_name in sorted(b for b in meta.branches if b != MAIN and not is_stage(b)):
             state = branch_state(meta, branch_name)
             where = (
                 f"{state.ahead} snapshot(s) ahead of main"
@@ -95,6 +95,8 @@ def drop(options: Options, name: str, select: tuple[str, ...], exclude: tuple[st
         dropped = 0
         for model, table in _tables(manifest, context.selected(manifest, select, exclude)):
             meta = adapter.table_meta(table)
+            if meta is not None and stage_branch(name) in meta.branches:
+                adapter.drop_branch(table, stage_branch(name))  # a stopped run's side branch
             if meta is not None and name in meta.branches:
                 adapter.drop_branch(table, name)
                 console.print(f"dropped {name} of {table} ({model})", markup=False)

@@ -16,6 +16,7 @@ from lakewide.project.graph import topological_order
 from lakewide.project.manifest import Manifest
 from lakewide.project.nodes import ModelNode
 from lakewide.run.branch_run import prepare_branch
+from lakewide.run.branch_stage import staged
 from lakewide.run.key_table_run import KeyTableRun
 from lakewide.run.scheduler import schedule
 from lakewide.run.schema_check import check_schemas
@@ -117,8 +118,25 @@ def _run_one(
     adapter.ensure_namespace(node.relation)
     runs = SnapshotRun if compiled.kind == "snapshot" else KeyTableRun
     run = runs(adapter, manifest, compiled, run_id, before_commit=leases.check)
-    if adapter.output.branch is not None:
-        prepare_branch(adapter, node.name, run.written())
+    written = run.written()
+    if adapter.output.branch is None:
+        return _run_model(adapter, compiled, run, result, full_refresh, restate)
+    prepare_branch(adapter, node.name, written)
+    if len(written) == 1:
+        return _run_model(adapter, compiled, run, result, full_refresh, restate)
+    with staged(adapter, *written):  # the model's table, its changelog table
+        return _run_model(adapter, compiled, run, result, full_refresh, restate)
+
+
+def _run_model(
+    adapter: SparkAdapter,
+    compiled: CompiledModel,
+    run: KeyTableRun | SnapshotRun,
+    result: ModelResult,
+    full_refresh: bool,
+    restate: str | None,
+) -> ModelResult:
+    node = compiled.node
     if compiled.kind == "table":
         # skipped when the upstream snapshots are those of the last build and the model's
         # definition is the one that build stored

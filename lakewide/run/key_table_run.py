@@ -120,6 +120,7 @@ class KeyTableRun:
                 statement,
                 {CHANGELOG_OF: str(params["snapshot"]), RUN_ID: self.run_id, MODEL: self.name},
             )
+            faults.checkpoint("after-changelog")
             self.outcome.statements += 1
             return
         self._commit_offsets(

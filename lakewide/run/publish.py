@@ -6,8 +6,10 @@ Each fast-forward is one Iceberg commit of one table, so a publish stopped half-
 every table either at main's old head or at the branch's; the next publish skips the tables
 whose main is the branch's head already and moves the rest. A table whose main moved on since
 the branch was made (main is no longer an ancestor of the branch's head), or a model whose
-table on the branch is ahead of its changelog table (a branch run stopped between the two),
-stops the publish before anything moves, naming the model.
+table on the branch is ahead of its changelog table (a branch run of an earlier version stopped
+between the two), stops the publish before anything moves, naming the model. A branch run
+stopped after a changelog append and before its model's table moved to the staged commit
+(lakewide.run.branch_stage) is settled first.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from lakewide.project.data_tests import DataTest
 from lakewide.project.graph import topological_order
 from lakewide.project.manifest import Manifest
 from lakewide.project.nodes import Relation
+from lakewide.run.branch_stage import settle
 from lakewide.run.data_test_runner import TestResult, run_tests
 from lakewide.spark.adapter import SparkAdapter
 from lakewide.state.branches import BranchState, branch_state
@@ -55,6 +58,7 @@ def tables_to_publish(
     order = [n for n in topological_order(manifest.models) if n in names and n not in views]
     for name in order:
         relation = manifest.models[name].relation
+        settle(adapter, relation, changelog_relation(relation))  # a branch run stopped before
         metas = {}
         # the changelog table first: a publish stopped between the two leaves no model's main
         # ahead of the changes its downstream models read

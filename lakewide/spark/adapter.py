@@ -41,6 +41,7 @@ class SparkAdapter(FileLoading, OrderedReads, BranchWrites, PositionChanges):
         else:
             adapter = SparkAdapter(self.output, self.app_name, spark=self.spark.newSession())
         adapter.branched = self.branched  # one view of which tables have the run's branch
+        adapter.lines = self.lines  # and of the tables staged on a side branch
         return adapter
 
     def add_catalog(self, name: str, properties: dict[str, str]) -> None:
@@ -193,8 +194,9 @@ class SparkAdapter(FileLoading, OrderedReads, BranchWrites, PositionChanges):
             table = self._iceberg_table(relation)
             table.refresh()  # from the catalog: the head this run checked, not a cached one
             append = table.newAppend()
-            if self.output.branch is not None and table.snapshot(self.output.branch) is not None:
-                append = append.toBranch(self.output.branch)  # as the run's statements
+            line = self.line(relation)
+            if line is not None and table.snapshot(line) is not None:
+                append = append.toBranch(line)  # as the run's statements
             for key, value in properties.items():
                 append.set(key, value)
             append.commit()

@@ -65,27 +65,30 @@ class BranchWrites(MetadataReads):
 
     def sql(self, statement: exp.Expression) -> Any:
         """Run one statement; on a run on a branch, each table it reads or writes at its
-        current state is named on the branch where the table has it (see the module)."""
-        branch = self.output.branch
-        scope = None if branch is None else _read_or_written(statement)
-        if scope is None or not any(self._on_branch(t) for t in scope.find_all(exp.Table)):
+        current state is named on its line (the output's branch, or the model's staging side
+        branch) where the table has it (see the module)."""
+        scope = None if self.output.branch is None else _read_or_written(statement)
+        if scope is None or not any(self._line_of(t) for t in scope.find_all(exp.Table)):
             return super().sql(statement)
         statement = statement.copy()
         scope = _read_or_written(statement)
-        assert scope is not None and branch is not None
+        assert scope is not None
         for table in list(scope.find_all(exp.Table)):
-            if self._on_branch(table):
-                table.replace(branch_table(table, branch))
+            line = self._line_of(table)
+            if line is not None:
+                table.replace(branch_table(table, line))
         return super().sql(statement)
 
-    def _on_branch(self, table: exp.Table) -> bool:
-        """Whether ``table`` names, at its current state, a table that has the output's branch
-        (not a session view, a metadata table, a branch already, or a pinned snapshot)."""
+    def _line_of(self, table: exp.Table) -> str | None:
+        """The branch ``table`` is named on when it names, at its current state, a table that
+        has the output's branch (not a session view, a metadata table, a branch already, or a
+        pinned snapshot); else None."""
         if table.args.get("version") or not table.catalog or not table.db:
-            return False
+            return None
         if not isinstance(table.this, exp.Identifier):
-            return False
-        return self.has_branch(Relation(table.catalog, table.db, table.name))
+            return None
+        relation = Relation(table.catalog, table.db, table.name)
+        return self.line(relation) if self.has_branch(relation) else None
 
     def has_branch(self, relation: Relation) -> bool:
         """Whether ``relation`` has the output's branch (known once per table and run: only
@@ -93,6 +96,8 @@ class BranchWrites(MetadataReads):
         branch = self.output.branch
         if branch is None:
             return False
+        if relation in self.lines:
+            return True  # staged: on its side branch, made from the output's branch
         known = self.branched.get(relation)
         if known is None:
             reader = self._reader(relation)
@@ -114,7 +119,7 @@ class BranchWrites(MetadataReads):
         """The name reading ``relation``'s current state on this run's line: its branch's
         identifier where it has the output's branch, else its own."""
         if self.output.branch is not None and self.has_branch(relation):
-            return f"{relation}.branch_{self.output.branch}"
+            return f"{relation}.branch_{self.line(relation)}"
         return str(relation)
 
     def ensure_branch(self, relation: Relation, model: str) -> None:
@@ -140,6 +145,13 @@ class BranchWrites(MetadataReads):
         elif state.ahead == 0 and state.forwardable and state.head != state.main:
             self._fast_forward(relation, branch, MAIN)
         self.branched[relation] = True
+        self.refresh(relation)
+
+    def place_branch(self, relation: Relation, branch: str, snapshot: int) -> None:
+        """Point ``branch`` of ``relation`` at ``snapshot``, made when missing (``ALTER TABLE
+        ... CREATE OR REPLACE BRANCH ... AS OF VERSION``: a ref change, no data copied)."""
+        name, at = exp.to_identifier(branch), exp.Literal.number(snapshot)
+        self.sql(_alter(relation, "CREATE OR REPLACE BRANCH", name, "AS OF VERSION", at))
         self.refresh(relation)
 
     def fast_forward(self, relation: Relation, branch: str) -> None:

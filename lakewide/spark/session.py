@@ -46,10 +46,19 @@ class Session:
         self.app_name = app_name
         self._owns_session = spark is None
         self._spark: Any = spark
-        self._metadata = metadata_reader(output)  # None: metadata is read through Spark
+        # the line each table is read and written on in place of the output's branch: a
+        # model's staging side branch during its run (lakewide.run.branch_stage)
+        self.lines: dict[Relation, str] = {}
+        # None: metadata is read through Spark
+        self._metadata = metadata_reader(output, self.line)
         self.java_options: list[str] = []  # added to the JVM's options (lakewide.run.jit)
         # whether a table has the output's branch, once known (lakewide.spark.branches)
         self.branched: dict[Relation, bool] = {}
+
+    def line(self, relation: Relation) -> str | None:
+        """The branch ``relation`` is read and written on where it has it: its staging side
+        branch during its model's run on a branch, else the output's branch (None: main)."""
+        return self.lines.get(relation, self.output.branch)
 
     def _reader(self, relation: Relation) -> MetadataReader | None:
         """The reader of ``relation``'s metadata without Spark (lakewide.state.metadata), or None

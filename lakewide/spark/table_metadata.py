@@ -72,7 +72,7 @@ class MetadataReads(Session):
         tags = {r[0]: r[2] for r in rows if r[1] == "TAG"}
         version = None if self.remote else self.format_version(relation)
         meta = TableMeta(branches.get(MAIN), snapshots, version, tags=tags, branches=branches)
-        return on_branch(meta, self.output.branch)
+        return on_branch(meta, self.line(relation))
 
     def _snapshots(self, relation: Relation) -> dict[int, Snapshot]:
         reader = self._reader(relation)
@@ -123,7 +123,7 @@ class MetadataReads(Session):
             return None
         try:
             table = self._iceberg_table(relation)
-            snapshot = self._head(table)
+            snapshot = self._head(table, relation)
             current = None if snapshot is None else int(snapshot.snapshotId())
             found: dict[int, Snapshot] = {}
             while snapshot is not None:
@@ -144,10 +144,10 @@ class MetadataReads(Session):
             raise unreadable(self.output, relation, err) from err
         return TableMeta(current, found)
 
-    def _head(self, table: Any) -> Any:
-        """The Java table's head snapshot on the output's branch where it has it (see
+    def _head(self, table: Any, relation: Relation) -> Any:
+        """The Java table's head snapshot on ``relation``'s line where it has it (see
         lakewide.state.branches.on_branch), else its current one."""
-        branch = self.output.branch
+        branch = self.line(relation)
         found = None if branch is None else table.snapshot(branch)
         return table.currentSnapshot() if found is None else found
 
@@ -178,7 +178,7 @@ class MetadataReads(Session):
         try:
             table = self._iceberg_table(relation)
             table.refresh()
-            snapshot = self._head(table)
+            snapshot = self._head(table, relation)
         except Exception as err:  # noqa: BLE001 - py4j errors have many types
             raise unreadable(self.output, relation, err) from err
         return None if snapshot is None else int(snapshot.snapshotId())

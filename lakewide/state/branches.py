@@ -11,6 +11,7 @@ asks ``on_branch`` too (lakewide.spark.table_metadata).
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from lakewide.project.branch_name import MAIN
@@ -27,16 +28,23 @@ def on_branch(meta: TableMeta | None, branch: str | None) -> TableMeta | None:
     return dataclasses.replace(meta, current=meta.branches[branch])
 
 
-class BranchReader:
-    """A metadata reader showing each table on ``branch`` where it has it (``on_branch``)."""
+#: the line a table is read on, when not the output's branch (a model's staging side branch)
+Line = Callable[[Relation], "str | None"]
 
-    def __init__(self, inner: MetadataReader, branch: str) -> None:
+
+class BranchReader:
+    """A metadata reader showing each table on ``branch`` where it has it (``on_branch``), or
+    on the line ``line`` gives it (a model's staging side branch during its run)."""
+
+    def __init__(self, inner: MetadataReader, branch: str, line: Line | None = None) -> None:
         self.inner = inner
         self.branch = branch
+        self.line = line
 
     def table_meta(self, relation: Relation) -> TableMeta | None:
         """See MetadataReader.table_meta."""
-        return on_branch(self.inner.table_meta(relation), self.branch)
+        branch = self.branch if self.line is None else self.line(relation)
+        return on_branch(self.inner.table_meta(relation), branch)
 
 
 @dataclass(frozen=True)

@@ -2,21 +2,27 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from lakewide.project.profiles import Output, warehouse_path
 from lakewide.state.jdbc_metadata import JdbcMetadataReader
 from lakewide.state.metadata import HadoopMetadataReader, MetadataReader
 from lakewide.state.rest_metadata import RestMetadataReader
 
+if TYPE_CHECKING:
+    from lakewide.state.branches import Line
 
-def metadata_reader(output: Output) -> MetadataReader | None:
+
+def metadata_reader(output: Output, line: Line | None = None) -> MetadataReader | None:
     """The reader of ``output``'s catalog, showing each table on the output's branch where it
-    has it (lakewide.state.branches); None where metadata is read through Spark."""
+    has it, or on the line ``line`` gives it (lakewide.state.branches); None where metadata is
+    read through Spark."""
     reader = catalog_reader(output)
     if reader is None or output.branch is None:
         return reader
     from lakewide.state.branches import BranchReader
 
-    return BranchReader(reader, output.branch)
+    return BranchReader(reader, output.branch, line)
 
 
 def catalog_reader(output: Output) -> MetadataReader | None:

@@ -7,8 +7,9 @@ after its MERGE. Iceberg refused every such read while the session's ``spark.wap
 set ("Cannot override ref, already set snapshot id=..."), after the MERGE had committed, so
 the branch was left with the model ahead of its changelog table. Here: the newcomer's project
 (a partial_update with sequence groups and an aggregation over it) through a branch build, a
-failing data test refusing publish, a run killed between a MERGE and its changelog append
-(publish refuses, the next run completes it), the fix, publish, and production continuing;
+failing data test refusing publish, runs killed before and after a MERGE's changelog append
+(the model's branch never ahead of its changelog table: lakewide.run.branch_stage; the next
+run settles it), the fix, publish, and production continuing;
 then every chain the project allows, parametrised.
 """
 
@@ -314,17 +315,27 @@ def test_newcomer_chain_on_a_branch_tested_repaired_and_published(
 
     # new rows on the branch: a negative spend the data test refuses, a customer moving city
     p.add([(3, "Linus", "oslo", 2), (4, "Ken", "rome", 1)], [(2, -5, 2), (4, 7, 1)])
-    # the first branch run is killed between customer_360's MERGE and its changelog append
+    # the first branch run is killed between customer_360's MERGE and its changelog append:
+    # the MERGE went to the model's staging side branch, so its branch dev is not ahead of its
+    # changelog table (nothing of the run is on dev)
+    staged = ("customer_360", "customer_360__changelog")
     killed = killed_at(p.root, "before-changelog", "build", "--branch", "dev")
     assert killed.returncode == -signal.SIGKILL, killed.stdout + killed.stderr
-    assert p.behind_changelogs("dev") == ["customer_360"]
+    assert p.behind_changelogs("dev") == []
+    assert {t: p.heads("dev")[t] for t in staged} == {t: production[t] for t in staged}
     assert p.heads() == production
-    code, output = cli(p.root, "publish", "--branch", "dev")
-    assert code == 1, output
-    assert "changes its changelog table lacks" in " ".join(output.split()), output
+    # the second is killed after the append, before the model's branch moved to the MERGE:
+    # the changelog table is ahead, never the model's table
+    killed = killed_at(p.root, "after-changelog", "build", "--branch", "dev")
+    assert killed.returncode == -signal.SIGKILL, killed.stdout + killed.stderr
+    assert p.behind_changelogs("dev") == []
+    dev = p.heads("dev")
+    assert dev["customer_360"] == production["customer_360"]
+    assert dev["customer_360__changelog"] != production["customer_360__changelog"]
     assert p.heads() == production
 
-    # the retry completes the changes first; the failing data test skips the aggregation
+    # the retry settles the model on its staged MERGE first; the failing data test skips the
+    # aggregation
     code, output = cli(p.root, "build", "--branch", "dev")
     assert code == 1 and "no_negative_spend" in output, output
     assert "Cannot override ref" not in output, output
