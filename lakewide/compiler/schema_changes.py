@@ -294,11 +294,19 @@ def alter_type(relation: Relation, column: str, kind: str) -> exp.Alter:
 
 def set_property(relation: Relation, name: str, value: str) -> exp.Alter:
     """``ALTER TABLE <t> SET TBLPROPERTIES ('name' = 'value')``."""
-    prop = exp.Property(this=exp.Literal.string(name), value=exp.Literal.string(value))
+    return set_properties(relation, {name: value})
+
+
+def set_properties(relation: Relation, values: dict[str, str]) -> exp.Alter:
+    """``ALTER TABLE <t> SET TBLPROPERTIES ('name' = 'value', ...)``: one metadata commit."""
+    props = [
+        exp.Property(this=exp.Literal.string(name), value=exp.Literal.string(value))
+        for name, value in values.items()
+    ]
     return exp.Alter(
         this=relation.table(),
         kind="TABLE",
-        actions=[exp.AlterSet(expressions=[exp.Properties(expressions=[prop])])],
+        actions=[exp.AlterSet(expressions=[exp.Properties(expressions=props)])],
     )
 
 

@@ -27,6 +27,7 @@ from lakewide.errors import CommitConflict, ModelRunError
 from lakewide.project.manifest import Manifest
 from lakewide.project.nodes import Relation
 from lakewide.run.branch_run import overwriting
+from lakewide.run.contract_inputs import model_digest
 from lakewide.run.delta_join_run import delta_offsets, run_delta_joins
 from lakewide.run.outcomes import KeyTableOutcome, SourceRange
 from lakewide.run.read_modes import ReadPlan, choose_read
@@ -37,6 +38,7 @@ from lakewide.run.schema_steps import (
     apply_changes,
     migrate_changelog,
     model_schema,
+    record_contract,
     write_contract,
 )
 from lakewide.run.step_runner import StepRunner
@@ -257,7 +259,7 @@ class KeyTableRun:
         schema = self._schema(stored=False)
         self._run(self.plans.full_refresh if replace else self.plans.bootstrap)
         if schema is not None:
-            write_contract(self.adapter, self.compiled.node, schema.configured)
+            write_contract(self.adapter, self.compiled.node, schema.configured, schema.digest)
         return self.outcome
 
     def _schema(self, stored: bool = True, meta: TableMeta | None = None) -> ModelSchema | None:
@@ -270,14 +272,16 @@ class KeyTableRun:
         commit = next(s for s in self.plans.bootstrap if isinstance(s, p.Commit))
         query = commit.statement.expression
         assert isinstance(query, exp.Expression)
+        digest = model_digest(self.adapter, self.compiled, self.metas)
         if not stored:
-            return model_schema(self.adapter, model, query, "", stored=False)
+            return model_schema(self.adapter, model, query, "", stored=False, digest=digest)
         return model_schema(
             self.adapter,
             model,
             query,
             self.manifest.project.relative(model.node.path),
             meta=meta,
+            digest=digest,
         )
 
     # ------------------------------------------------------------------ incremental
@@ -375,8 +379,7 @@ class KeyTableRun:
             self._merge_alone(branch_read)
         run_delta_joins(self, consumed)  # after the facts: dimension changes re-derive rows
         self._record_offsets(consumed)
-        if schema.stored != schema.configured:  # after the data: a stopped run plans again
-            write_contract(self.adapter, self.compiled.node, schema.configured)
+        record_contract(self.adapter, schema)  # after the data: a stopped run plans again
         return outcome
 
     def restate(self, predicate: str) -> KeyTableOutcome:
@@ -405,8 +408,7 @@ class KeyTableRun:
         for source_range in outcome.ranges:
             source_range.mode, source_range.reason = "full", f"re-fold: {reason}"
         self._run(self.plans.refold)
-        if schema.stored != schema.configured:
-            write_contract(self.adapter, self.compiled.node, schema.configured)
+        record_contract(self.adapter, schema)
         return outcome
 
     def complete_changelog(self, meta: TableMeta | None) -> None:

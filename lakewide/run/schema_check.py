@@ -12,6 +12,7 @@ from lakewide.compiler.upstream import compile_in
 from lakewide.errors import LakewideError
 from lakewide.project.manifest import Manifest
 from lakewide.project.nodes import Relation
+from lakewide.run.contract_inputs import model_digest
 from lakewide.run.schema_steps import ModelSchema, SchemaChangeRefused, model_schema
 from lakewide.state.definition import definition_changed, refuse_changed_models
 from lakewide.state.metadata import CorruptMetadataError
@@ -52,6 +53,7 @@ def check_schemas(
                 compiled.model,
                 query,
                 manifest.project.relative(node.path),
+                digest=model_digest(adapter, compiled),
             )
         except (LakewideError, CorruptMetadataError):
             continue

@@ -24,12 +24,13 @@ from lakewide.compiler.schema_changes import (
     alter_type,
     classify,
     drop_columns,
-    set_property,
+    set_properties,
     table_columns,
 )
 from lakewide.compiler.wide_model import WideModel
 from lakewide.errors import ConfigError
 from lakewide.project.nodes import ModelNode, Relation
+from lakewide.run.contract_inputs import CONTRACT_INPUTS
 from lakewide.state.definition import LAYOUT_VERSION, definition_digest
 from lakewide.state.offsets import TableMeta
 
@@ -99,6 +100,10 @@ class ModelSchema:
     configured: Contract
     stored: Contract | None
     plan: SchemaPlan | None  # None without a stored contract (a table built before them)
+    # the digest of what the configured types were analysed from (lakewide.run.
+    # contract_inputs; None: not known without Spark), and the one stored with the table's
+    digest: str | None = None
+    stored_digest: str | None = None
 
     @property
     def changed(self) -> bool:
@@ -149,20 +154,29 @@ def model_schema(
     path: str,
     stored: bool = True,
     meta: TableMeta | None = None,
+    digest: str | None = None,
 ) -> ModelSchema:
     """Compare the stored contract with the model's; ``query``: the model's bootstrap query
-    (Spark analyses it for the column types; no row is read); ``stored=False``: the model's
-    contract only (a new table);
-    ``meta``: the table's metadata when the caller has read it already."""
+    (Spark analyses it for the column types; no row is read) unless ``digest``, the digest of
+    what its types depend on (lakewide.run.contract_inputs), is the one stored with the
+    contract, whose types are then the model's; ``stored=False``: the model's contract only
+    (a new table); ``meta``: the table's metadata when the caller has read it already."""
     node = model.node
+    found = stored_contract(adapter, node) if stored else None
+    stored_digest = (
+        None if found is None else adapter.table_property(node.relation, CONTRACT_INPUTS)
+    )
+    if found is not None and digest is not None and stored_digest == digest:
+        types = found.columns  # analysed from the same query over the same schemas
+    else:
+        types = adapter.column_types(query)
     configured = contract_of(
         model,
-        adapter.column_types(query),
+        types,
         options=contract_options(node),
         definition=definition_digest(node),
         layout=LAYOUT_VERSION,
     )
-    found = stored_contract(adapter, node) if stored else None
     plan = None
     if found is not None:
         plan = classify(found, configured, policy_of(node), reread_refusals(model))
@@ -174,7 +188,7 @@ def model_schema(
                 f"the table no longer has column(s) {', '.join(lost)} of the schema lakewide "
                 "stored with it (changed outside lakewide)"
             )
-    return ModelSchema(node, path, configured, found, plan)
+    return ModelSchema(node, path, configured, found, plan, digest, stored_digest)
 
 
 def table_column_names(
@@ -226,6 +240,18 @@ def migrate_changelog(
     return len(statements)
 
 
-def write_contract(adapter: SparkAdapter, node: ModelNode, contract: Contract) -> None:
-    """Store ``contract`` in the table's properties (metadata only: no snapshot)."""
-    adapter.sql(set_property(node.relation, CONTRACT, contract.to_json()))
+def write_contract(
+    adapter: SparkAdapter, node: ModelNode, contract: Contract, digest: str | None = None
+) -> None:
+    """Store ``contract`` in the table's properties with the digest of what its types were
+    analysed from ("" when not known: a stored digest must never name other types), in one
+    metadata commit (no snapshot)."""
+    values = {CONTRACT: contract.to_json(), CONTRACT_INPUTS: digest or ""}
+    adapter.sql(set_properties(node.relation, values))
+
+
+def record_contract(adapter: SparkAdapter, schema: ModelSchema) -> None:
+    """After a run's data: store the model's contract when it, or the digest of what its
+    types were analysed from, differs from the stored one (a stopped run plans again)."""
+    if schema.stored != schema.configured or (schema.digest or "") != (schema.stored_digest or ""):
+        write_contract(adapter, schema.node, schema.configured, schema.digest)

@@ -55,6 +55,11 @@ class Session:
         # whether a table has the output's branch, once known (lakewide.spark.branches)
         self.branched: dict[Relation, bool] = {}
 
+    @property
+    def spark_version(self) -> str:
+        """The Spark version of the session (starts it)."""
+        return str(self.spark.version)
+
     def line(self, relation: Relation) -> str | None:
         """The branch ``relation`` is read and written on where it has it: its staging side
         branch during its model's run on a branch, else the output's branch (None: main)."""

@@ -122,6 +122,7 @@ def table_meta_of(metadata: TableMetadata) -> TableMeta:
             summary,
             s.timestamp_ms,
             s.sequence_number,
+            s.schema_id,
         )
     current = metadata.current_snapshot_id
     columns = tuple(TableColumn(f.name, str(f.field_type), f.doc) for f in metadata.schema().fields)
@@ -143,6 +144,7 @@ def table_meta_of(metadata: TableMetadata) -> TableMeta:
         tags,
         dict(metadata.properties),
         branches,
+        metadata.current_schema_id,
     )
 
 

@@ -34,6 +34,7 @@ class Snapshot:
     summary: dict[str, str] = field(default_factory=dict)
     timestamp_ms: int = 0
     sequence_number: int | None = None  # the data sequence number Iceberg assigned to it
+    schema_id: int | None = None  # the table schema it was written with; None: not said
 
 
 @dataclass(frozen=True)
@@ -56,6 +57,7 @@ class TableMeta:
     tags: dict[str, int] = field(default_factory=dict)  # Iceberg tag name -> snapshot id
     properties: dict[str, str] | None = None  # table properties; None: the reader did not say
     branches: dict[str, int] = field(default_factory=dict)  # Iceberg branch name -> head
+    schema_id: int | None = None  # the current schema's id (of ``columns``); None: not said
 
     def ancestors(self, start: int | None = None) -> Iterator[Snapshot]:
         """Snapshots from ``start`` (default: current) back through their parents."""

@@ -412,3 +412,55 @@ def test_cli_dry_run_prints_the_plan_and_a_refusal_exits_2(
     assert done.stdout.count("primary_key changed") == 1, done.stdout  # said once
     assert "Traceback" not in done.stdout + done.stderr
     assert snapshot_ids(m) == before
+
+
+PROMOTED = (
+    "{{ config(merge_engine='partial_update', primary_key='k') }}\n"
+    "SELECT k, v, CAST(NULL AS STRING) AS w FROM {{ source('src', 'a') }}\n"
+    "UNION ALL SELECT k, CAST(NULL AS INT), w FROM {{ source('src', 'b') }}\n"
+)
+
+
+def test_contract_types_come_from_the_stored_contract_until_an_upstream_schema_changes(
+    model_run: Callable[..., ModelRun], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run whose model and upstream schemas are those the stored contract was analysed
+    from takes the contract's types from it (Spark analyses no model query: lakewide.run.
+    contract_inputs); a source column promoted from INT to BIGINT is analysed again, and the
+    model's column is promoted with it, a value past INT's range stored exactly."""
+    from lakewide.run.contract_inputs import CONTRACT_INPUTS
+    from lakewide.spark.adapter import SparkAdapter
+
+    analysed: list[str] = []
+    column_types = SparkAdapter.column_types
+
+    def spy(self: SparkAdapter, query: Any) -> dict[str, str]:
+        if not query.is_star:  # a table's own columns (SELECT *) are not the model's query
+            analysed.append(query.sql())
+        return column_types(self, query)
+
+    monkeypatch.setattr(SparkAdapter, "column_types", spy)
+    m = model_run(PROMOTED, {"a": "k INT, v INT", "b": "k INT, w STRING"})
+
+    def inputs() -> str:
+        name = f"lw.{m.run.namespace}.m"
+        rows = m.run.spark.sql(f"SHOW TBLPROPERTIES {name} ('{CONTRACT_INPUTS}')").collect()
+        return str(rows[0][1])
+
+    assert m.step({"a": [(1, 10)], "b": [(1, "x")]}) == [(1, 10, "x")]
+    first = inputs()
+    assert len(first) == 64 and analysed, analysed
+    analysed.clear()
+    assert m.step({"a": [(2, 20)]}) == [(1, 10, "x"), (2, 20, None)]
+    assert analysed == [] and inputs() == first
+    assert stored_contract(m)["columns"]["v"] == "int"
+
+    m.run.spark.sql(f"ALTER TABLE lw.{m.run.seed_schema}.a ALTER COLUMN v TYPE BIGINT")
+    m.schemas["a"] = "k INT, v BIGINT"
+    rows = m.step({"a": [(3, 2**40)]})
+    assert analysed and inputs() not in (first, ""), analysed
+    assert stored_contract(m)["columns"]["v"] == "bigint"
+    assert rows == [(1, 10, "x"), (2, 20, None), (3, 2**40, None)]
+    analysed.clear()
+    m.step({"b": [(3, "y")]})
+    assert analysed == []
