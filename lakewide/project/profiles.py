@@ -195,6 +195,12 @@ class Output(BaseModel):
         found += [v.split(":", 1)[1] for v in found if ":" in v and v.split(":", 1)[1]]
         return found
 
+    def masked(self, text: str) -> str:
+        """``text`` with every secret of this output replaced by ``***``."""
+        for secret in self.secret_values():
+            text = text.replace(secret, "***")
+        return text
+
 
 def check_rest(output: Output) -> None:
     """A REST catalog needs ``uri``: its ``http(s)://`` endpoint (ConfigError, exit 2)."""

@@ -187,7 +187,4 @@ def _numbers(version: str) -> tuple[int, ...]:
 
 def _first_line(output: Output, exc: BaseException) -> str:
     text = unavailable(exc) or str(exc).strip() or type(exc).__name__
-    text = text.splitlines()[0]
-    for secret in output.secret_values():
-        text = text.replace(secret, "***")
-    return text
+    return output.masked(text.splitlines()[0])

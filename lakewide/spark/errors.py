@@ -133,9 +133,7 @@ def describe(output: Output, err: BaseException) -> str:
                 f"{_without_packages(text)}; check {check}"
             )
             break
-    for secret in output.secret_values():
-        text = text.replace(secret, "***")
-    return text
+    return output.masked(text)
 
 
 #: packages of the object-storage clients whose exception is the cause worth saying first (a

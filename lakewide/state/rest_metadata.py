@@ -43,15 +43,10 @@ class RestMetadataReader:
         self.output = output
         self._catalog: Any = None
 
-    def _masked(self, text: str) -> str:
-        for secret in self.output.secret_values():
-            text = text.replace(secret, "***")
-        return text
-
     def unreachable(self, err: BaseException) -> RuntimeSetupError:
         """The error for a REST catalog that refused or did not answer (secrets masked)."""
         lines = str(err).strip().splitlines()
-        detail = self._masked(lines[0] if lines else type(err).__name__)[:300]
+        detail = self.output.masked(lines[0] if lines else type(err).__name__)[:300]
         return RuntimeSetupError(
             f"catalog {self.output.catalog} (rest at {self.output.uri}) refused or did not answer: "
             f"{type(err).__name__}: {detail}; check the profile's uri, credential or token"

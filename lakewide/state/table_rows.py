@@ -146,10 +146,7 @@ def _rest_table(output: Output, relation: Relation) -> Any:
     except (NoSuchTableError, NoSuchNamespaceError):
         raise Missing(str(relation)) from None
     except Exception as err:  # noqa: BLE001 - requests, OAuth and REST errors
-        masked = _first_line(err)
-        for secret in output.secret_values():
-            masked = masked.replace(secret, "***")
-        raise NotReadable(masked) from None
+        raise NotReadable(output.masked(_first_line(err))) from None
 
 
 def _snapshot(table: Any, branch: str | None) -> Any:
