@@ -9,8 +9,9 @@ the branch was left with the model ahead of its changelog table. Here: the newco
 (a partial_update with sequence groups and an aggregation over it) through a branch build, a
 failing data test refusing publish, runs killed before and after a MERGE's changelog append
 (the model's branch never ahead of its changelog table: lakewide.run.branch_stage; the next
-run settles it), the fix, publish, and production continuing;
-then every chain the project allows, parametrised.
+run settles it), the fix, publish, production continuing, and a new column added in place on
+a branch (the model's changelog table migrated with it; main's rows unchanged, the column NULL
+there, until publish); then every chain the project allows, parametrised.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ pytestmark = [pytest.mark.spark]
 
 _counter = itertools.count(1)
 PROFILES = "id int, name string, city string, p_ts bigint"
+TIER = "tier string"  # a column profiles gains later
 ORDERS = "id int, spend bigint, o_ts bigint"
 
 CUSTOMER_360 = """
@@ -69,20 +71,27 @@ NO_NEGATIVE_SPEND = "SELECT id, spend FROM {{ ref('customer_360') }} WHERE spend
 
 
 # ------------------------------------------------------------------ the plain-Python oracle
-def fold_customers(profiles: list[tuple], orders: list[tuple]) -> dict[int, tuple]:
+def fold_customers(
+    profiles: list[tuple], orders: list[tuple], tier: bool = False
+) -> dict[int, tuple]:
     """partial_update with two sequence groups: per key and group, the record with the largest
-    group sequence (ties: the later arrival) sets every column of the group."""
+    group sequence (ties: the later arrival) sets every column of the group. ``tier``: the
+    model also reads the profiles' ``tier`` (the fifth field; NULL in rows written before the
+    source had it), a column in no group: the last non-NULL value in arrival order."""
     groups: dict[int, dict[str, tuple]] = {}
-    for source, rows in (("p", profiles), ("o", orders)):
+    tiers: dict[int, str] = {}
+    for source, rows, at in (("p", profiles, 3), ("o", orders, 2)):
         for row in rows:
             seen = groups.setdefault(row[0], {})
-            if source not in seen or row[-1] >= seen[source][-1]:
+            if source not in seen or row[at] >= seen[source][at]:
                 seen[source] = row
+            if source == "p" and len(row) > 4 and row[4] is not None:
+                tiers[row[0]] = row[4]
     out = {}
     for key, seen in groups.items():
-        _, name, city, p_ts = seen.get("p", (key, None, None, None))
+        _, name, city, p_ts = seen.get("p", (key, None, None, None))[:4]
         _, spend, o_ts = seen.get("o", (key, None, None))
-        out[key] = (key, name, city, p_ts, spend, o_ts)
+        out[key] = (key, name, city, p_ts, spend, o_ts) + ((tiers.get(key),) if tier else ())
     return out
 
 
@@ -112,9 +121,10 @@ class Sources:
     profiles: list[tuple] = field(default_factory=list)
     orders: list[tuple] = field(default_factory=list)
     runs: list[dict[int, tuple]] = field(default_factory=list)  # customers after each run
+    tier: bool = False  # customer_360 reads the profiles' tier (a column added in place)
 
     def customers(self) -> dict[int, tuple]:
-        return fold_customers(self.profiles, self.orders)
+        return fold_customers(self.profiles, self.orders, self.tier)
 
 
 def history(runs: list[dict[int, tuple]]) -> list[tuple]:
@@ -202,6 +212,8 @@ class Project:
         for table, rows, schema in (("profiles", profiles, PROFILES), ("orders", orders, ORDERS)):
             if not rows:
                 continue
+            if table == "profiles" and len(rows[0]) == 5:
+                schema = f"{PROFILES}, {TIER}"
             if table == "profiles" and self.chain.seeds:
                 csv = self.root / "seeds" / "profiles.csv"
                 if not csv.exists():
@@ -296,6 +308,24 @@ def killed_at(project: Path, point: str, *args: str) -> subprocess.CompletedProc
     )
 
 
+def add_tier(model: Path) -> None:
+    """Edit customer_360's file as a user would: its profiles branch reads ``tier``."""
+    sql = model.read_text()
+    edited = sql.replace("AS o_ts\nFROM", "AS o_ts, tier\nFROM", 1).replace(
+        "spend, o_ts\nFROM", "spend, o_ts, CAST(NULL AS STRING)\nFROM", 1
+    )
+    assert edited.count("tier") == 1 and "o_ts, CAST(NULL AS STRING)" in edited, edited
+    model.write_text(edited)
+
+
+def changed_tiers(spark: Any, changes: Relation, branch: str | None = None) -> set[tuple]:
+    """(id, tier) of the rows in a changelog table (on ``branch``) with a tier."""
+    table = str(changes) if branch is None else f"{changes}.branch_{branch}"
+    spark.catalog.refreshTable(str(changes))
+    rows = spark.table(table).where("tier IS NOT NULL").select("id", "tier").collect()
+    return {tuple(r) for r in rows}
+
+
 # ------------------------------------------------------------------ the tests
 def test_newcomer_chain_on_a_branch_tested_repaired_and_published(
     tmp_path: Path, spark: Any, warehouse: Path, cli: Callable[..., tuple[int, str]]
@@ -371,6 +401,40 @@ def test_newcomer_chain_on_a_branch_tested_repaired_and_published(
 
     # production continues exactly-once from the published offsets
     p.add([(5, "Barbara", "paris", 1), (1, "Ada", "rome", 3)], [(5, 1, 1), (3, 4, 5)])
+    code, output = cli(p.root, "run")
+    assert code == 0, output
+    p.check()
+
+    # a new column in place on a branch: profiles gains `tier` (older rows read NULL), which
+    # production consumes without reading it; then customer_360 reads it, a column in no
+    # sequence group: the branch run re-reads profiles in full, its changelog table follows
+    spark.sql(f"ALTER TABLE lw.{p.src}.profiles ADD COLUMN {TIER}")
+    p.add([(2, "Grace", "oslo", 4, "gold"), (6, "Edsger", "rome", 1, "silver")], [(6, 12, 1)])
+    code, output = cli(p.root, "run")
+    assert code == 0, output
+    p.check()
+    p.add([(2, "Grace", "paris", 5, "platinum"), (6, "Edsger", "oslo", 2, None)], [])
+    add_tier(p.root / "models" / "customer_360.sql")
+    production, seen_by_production = p.heads(), {m: p.rows(m) for m in p.chain.models}
+    p.sources.tier = True
+    code, output = cli(p.root, "build", "--branch", "tier")
+    said = " ".join(output.split())
+    assert code == 0 and f"column tier of source lw.{p.src}.profiles" in said, output
+    p.check("tier")
+    changes = changelog_relation(Relation("lw", p.namespace, "customer_360"))
+    tiers = {(c[0], c[-1]) for c in p.sources.customers().values() if c[-1] is not None}
+    assert changed_tiers(spark, changes, "tier") == tiers
+    # main's rows unchanged: an ALTER is table-wide, main's readers see the column as NULL
+    assert p.heads() == production
+    assert p.rows("customer_360") == [r + (None,) for r in seen_by_production["customer_360"]]
+    assert p.rows("segment_totals") == seen_by_production["segment_totals"]
+    assert changed_tiers(spark, changes) == set()
+    branch_heads = p.heads("tier")
+    code, output = cli(p.root, "publish", "--branch", "tier")
+    assert code == 0, output
+    assert p.heads() == branch_heads
+    p.check()
+    p.add([(3, "Linus", "oslo", 6, "gold")], [(6, 3, 2)])  # production continues with it
     code, output = cli(p.root, "run")
     assert code == 0, output
     p.check()
