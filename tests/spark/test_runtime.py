@@ -28,6 +28,7 @@ def test_spark_conf_defaults(fake_jars: None) -> None:
         + runtime.LOG_CONFIG.as_uri(),
         "spark.sql.session.timeZone": "UTC",
         "spark.sql.ansi.enabled": "false",
+        "spark.buffer.pageSize": "1m",
         "spark.sql.extensions": runtime.ICEBERG_EXTENSIONS,
         "spark.sql.catalog.lw": "org.apache.iceberg.spark.SparkCatalog",
         "spark.sql.catalog.lw.type": "hadoop",
