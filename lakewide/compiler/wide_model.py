@@ -21,6 +21,7 @@ from lakewide.compiler.trees import copy_without
 from lakewide.compiler.versions import Versions, resolve
 from lakewide.dialect import DIALECT
 from lakewide.errors import CompileError
+from lakewide.project.by_name import positional
 from lakewide.project.config.engines.base import Engine
 from lakewide.project.config.model_config import KeyTableConfig, SequenceGroup
 from lakewide.project.nodes import ModelNode
@@ -202,11 +203,13 @@ def parse_model_sql(node: ModelNode) -> exp.Expr:
             path=node.path,
             model=node.name,
         )
-    return rewrite_temporal_joins(statements[0], node.snapshots, node)
+    query = rewrite_temporal_joins(statements[0], node.snapshots, node)
+    return positional(query, node.path, node.name)  # a narrow model (BY NAME), widened last
 
 
 def _branch_name(select: exp.Select, index: int) -> str:
-    table = select.find(exp.Table)
+    from_ = select.args.get("from_")  # not a walk through every projection first
+    table = (from_ or select).find(exp.Table)
     return table.name if table is not None and table.name else f"branch_{index + 1}"
 
 
