@@ -66,12 +66,20 @@ def _null_of(header: exp.Expr) -> Callable[[], exp.Expr]:
     return lambda: exp.Cast(this=exp.Null(), to=to.copy())
 
 
-def positional(query: exp.Expr, path: Path | str | None = None, model: str = "") -> exp.Expr:
-    """``query`` with its top-level ``UNION ALL BY NAME`` written as the positional UNION ALL
-    it stands for (in place; a query without one is returned as it is)."""
+def named(select: exp.Select) -> dict[str, exp.Expr]:
+    """A narrow branch's projections by the column each names."""
+    return {_name(p): p for p in select.expressions}
+
+
+def narrow(
+    query: exp.Expr, path: Path | str | None = None, model: str = ""
+) -> dict[str, Callable[[], exp.Expr]] | None:
+    """For a narrow model (top-level ``UNION ALL BY NAME``), checked: per model column (the
+    first branch's, in order), what makes the NULL a branch that does not name it writes;
+    None for a model without BY NAME. Leaves ``query`` as it is."""
     unions = _chain(query)
     if unions is None:
-        return query
+        return None
 
     def fail(message: str) -> CompileError:
         return CompileError(message, path=path, model=model or None)
@@ -79,15 +87,13 @@ def positional(query: exp.Expr, path: Path | str | None = None, model: str = "")
     if any(not u.args.get("by_name") for u in unions):
         raise fail("a model joins its branches with UNION ALL BY NAME throughout or not at all")
     found = [_branch(unions[-1].this)] + [_branch(u.expression) for u in reversed(unions)]
-    branches: list[exp.Select] = []
     for index, node in enumerate(found, start=1):
         if not isinstance(node, exp.Select):
             raise fail(
                 f"UNION ALL BY NAME joins SELECT branches; branch {index} is {node.key.upper()}"
             )
-        branches.append(node)
-    header = branches[0]
-    columns: dict[str, Callable[[], exp.Expr]] = {}
+    header, *rest = found
+    nulls: dict[str, Callable[[], exp.Expr]] = {}
     for position, projection in enumerate(header.expressions, start=1):
         name = _name(projection)
         if not name:
@@ -96,12 +102,11 @@ def positional(query: exp.Expr, path: Path | str | None = None, model: str = "")
                 f"branch names each column: add AS <column_name> to "
                 f"`{projection.sql(DIALECT)}`"
             )
-        columns[name] = _null_of(projection)
-    for index, branch in enumerate(branches[1:], start=2):
-        given: dict[str, exp.Expr] = {}
+        nulls[name] = _null_of(projection)
+    for index, branch in enumerate(rest, start=2):
         for projection in branch.expressions:
             name = _name(projection)
-            if name not in columns:
+            if name not in nulls:
                 shown = f"column '{name}'" if name else f"`{projection.sql(DIALECT)}`"
                 raise fail(
                     f"branch {index} of the UNION ALL BY NAME selects {shown}, which the first "
@@ -109,11 +114,27 @@ def positional(query: exp.Expr, path: Path | str | None = None, model: str = "")
                     "(CAST(NULL AS <type>) AS <name> for those it does not own), the others "
                     "only their own, each with its name"
                 )
-            given[name] = projection
-        branch.set(
-            "expressions",
-            [given[c] if c in given else null() for c, null in columns.items()],
-        )
+    return nulls
+
+
+def widened(select: exp.Select, nulls: dict[str, Callable[[], exp.Expr]]) -> list[exp.Expr]:
+    """A narrow branch's projections as the positional UNION ALL lists them: every column,
+    in the model's order, a NULL where the branch does not name it."""
+    given = named(select)
+    return [given[c] if c in given else null() for c, null in nulls.items()]
+
+
+def positional(query: exp.Expr, path: Path | str | None = None, model: str = "") -> exp.Expr:
+    """``query`` with its top-level ``UNION ALL BY NAME`` written as the positional UNION ALL
+    it stands for (in place; a query without one is returned as it is)."""
+    nulls = narrow(query, path, model)
+    if nulls is None:
+        return query
+    unions = _chain(query)
+    assert unions is not None
     for union in unions:
+        select = _branch(union.expression)
+        assert isinstance(select, exp.Select)
+        select.set("expressions", widened(select, nulls))
         union.set("by_name", None)
     return query
