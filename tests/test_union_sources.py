@@ -165,3 +165,20 @@ def test_many_sources_from_a_loop_each_own_only_their_columns(tmp_path: Path) ->
     assert [sorted(o) for o in owned] == [
         sorted(["k", "seq", *(f"t{i}_c{j}" for j in range(16))]) for i in range(16)
     ]
+
+
+def test_a_view_written_with_the_macro_sends_the_positional_union(tmp_path: Path) -> None:
+    """Spark SQL has no UNION ALL BY NAME: a view (or table) over the macro is created from
+    the UNION ALL with every NULL written out."""
+    call = "lakewide.union_sources([source('s','a'), source('s','b')], key='k', sequence='ts')"
+    files = {
+        "models/sources.yml": SOURCES,
+        "models/v.sql": "{{ config(materialized='view') }}\n{{ " + call + " }}\n",
+    }
+    node = manifest_of(make_project(tmp_path, files)).models["v"]
+    assert "UNION ALL BY NAME" in node.sql
+    [statement] = compile_model(node).files().values()
+    assert "BY NAME" not in statement
+    assert "UNION ALL SELECT k, CAST(NULL AS STRING), shared, y, ts FROM" in " ".join(
+        statement.split()
+    )
