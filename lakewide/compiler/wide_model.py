@@ -222,12 +222,14 @@ class WideModel:
         """Every column of the target table: the stored ones, then their hidden versions."""
         return self.stored + self.versions.stored(self.stored)
 
-    @property
+    @functools.cached_property
     def aggregated(self) -> list[str]:
         """The stored columns an aggregate function folds (none for deduplicate and
-        first_row; partial_update: those ``aggregates`` names and aggregated group columns)."""
+        first_row; partial_update: those ``aggregates`` names and aggregated group columns).
+        Found once per model (asked once per column)."""
         if self.engine.aggregates_values:
-            return [c for c in self.stored if c not in self.primary_key + self.sequence]
+            fixed = {*self.primary_key, *self.sequence}
+            return [c for c in self.stored if c not in fixed]
         if self.engine.takes_aggregates:
             return [c for c in self.stored if c in self.aggregates]
         return []
@@ -250,10 +252,16 @@ class WideModel:
 
     def group_of(self, column: str) -> Group | None:
         """The sequence group guarding or sequencing ``column``, if any."""
+        return self._group_of.get(column)
+
+    @functools.cached_property
+    def _group_of(self) -> dict[str, Group]:
+        """Column -> the first group naming it (found once per model, not per column)."""
+        out: dict[str, Group] = {}
         for group in self.groups:
-            if column in group.all_columns:
-                return group
-        return None
+            for column in group.all_columns:
+                out.setdefault(column, group)
+        return out
 
 
 def parse_model_sql(node: ModelNode, *, widen: bool = True) -> exp.Expr:
