@@ -267,7 +267,7 @@ class WideModel:
 def parse_model_sql(node: ModelNode, *, widen: bool = True) -> exp.Expr:
     """Parse a rendered model into one sqlglot tree, with the file named on failure;
     ``widen``: a narrow model (``UNION ALL BY NAME``) as the positional UNION ALL it stands
-    for (its branches are left as written otherwise)."""
+    for (otherwise its branches are checked and left as written: linear in the columns)."""
     try:
         statements = [s for s in sqlglot.parse(node.sql, read=DIALECT) if s is not None]
     except ParseError as err:
@@ -285,7 +285,10 @@ def parse_model_sql(node: ModelNode, *, widen: bool = True) -> exp.Expr:
             model=node.name,
         )
     query = rewrite_temporal_joins(statements[0], node.snapshots, node)
-    return positional(query, node.path, node.name) if widen else query
+    if widen:
+        return positional(query, node.path, node.name)
+    narrow(query, node.path, node.name)  # checked, left as written
+    return query
 
 
 def _branch_name(select: exp.Select, index: int) -> str:
