@@ -19,6 +19,7 @@ the sources that list it (several sources may feed one column: a shared column).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -117,12 +118,22 @@ def _branch(item: Any) -> _Branch:
     return _Branch(what, table, columns)
 
 
-def _type(text: str, column: str, where: str) -> exp.DataType:
+@functools.lru_cache(maxsize=4096)
+def _parsed(text: str) -> tuple[exp.DataType | None, str]:
+    """A type's text parsed once (a wide model declares a thousand columns of a few types),
+    with its SQL; shared: callers copy it before putting it in a tree."""
     try:
         built = exp.DataType.build(text, dialect=DIALECT)
     except (ParseError, ValueError):
-        built = None
-    if built is None or built.is_type(exp.DataType.Type.USERDEFINED):
+        return None, ""
+    if built.is_type(exp.DataType.Type.USERDEFINED):
+        return None, ""
+    return built, built.sql(DIALECT)
+
+
+def _type(text: str, column: str, where: str) -> exp.DataType:
+    built, _sql = _parsed(text)
+    if built is None:
         raise ConfigError(
             f"union_sources: data_type '{text}' of column '{column}' ({where}) is not a Spark "
             "SQL type; use e.g. STRING, BIGINT, DOUBLE, DECIMAL(10, 2), TIMESTAMP, ARRAY<INT>"
@@ -138,7 +149,7 @@ def _column_type(
     if column in types:
         return _type(str(types[column]), column, "types= of the model")
     declared = {b.what: _type(t, column, b.what) for b in owners if (t := b.columns[column])}
-    distinct = {t.sql(DIALECT) for t in declared.values()}
+    distinct = {_parsed(t)[1] for b in owners if (t := b.columns[column])}
     if len(distinct) > 1:
         listed = "; ".join(f"{t.sql(DIALECT)} in {w}" for w, t in declared.items())
         raise ConfigError(
