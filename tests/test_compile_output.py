@@ -135,9 +135,9 @@ def test_a_run_parses_only_the_models_that_changed_before_spark(
     parsed: list[str] = []
     parse = wide_model.parse_model_sql
 
-    def counted(node: ModelNode) -> object:
+    def counted(node: ModelNode, *, widen: bool = True) -> object:
         parsed.append(node.name)
-        return parse(node)
+        return parse(node, widen=widen)
 
     monkeypatch.setattr(wide_model, "parse_model_sql", counted)
     manifest = manifest_of(example)
