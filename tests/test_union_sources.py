@@ -58,12 +58,15 @@ def test_each_source_owns_its_yaml_columns_and_shares_one(tmp_path: Path) -> Non
     assert manifest.models["w"].sources == [("s", "a"), ("s", "b")]
     columns, owned = owners(manifest)
     assert columns == ["k", "x", "shared", "y", "ts"]
+    # a's x is typed as the NULLs b would write for it (the type a's YAML declares)
     assert owned == [
-        {"k": "k", "x": "x", "shared": "shared", "ts": "ts"},
+        {"k": "k", "x": "CAST(x AS STRING)", "shared": "shared", "ts": "ts"},
         {"k": "k", "shared": "shared", "y": "y", "ts": "ts"},
     ]
-    sql = manifest.models["w"].sql
-    assert "CAST(NULL AS DECIMAL(10, 2)) AS y" in sql and "CAST(NULL AS STRING)" in sql
+    # narrow: the first branch names every column, the second only its own
+    first, second = manifest.models["w"].sql.split(" UNION ALL BY NAME ")
+    assert "CAST(NULL AS DECIMAL(10, 2)) AS y" in first
+    assert second.startswith("SELECT k, shared, y, ts FROM")
 
 
 def test_it_compiles_to_what_the_hand_written_model_compiles_to(tmp_path: Path) -> None:
@@ -73,7 +76,8 @@ def test_it_compiles_to_what_the_hand_written_model_compiles_to(tmp_path: Path) 
     )
     by_hand = project(
         tmp_path / "hand",
-        "'SELECT k, x, shared, CAST(NULL AS DECIMAL(10,2)) AS y, ts FROM ' ~ source('s','a') ~ "
+        "'SELECT k, CAST(x AS STRING) AS x, shared, CAST(NULL AS DECIMAL(10,2)) AS y, ts "
+        "FROM ' ~ source('s','a') ~ "
         "' UNION ALL SELECT k, CAST(NULL AS STRING), shared, y, ts FROM ' ~ source('s','b')",
     )
     ours = compile_model(macro.models["w"]).shown(all_plans=True)
@@ -161,3 +165,20 @@ def test_many_sources_from_a_loop_each_own_only_their_columns(tmp_path: Path) ->
     assert [sorted(o) for o in owned] == [
         sorted(["k", "seq", *(f"t{i}_c{j}" for j in range(16))]) for i in range(16)
     ]
+
+
+def test_a_view_written_with_the_macro_sends_the_positional_union(tmp_path: Path) -> None:
+    """Spark SQL has no UNION ALL BY NAME: a view (or table) over the macro is created from
+    the UNION ALL with every NULL written out."""
+    call = "lakewide.union_sources([source('s','a'), source('s','b')], key='k', sequence='ts')"
+    files = {
+        "models/sources.yml": SOURCES,
+        "models/v.sql": "{{ config(materialized='view') }}\n{{ " + call + " }}\n",
+    }
+    node = manifest_of(make_project(tmp_path, files)).models["v"]
+    assert "UNION ALL BY NAME" in node.sql
+    [statement] = compile_model(node).files().values()
+    assert "BY NAME" not in statement
+    assert "UNION ALL SELECT k, CAST(NULL AS STRING), shared, y, ts FROM" in " ".join(
+        statement.split()
+    )

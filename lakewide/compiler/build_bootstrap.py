@@ -51,7 +51,7 @@ def tagged_branch(
         "expressions",
         [
             exp.alias_((p.this if isinstance(p, exp.Alias) else p).copy(), name, copy=False)
-            for name, p in zip(model.columns, branch.select.expressions)
+            for name, p in zip(model.columns, branch.projections)
         ],
     )
     select.select(

@@ -200,9 +200,7 @@ def changes_source(
 def changelog_merge(model: WideModel, branch: Branch, driver: str) -> ChangelogMerge:
     """The branch's batch and MERGE over a changelog view replacing its driving table."""
     drop, refuse = retract_policy(model, driver)
-    derived_branch = Branch(
-        branch.index, branch.name, branch.select, {**branch.owned, KIND: exp.column(KIND)}
-    )
+    derived_branch = dataclasses.replace(branch, owned={**branch.owned, KIND: exp.column(KIND)})
     deletes = dataclasses.replace(model.deletes, ignore_delete=model.deletes.ignore_delete or drop)
     derived = dataclasses.replace(
         model,

@@ -66,8 +66,7 @@ def combined_changes(
     if refuse:
         return None
     branches = [
-        Branch(b.index, b.name, b.select, {**b.owned, KIND: exp.column(KIND)})
-        for b in model.branches
+        dataclasses.replace(b, owned={**b.owned, KIND: exp.column(KIND)}) for b in model.branches
     ]
     deletes = dataclasses.replace(model.deletes, ignore_delete=model.deletes.ignore_delete or drop)
     derived = dataclasses.replace(

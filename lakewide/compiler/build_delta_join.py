@@ -25,6 +25,8 @@ result exact, sums included.
 
 from __future__ import annotations
 
+import dataclasses
+
 from sqlglot import exp
 
 from lakewide.compiler.build_merge import build_batch, keys_match, merge_source
@@ -32,7 +34,7 @@ from lakewide.compiler.delta_join import DeltaJoin
 from lakewide.compiler.fold_rows import S, T
 from lakewide.compiler.rewrite import driving_table, replace_tables
 from lakewide.compiler.versions import non_null_name
-from lakewide.compiler.wide_model import Branch, WideModel
+from lakewide.compiler.wide_model import WideModel
 
 SMALL = "__lw_small"  # alias of the broadcast side of a semi join
 
@@ -130,11 +132,10 @@ def rederive_batch(
     branch = join.branch
     driver = driving_table(branch.select)
     assert driver is not None
-    derived = Branch(
-        branch.index,
-        branch.name,
-        replace_tables(branch.select, {**views, driver: facts}),
-        {c: branch.owned[c] for c in _columns(model, join)},
+    derived = dataclasses.replace(
+        branch,
+        select=replace_tables(branch.select, {**views, driver: facts}),
+        owned={c: branch.owned[c] for c in _columns(model, join)},
     )
     return build_batch(model, derived)
 

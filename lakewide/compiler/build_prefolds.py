@@ -95,16 +95,8 @@ def _field(struct: exp.Expr, name: str) -> exp.Expr:
 def _typed(model: WideModel, column: str, value: exp.Expr) -> exp.Expr:
     """``value`` typed as the union types the column: with the ``CAST(NULL AS T)`` the other
     branches write, ``COALESCE(value, CAST(NULL AS T))`` (Spark widens both alike)."""
-    index = model.columns.index(column)
-    declared: dict[str, exp.Expr] = {}
-    for branch in model.branches:
-        if column in branch.owned:
-            continue
-        node = branch.select.expressions[index]
-        node = node.this if isinstance(node, exp.Alias) else node
-        if isinstance(node, (exp.Cast, exp.TryCast)):
-            declared.setdefault(node.to.sql(), exp.cast(exp.null(), node.to.copy()))
-    return exp.func("COALESCE", value, *declared.values()) if declared else value
+    declared = [exp.cast(exp.null(), t.copy()) for t in model.null_types(column)]
+    return exp.func("COALESCE", value, *declared) if declared else value
 
 
 def _picked(model: WideModel, column: str) -> list[exp.Expr]:

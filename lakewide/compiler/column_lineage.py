@@ -19,6 +19,7 @@ from sqlglot.lineage import Node, lineage
 from lakewide.compiler.rewrite import table_key
 from lakewide.dialect import DIALECT
 from lakewide.errors import CompileError
+from lakewide.project.by_name import positional
 from lakewide.project.nodes import ModelNode
 
 
@@ -87,7 +88,7 @@ def model_lineage(
     """
     schema = schema or {}
     try:
-        query = sqlglot.parse_one(node.sql, read=DIALECT)
+        query = positional(sqlglot.parse_one(node.sql, read=DIALECT), node.path, node.name)
         direct = _all_columns(query, schema, None)
         followed = _all_columns(query, schema, dict(models)) if node.refs else direct
     except (SqlglotError, KeyError, ValueError) as err:

@@ -116,7 +116,7 @@ def contract_of(
             branch.index,
             _sql(copy_without(branch.select, "expressions")),
             {
-                column: _expression(branch.select.expressions[model.columns.index(column)])
+                column: _expression(branch.projection(column, model.columns.index(column)))
                 for column in model.columns
                 if column in branch.owned
             },

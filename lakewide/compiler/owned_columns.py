@@ -78,3 +78,15 @@ def owned_columns(
             value = projection.this if isinstance(projection, exp.Alias) else projection
             owned[name] = value.copy()
     return owned
+
+
+def owned_by_name(given: dict[str, exp.Expr], columns: list[str]) -> dict[str, exp.Expr]:
+    """A narrow branch's owned columns (``given``: its projections by name, checked against
+    the model's by lakewide.project.by_name), in model column order."""
+    owned: dict[str, exp.Expr] = {}
+    for name in columns:
+        projection = given.get(name)
+        if projection is not None and not is_null_projection(projection):
+            value = projection.this if isinstance(projection, exp.Alias) else projection
+            owned[name] = value.copy()
+    return owned

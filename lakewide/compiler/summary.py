@@ -1,6 +1,7 @@
 """Rule: a key table's ``summary.md``, what ``lakewide compile`` writes for it by default: what
-its next run does and how each source's columns merge, one line per column (small enough to
-read in a pull request's diff). Every statement and plan is written with ``--all-plans``."""
+its next run does and how each source's columns merge, one line per column naming the sources
+that own it (small enough to read in a pull request's diff, and growing with the columns only).
+Every statement and plan is written with ``--all-plans``."""
 
 from __future__ import annotations
 
@@ -67,6 +68,24 @@ def _source(branch: Branch) -> str:
     return f"{branch.index + 1}. {branch.name}: {driver}{more}"
 
 
+def _owners(model: WideModel, column: str) -> str:
+    """The sources that own ``column``, each with its expression where it is not the column
+    itself (``every source`` when all do so): one cell, growing with the owners only."""
+    owners = model.owners(column)
+    if not owners:
+        return NOT_OWNED
+    plain = [
+        isinstance(e, exp.Column) and e.name == column and not e.table
+        for e in (b.owned[column] for b in owners)
+    ]
+    if len(owners) == len(model.branches) and all(plain):
+        return "every source"
+    return ", ".join(
+        b.name if same else f"{b.name}: {_one_line(b.owned[column])}"
+        for b, same in zip(owners, plain)
+    )
+
+
 def _next_run(model: WideModel, context: PlanContext, deltas: int) -> list[str]:
     sources = len(model.branches)
     lines = [
@@ -110,15 +129,11 @@ def summary(model: WideModel, context: PlanContext, deltas: int = 0) -> str:
         "",
         "## Columns",
         "",
-        "| column | merge | " + " | ".join(b.name for b in model.branches) + " |",
-        "|---|---|" + "---|" * len(model.branches),
+        "| column | merge | sources (and their expression, where not the column itself) |",
+        "|---|---|---|",
     ]
     rows = [
-        f"| {column} | {merge_rule(model, column)} | "
-        + " | ".join(
-            _one_line(b.owned[column]) if column in b.owned else NOT_OWNED for b in model.branches
-        )
-        + " |"
+        f"| {column} | {merge_rule(model, column)} | {_owners(model, column)} |"
         for column in model.columns
     ]
     return "\n".join(head + rows) + "\n"

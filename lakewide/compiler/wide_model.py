@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 import sqlglot
@@ -14,13 +15,14 @@ from lakewide.compiler.aggregates import REGISTRY, Aggregate
 from lakewide.compiler.column_aggregates import ColumnAggregate, column_aggregate, default_aggregate
 from lakewide.compiler.number_rows import number_rows
 from lakewide.compiler.ordering import ROW_COLUMN
-from lakewide.compiler.owned_columns import model_columns, owned_columns
+from lakewide.compiler.owned_columns import model_columns, owned_by_name, owned_columns
 from lakewide.compiler.split_union import Where, split_union
 from lakewide.compiler.temporal_join import rewrite_temporal_joins
 from lakewide.compiler.trees import copy_without
 from lakewide.compiler.versions import Versions, resolve
 from lakewide.dialect import DIALECT
 from lakewide.errors import CompileError
+from lakewide.project.by_name import named, narrow, positional
 from lakewide.project.config.engines.base import Engine
 from lakewide.project.config.model_config import KeyTableConfig, SequenceGroup
 from lakewide.project.nodes import ModelNode
@@ -37,8 +39,35 @@ class Branch:
 
     index: int
     name: str
-    select: exp.Select
+    select: exp.Select  # as written: every column in order, or (narrow) the ones it names
     owned: dict[str, exp.Expr]
+    # a narrow branch (``UNION ALL BY NAME``, lakewide.project.by_name): per model column, in
+    # order, the NULL it stands for where the branch does not name the column (None: its
+    # select lists every column)
+    nulls: Mapping[str, Callable[[], exp.Expr]] | None = None
+
+    @functools.cached_property
+    def named(self) -> dict[str, exp.Expr]:
+        """A narrow branch's projections by the column each names."""
+        return named(self.select)
+
+    def projection(self, column: str, index: int) -> exp.Expr:
+        """The projection of model column ``column`` (the model's ``index``-th) as the
+        positional UNION ALL has it (a narrow branch builds the NULL it does not name)."""
+        if self.nulls is None:
+            written: exp.Expr = self.select.expressions[index]
+            return written
+        found = self.named.get(column)
+        return found if found is not None else self.nulls[column]()
+
+    @functools.cached_property
+    def projections(self) -> list[exp.Expr]:
+        """Every projection of the branch in model column order, as the positional UNION ALL
+        has them (built once for a narrow branch: sources x columns nodes, asked only by
+        plans that send them)."""
+        if self.nulls is None:
+            return self.select.expressions
+        return [self.projection(c, i) for i, c in enumerate(self.nulls)]
 
     def projected(self, columns: list[str], *, numbered: bool = False) -> exp.Select:
         """The branch's SELECT narrowed to ``columns`` (owned ones), aliased to model names;
@@ -140,6 +169,49 @@ class WideModel:
                 out.setdefault(column, []).append(branch)
         return out
 
+    def null_types(self, column: str) -> list[exp.DataType]:
+        """The distinct types of the typed NULLs (``CAST(NULL AS T)``) that the branches not
+        owning ``column`` write for it, first seen first in branch order."""
+        return self._null_types.get(column, [])
+
+    @functools.cached_property
+    def _null_types(self) -> dict[str, list[exp.DataType]]:
+        """Found once per model: a narrow branch's NULLs are looked at once per column (the
+        first narrow branch not naming it), not built for every branch and column."""
+        seen: dict[str, dict[str, tuple[int, exp.DataType]]] = {}
+
+        def note(column: str, index: int, projection: exp.Expr) -> None:
+            node = projection.this if isinstance(projection, exp.Alias) else projection
+            if isinstance(node, (exp.Cast, exp.TryCast)):
+                found = seen.setdefault(column, {})
+                key = node.to.sql()
+                if key not in found or found[key][0] > index:
+                    found[key] = (index, node.to)
+
+        naming: dict[str, set[int]] = {}
+        narrow: list[Branch] = [b for b in self.branches if b.nulls is not None]
+        for branch in self.branches:
+            pairs = (
+                zip(self.columns, branch.select.expressions)
+                if branch.nulls is None
+                else branch.named.items()
+            )
+            for column, projection in pairs:
+                if branch.nulls is not None:
+                    naming.setdefault(column, set()).add(branch.index)
+                if column not in branch.owned:
+                    note(column, branch.index, projection)
+        for column in self.columns if narrow else []:
+            names = naming.get(column, set())
+            first = next((b for b in narrow if b.index not in names), None)
+            maker = first.nulls.get(column) if first is not None and first.nulls else None
+            if first is not None and maker is not None:
+                note(column, first.index, maker())
+        return {
+            column: [t for _, t in sorted(found.values(), key=lambda pair: pair[0])]
+            for column, found in seen.items()
+        }
+
     @property
     def stored(self) -> list[str]:
         """The model's columns in the target table: every model column but the row kind."""
@@ -150,12 +222,14 @@ class WideModel:
         """Every column of the target table: the stored ones, then their hidden versions."""
         return self.stored + self.versions.stored(self.stored)
 
-    @property
+    @functools.cached_property
     def aggregated(self) -> list[str]:
         """The stored columns an aggregate function folds (none for deduplicate and
-        first_row; partial_update: those ``aggregates`` names and aggregated group columns)."""
+        first_row; partial_update: those ``aggregates`` names and aggregated group columns).
+        Found once per model (asked once per column)."""
         if self.engine.aggregates_values:
-            return [c for c in self.stored if c not in self.primary_key + self.sequence]
+            fixed = {*self.primary_key, *self.sequence}
+            return [c for c in self.stored if c not in fixed]
         if self.engine.takes_aggregates:
             return [c for c in self.stored if c in self.aggregates]
         return []
@@ -178,14 +252,22 @@ class WideModel:
 
     def group_of(self, column: str) -> Group | None:
         """The sequence group guarding or sequencing ``column``, if any."""
+        return self._group_of.get(column)
+
+    @functools.cached_property
+    def _group_of(self) -> dict[str, Group]:
+        """Column -> the first group naming it (found once per model, not per column)."""
+        out: dict[str, Group] = {}
         for group in self.groups:
-            if column in group.all_columns:
-                return group
-        return None
+            for column in group.all_columns:
+                out.setdefault(column, group)
+        return out
 
 
-def parse_model_sql(node: ModelNode) -> exp.Expr:
-    """Parse a rendered model into one sqlglot tree, with the file named on failure."""
+def parse_model_sql(node: ModelNode, *, widen: bool = True) -> exp.Expr:
+    """Parse a rendered model into one sqlglot tree, with the file named on failure;
+    ``widen``: a narrow model (``UNION ALL BY NAME``) as the positional UNION ALL it stands
+    for (otherwise its branches are checked and left as written: linear in the columns)."""
     try:
         statements = [s for s in sqlglot.parse(node.sql, read=DIALECT) if s is not None]
     except ParseError as err:
@@ -202,11 +284,16 @@ def parse_model_sql(node: ModelNode) -> exp.Expr:
             path=node.path,
             model=node.name,
         )
-    return rewrite_temporal_joins(statements[0], node.snapshots, node)
+    query = rewrite_temporal_joins(statements[0], node.snapshots, node)
+    if widen:
+        return positional(query, node.path, node.name)
+    narrow(query, node.path, node.name)  # checked, left as written
+    return query
 
 
 def _branch_name(select: exp.Select, index: int) -> str:
-    table = select.find(exp.Table)
+    from_ = select.args.get("from_")  # not a walk through every projection first
+    table = (from_ or select).find(exp.Table)
     return table.name if table is not None and table.name else f"branch_{index + 1}"
 
 
@@ -215,7 +302,7 @@ def _declared(columns: list[str], branches: list[Branch]) -> dict[str, exp.DataT
     out: dict[str, exp.DataType] = {}
     for index, column in enumerate(columns):
         for branch in branches:
-            projection = branch.select.expressions[index]
+            projection = branch.projection(column, index)
             value = projection.this if isinstance(projection, exp.Alias) else projection
             if isinstance(value, (exp.Cast, exp.TryCast)):
                 out[column] = value.to
@@ -258,7 +345,8 @@ def analyze(node: ModelNode) -> WideModel:
     """Split a merge-engine model into branches, check keys against its columns and resolve
     what its config means (groups, delete policy, each column's aggregate)."""
     where: Where = {"model": node.name, "path": node.path}
-    query = parse_model_sql(node)
+    query = parse_model_sql(node, widen=False)
+    nulls = narrow(query, node.path, node.name)  # a narrow model: branches as written
     branches = split_union(query, **where)
     columns = model_columns(branches[0], **where)
     config = node.config
@@ -278,7 +366,11 @@ def analyze(node: ModelNode) -> WideModel:
                 )
     built: list[Branch] = []
     for index, select in enumerate(branches):
-        owned = owned_columns(select, columns, index=index, **where)
+        owned = (
+            owned_columns(select, columns, index=index, **where)
+            if nulls is None or index == 0
+            else owned_by_name(named(select), columns)
+        )
         for key, names in (
             ("primary_key", config.primary_key),
             ("sequence_field", config.sequence_field),
@@ -292,7 +384,8 @@ def analyze(node: ModelNode) -> WideModel:
                     key=key,
                     **where,
                 )
-        built.append(Branch(index, _branch_name(select, index), select, owned))
+        narrowed = nulls if nulls is not None and index > 0 else None
+        built.append(Branch(index, _branch_name(select, index), select, owned, narrowed))
     groups = _groups(config)
     fixed = {*config.primary_key, *config.sequence_field, config.row_kind_column}
     aggregates, default = _aggregates(config, [c for c in columns if c not in fixed], groups)

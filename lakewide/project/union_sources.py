@@ -1,13 +1,17 @@
-"""``lakewide.union_sources``: the UNION-ALL-with-NULLs model written from column lists.
+"""``lakewide.union_sources``: a many-source model written from column lists.
 
-A wide model of many sources is one ``UNION ALL`` branch per source, each listing every column
-of the table with ``CAST(NULL AS <type>)`` where the source does not own it. This macro writes
-that pattern (as dbt_utils' ``union_relations`` pads missing columns with NULL) from each
-source's ``columns:`` in the sources' YAML (``data_type`` gives the NULL's type) or from a
-column list given in the model::
+A wide model of many sources is one ``UNION ALL`` branch per source, each owning some of the
+table's columns. This macro writes it (as dbt_utils' ``union_relations`` pads missing columns
+with NULL) from each source's ``columns:`` in the sources' YAML (``data_type`` gives the
+column's type) or from a column list given in the model::
 
     {{ lakewide.union_sources([source('s', 'a'), source('s', 'b')],
                               key=['user_id'], sequence='ts') }}
+
+It writes the narrow form (``lakewide.project.by_name``): the first branch names every column
+(``CAST(NULL AS <type>) AS name`` where its source does not own it), each later branch only
+its own, joined by ``UNION ALL BY NAME``; so the model grows with the columns, not with
+sources x columns. The compiler reads it as the UNION-ALL-with-NULLs it stands for.
 
 The key and sequence columns are selected from every source; every other column is owned by
 the sources that list it (several sources may feed one column: a shared column).
@@ -15,6 +19,7 @@ the sources that list it (several sources may feed one column: a shared column).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -113,12 +118,22 @@ def _branch(item: Any) -> _Branch:
     return _Branch(what, table, columns)
 
 
-def _type(text: str, column: str, where: str) -> exp.DataType:
+@functools.lru_cache(maxsize=4096)
+def _parsed(text: str) -> tuple[exp.DataType | None, str]:
+    """A type's text parsed once (a wide model declares a thousand columns of a few types),
+    with its SQL; shared: callers copy it before putting it in a tree."""
     try:
         built = exp.DataType.build(text, dialect=DIALECT)
     except (ParseError, ValueError):
-        built = None
-    if built is None or built.is_type(exp.DataType.Type.USERDEFINED):
+        return None, ""
+    if built.is_type(exp.DataType.Type.USERDEFINED):
+        return None, ""
+    return built, built.sql(DIALECT)
+
+
+def _type(text: str, column: str, where: str) -> exp.DataType:
+    built, _sql = _parsed(text)
+    if built is None:
         raise ConfigError(
             f"union_sources: data_type '{text}' of column '{column}' ({where}) is not a Spark "
             "SQL type; use e.g. STRING, BIGINT, DOUBLE, DECIMAL(10, 2), TIMESTAMP, ARRAY<INT>"
@@ -134,7 +149,7 @@ def _column_type(
     if column in types:
         return _type(str(types[column]), column, "types= of the model")
     declared = {b.what: _type(t, column, b.what) for b in owners if (t := b.columns[column])}
-    distinct = {t.sql(DIALECT) for t in declared.values()}
+    distinct = {_parsed(t)[1] for b in owners if (t := b.columns[column])}
     if len(distinct) > 1:
         listed = "; ".join(f"{t.sql(DIALECT)} in {w}" for w, t in declared.items())
         raise ConfigError(
@@ -189,8 +204,13 @@ def union_sources(
                 f"sources' YAML, give {{'{column}': '<type>'}} as its columns, or "
                 f"types={{'{column}': '<type>'}} in the model"
             )
-    selects = [_select(b, keys, sequences, nulls, first=i == 0) for i, b in enumerate(branches)]
-    union = selects[0] if len(selects) == 1 else exp.union(*selects, distinct=False)
+    everywhere = {c for c, owners in order.items() if len(owners) == len(branches)}
+    selects = [
+        _select(b, keys, sequences, nulls, everywhere, first=i == 0) for i, b in enumerate(branches)
+    ]
+    union: exp.Query = selects[0]
+    for select in selects[1:]:  # narrow: each later branch names its own columns only
+        union = exp.Union(this=union, expression=select, distinct=False, by_name=True)
     return union.sql(DIALECT, copy=False)
 
 
@@ -199,21 +219,24 @@ def _select(
     keys: list[str],
     sequences: list[str],
     nulls: dict[str, exp.DataType | None],
+    everywhere: set[str],
     *,
     first: bool,
 ) -> exp.Select:
-    """One branch: keys, every column (its own, or a typed NULL), sequences."""
+    """One branch: keys, its columns, sequences. The first branch names every column (a typed
+    NULL where it does not own one, its own cast to the column's type where other sources
+    write NULLs for it: the type of their NULLs); a later one only its own."""
     projections: list[exp.Expr] = [exp.column(k) for k in keys]
     for column, null_type in nulls.items():
         if column in branch.columns:
             value: exp.Expr = exp.column(column)
             own = branch.columns[column]
-            if null_type is not None and own and _type(own, column, branch.what) != null_type:
+            differs = own and null_type is not None and _type(own, column, branch.what) != null_type
+            if null_type is not None and (differs or (first and column not in everywhere)):
                 value = exp.alias_(exp.Cast(this=value, to=null_type.copy()), column)
             projections.append(value)
-        else:
+        elif first:
             assert null_type is not None  # checked by union_sources
-            cast: exp.Expr = exp.Cast(this=exp.Null(), to=null_type.copy())
-            projections.append(exp.alias_(cast, column) if first else cast)
+            projections.append(exp.alias_(exp.Cast(this=exp.Null(), to=null_type.copy()), column))
     projections.extend(exp.column(s) for s in sequences)
     return exp.select(*projections).from_(branch.table)

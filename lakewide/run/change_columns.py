@@ -62,7 +62,7 @@ def key_types(model: WideModel, stored: Contract | None) -> dict[str, str]:
     for column in model.columns:
         index = model.columns.index(column)
         for branch in model.branches:
-            cast = cast_type(branch.select.expressions[index])
+            cast = cast_type(branch.projection(column, index))
             if cast:
                 types[column] = cast
                 break

@@ -16,6 +16,7 @@ from sqlglot.optimizer.qualify import qualify
 from lakewide.compiler import WideModel
 from lakewide.dialect import DIALECT
 from lakewide.errors import LakewideError
+from lakewide.project.by_name import positional
 from lakewide.project.nodes import ModelNode, Relation
 from lakewide.state.metadata import MetadataReader
 
@@ -92,7 +93,7 @@ def inferred_types(node: ModelNode, schema: Mapping[str, Any]) -> TableTypes:
     column unknown."""
     out = TableTypes()
     try:
-        model = sqlglot.parse_one(node.sql, read=DIALECT)
+        model = positional(sqlglot.parse_one(node.sql, read=DIALECT), node.path, node.name)
         if not isinstance(model, exp.Query):
             return out
         # the model as a derived table: its columns typed as the set operation coerces them

@@ -9,6 +9,7 @@ from sqlglot.errors import ParseError
 
 from lakewide.compiler.wide_model import analyze
 from lakewide.dialect import DIALECT
+from lakewide.project.by_name import positional
 from lakewide.project.nodes import ModelNode
 from lakewide.run.unit_tests.spec import UnitTest
 
@@ -20,7 +21,7 @@ def model_columns(node: ModelNode) -> tuple[list[str], list[str]] | None:
         model = analyze(node)
         return model.stored, model.table_columns
     try:
-        query = sqlglot.parse_one(node.sql, read=DIALECT)
+        query = positional(sqlglot.parse_one(node.sql, read=DIALECT), node.path, node.name)
     except ParseError:
         return None
     if not isinstance(query, exp.Query) or any(
