@@ -201,8 +201,16 @@ def assembled(
             )
         )
         select = select.join(exp.table_(fold_name(branch)), on=on, join_type="left", copy=False)
+    read: dict[str, set[str]] = {}
+    for node in select.find_all(exp.Column):
+        read.setdefault(node.table, set()).add(node.name)
     for branch in model.branches:
-        select = select.with_(fold_name(branch), as_=folds[branch.index], copy=False)
+        fold = folds[branch.index]
+        # outputs nothing reads (a batch's helper counts, in the bootstrap) are not computed:
+        # Spark computed them in a CTE read twice (8% of an aggregation bootstrap at 16 x 16)
+        wanted = read.get(fold_name(branch), set())
+        fold.set("expressions", [e for e in fold.expressions if e.alias_or_name in wanted])
+        select = select.with_(fold_name(branch), as_=fold, copy=False)
     return select
 
 
