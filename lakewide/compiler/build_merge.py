@@ -106,7 +106,7 @@ def build_combined_batch(model: WideModel, tagged: dict[int, exp.Select]) -> exp
             b.index: source_fold(model, b, narrowed(model, b, tagged[b.index]), into_empty=False)
             for b in model.branches
         }
-        assembled_batch = assembled(model, folds)
+        assembled_batch = assembled(model, folds, helpers=True)
         for branch in model.branches:
             assembled_batch.select(
                 exp.alias_(present(model, branch), touched(branch.index)), append=True, copy=False

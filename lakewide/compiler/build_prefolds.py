@@ -14,22 +14,40 @@ put together per key:
   greatest of the owners' ``STRUCT(version, value)`` (the version holds the record's sequence
   and source index, so the greatest is the last non-null record in (sequence, source,
   arrival) order, as the one fold of every source picks it; a source without the key or
-  without a non-null value has a NULL version, the oldest).
+  without a non-null value has a NULL version, the oldest);
+* a column of a sequence group (``prefold_columns``): the value of the group's last record,
+  taken from the fold of the source whose group sequence is the greatest;
+* an aggregation column (``prefold_aggregates``): its one source's aggregate, or the
+  combination of its sources' aggregates where the function allows one.
 
-Statements then grow with the columns, not with their square. Used for partial_update
-without sequence groups, retractions or aggregated columns; other models keep the one fold of
-the union (``build_bootstrap.bootstrap_query``).
+Statements then grow with the columns, not with their square. Used for partial_update and
+aggregation without row kinds where every column can be put together so (``prefolds``);
+other models keep the one fold of the union (``build_bootstrap.bootstrap_query``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from sqlglot import exp
 
+from lakewide.compiler import versions
 from lakewide.compiler.fold_per_key import reduce_per_key
 from lakewide.compiler.fold_rows import Rows
 from lakewide.compiler.ordering import ROW_COLUMN
+from lakewide.compiler.prefold_aggregates import (
+    aggregate_helpers,
+    aggregated,
+    combinable,
+    row_count,
+)
+from lakewide.compiler.prefold_columns import (
+    fold_name,
+    greatest,
+    group_apart,
+    group_helpers,
+    grouped,
+    struct_field,
+    typed,
+)
 from lakewide.compiler.trees import copy_without
 from lakewide.compiler.wide_model import Branch, WideModel
 
@@ -38,18 +56,15 @@ KEYS = "__lw_keys"
 
 def prefolds(model: WideModel) -> bool:
     """Whether the model's bootstrap is built from per-source pre-folds."""
+    if len(model.branches) < 2 or model.row_kind is not None:
+        return False
+    if model.engine.aggregates_values:
+        return all(combinable(model, c) for c in model.aggregated)
     return (
         model.engine.updates_columns
-        and len(model.branches) > 1
-        and not model.groups
-        and model.row_kind is None
-        and not model.aggregated
+        and all(model.group_of(c) is not None for c in model.aggregated)
+        and all(group_apart(model, g) for g in model.groups)
     )
-
-
-def fold_name(branch: Branch) -> str:
-    """The alias of a source's pre-fold."""
-    return f"__lw_f{branch.index}"
 
 
 def _columns(model: WideModel, branch: Branch) -> list[str]:
@@ -84,27 +99,12 @@ def source_fold(
     )
 
 
-def _greatest(parts: Sequence[exp.Expr]) -> exp.Expr:
-    return parts[0] if len(parts) == 1 else exp.func("GREATEST", *parts)
-
-
-def _field(struct: exp.Expr, name: str) -> exp.Expr:
-    return exp.Dot(this=exp.Paren(this=struct), expression=exp.to_identifier(name))
-
-
-def _typed(model: WideModel, column: str, value: exp.Expr) -> exp.Expr:
-    """``value`` typed as the union types the column: with the ``CAST(NULL AS T)`` the other
-    branches write, ``COALESCE(value, CAST(NULL AS T))`` (Spark widens both alike)."""
-    declared = [exp.cast(exp.null(), t.copy()) for t in model.null_types(column)]
-    return exp.func("COALESCE", value, *declared) if declared else value
-
-
 def _picked(model: WideModel, column: str) -> list[exp.Expr]:
     """A value column (and its version) taken from its owners' folds."""
     owners = [fold_name(b) for b in model.owners(column)]
     version = model.versions.of(column)
     if len(owners) == 1:
-        value = _typed(model, column, exp.column(column, table=owners[0]))
+        value = typed(model, column, exp.column(column, table=owners[0]))
         out = [exp.alias_(value, column)]
         if version is not None:
             out.append(exp.alias_(exp.column(version, table=owners[0]), version))
@@ -121,9 +121,9 @@ def _picked(model: WideModel, column: str) -> list[exp.Expr]:
     ]
     return [
         exp.alias_(
-            _typed(model, column, _field(_greatest([p.copy() for p in pairs]), "c")), column
+            typed(model, column, struct_field(greatest([p.copy() for p in pairs]), "c")), column
         ),
-        exp.alias_(_field(_greatest(pairs), "v"), version),
+        exp.alias_(struct_field(greatest(pairs), "v"), version),
     ]
 
 
@@ -132,7 +132,7 @@ def _sequence(model: WideModel, field: str) -> exp.Expr:
     source without the key has NULL fields, the oldest)."""
     folds = [fold_name(b) for b in model.branches]
     if len(model.sequence) == 1:
-        return exp.alias_(_greatest([exp.column(field, table=f) for f in folds]), field)
+        return exp.alias_(greatest([exp.column(field, table=f) for f in folds]), field)
     structs = [
         exp.Struct(
             expressions=[
@@ -141,21 +141,25 @@ def _sequence(model: WideModel, field: str) -> exp.Expr:
         )
         for f in folds
     ]
-    return exp.alias_(_field(_greatest(structs), f"s{model.sequence.index(field)}"), field)
+    return exp.alias_(struct_field(greatest(structs), f"s{model.sequence.index(field)}"), field)
 
 
 def output_names(model: WideModel) -> list[str]:
     """The bootstrap fold's columns, in ``bootstrap_query``'s order: the table's columns
-    (stored, then versions) when it stores versions, else the keys first."""
+    (stored, then versions) when it stores versions or its fold has helper columns (sequence
+    groups, aggregated columns), else the keys first."""
     table = model.table_columns
-    if len(table) > len(model.stored):
+    if len(table) > len(model.stored) or model.groups or model.aggregated:
         return table
     return [*model.primary_key, *(c for c in model.stored if c not in model.primary_key)]
 
 
-def assembled(model: WideModel, folds: dict[int, exp.Select]) -> exp.Select:
+def assembled(
+    model: WideModel, folds: dict[int, exp.Select], *, helpers: bool = False
+) -> exp.Select:
     """The per-source ``folds`` (branch index -> :func:`source_fold`, reads bound) put
-    together per key: the bootstrap's rows."""
+    together per key: the bootstrap's rows (``helpers``: with the helper columns a batch's
+    MERGE reads, as the union's fold has them)."""
     keys = model.primary_key
     universe: exp.Query | None = None
     for branch in model.branches:
@@ -166,11 +170,24 @@ def assembled(model: WideModel, folds: dict[int, exp.Select]) -> exp.Select:
     assert universe is not None
     projections: dict[str, exp.Expr] = {k: exp.column(k, table=KEYS) for k in keys}
     for column in model.stored:
+        group = model.group_of(column)
         if column in model.sequence:
             projections[column] = _sequence(model, column)
+        elif group is not None:
+            projections[column] = grouped(model, group, column)
+        elif model.engine.aggregates_values and column not in keys:
+            projections.update((p.alias_or_name, p) for p in aggregated(model, column))
         elif column not in keys:
             projections.update((p.alias_or_name, p) for p in _picked(model, column))
-    select = exp.select(*(projections[n] for n in output_names(model)), copy=False).from_(
+    if model.versions.count:
+        projections[versions.ROW_COUNT] = row_count(model)
+    names = output_names(model)
+    if helpers:
+        engine = model.engine
+        extra = aggregate_helpers(model) if engine.aggregates_values else group_helpers(model)
+        projections.update((p.alias_or_name, p) for p in extra)
+        names = [*names, *(p.alias_or_name for p in extra)]
+    select = exp.select(*(projections[n] for n in names), copy=False).from_(
         universe.subquery(KEYS, copy=False), copy=False
     )
     for branch in model.branches:
@@ -184,8 +201,16 @@ def assembled(model: WideModel, folds: dict[int, exp.Select]) -> exp.Select:
             )
         )
         select = select.join(exp.table_(fold_name(branch)), on=on, join_type="left", copy=False)
+    read: dict[str, set[str]] = {}
+    for node in select.find_all(exp.Column):
+        read.setdefault(node.table, set()).add(node.name)
     for branch in model.branches:
-        select = select.with_(fold_name(branch), as_=folds[branch.index], copy=False)
+        fold = folds[branch.index]
+        # outputs nothing reads (a batch's helper counts, in the bootstrap) are not computed:
+        # Spark computed them in a CTE read twice (8% of an aggregation bootstrap at 16 x 16)
+        wanted = read.get(fold_name(branch), set())
+        fold.set("expressions", [e for e in fold.expressions if e.alias_or_name in wanted])
+        select = select.with_(fold_name(branch), as_=fold, copy=False)
     return select
 
 

@@ -19,6 +19,7 @@ from lakewide.compiler.build_bootstrap import (
 from lakewide.compiler.build_merge import combined_batch
 from lakewide.compiler.build_prefolds import prefolds
 from lakewide.compiler.fold_rows import Rows
+from lakewide.compiler.validate import validate
 from lakewide.compiler.wide_model import WideModel, analyze
 from lakewide.dialect import to_sql
 from tests.compiler.fixtures import Case
@@ -63,18 +64,137 @@ def test_the_prefolds_give_the_union_folds_columns(name: str, shared: int) -> No
     assert bootstrap_query(model).named_selects == union
 
 
-@pytest.mark.parametrize(
-    "config",
-    [
-        {**SEQUENCE, "sequence_groups": {"seq": ["s0_c0"]}, "sequence_field": []},
-        {"merge_engine": "aggregation", "primary_key": "k", "sequence_field": "seq"},
-        {"merge_engine": "deduplicate", "primary_key": "k", "sequence_field": "seq"},
-    ],
-)
-def test_other_engines_keep_the_union_fold(config: dict[str, Any]) -> None:
-    model = wide(3, 2, config)
-    assert not prefolds(model)
-    assert "UNION ALL" in to_sql(bootstrap_query(model))
+def owned_by(owners: dict[str, list[int]], config: dict[str, Any], sources: int = 3) -> WideModel:
+    """A model of ``sources`` branches over ``k`` and ``owners``' columns (column -> the
+    sources owning it; the others write ``CAST(NULL AS INT)``, a STRING for ``f``)."""
+    branches = []
+    for i in range(sources):
+        cols = [
+            c if i in who else f"CAST(NULL AS {'STRING' if c == 'f' else 'INT'}) AS {c}"
+            for c, who in owners.items()
+        ]
+        branches.append(f"SELECT k, {', '.join(cols)} FROM src_{i}")
+    return analyze(node_for(Case("m", config, "\nUNION ALL\n".join(branches), [])))
+
+
+PU = {"merge_engine": "partial_update", "primary_key": "k"}
+GROUPS = {**PU, "sequence_groups": {"g0": ["a", "b"], "g1": ["c"]}}
+AGGREGATION = {"merge_engine": "aggregation", "primary_key": "k", "sequence_field": "s"}
+FUNCTIONS = {"a": "sum", "b": "max", "c": "last_value", "d": "first_non_null_value", "e": "min"}
+#: name -> (column owners, config, whether the model takes the per-source pre-folds)
+PATHS: dict[str, tuple[dict[str, list[int]], dict[str, Any], bool]] = {
+    "groups_of_one_source_each": (
+        {"a": [0], "b": [0], "g0": [0], "c": [1], "g1": [1], "p": [2]},
+        GROUPS,
+        True,
+    ),
+    "group_of_two_sources": (
+        {"a": [0, 1], "b": [0, 1], "g0": [0, 1], "c": [2], "g1": [2]},
+        GROUPS,
+        True,
+    ),
+    "groups_and_a_shared_column_in_no_group": (
+        {"a": [0], "b": [0], "g0": [0], "c": [1], "g1": [1], "p": [0, 1, 2], "s": [0, 1, 2]},
+        {**GROUPS, "sequence_field": "s"},
+        True,
+    ),
+    "summed_column_of_a_one_source_group": (
+        {"a": [0], "b": [0], "g0": [0], "c": [1], "g1": [1]},
+        {**GROUPS, "aggregates": {"c": "sum"}},
+        True,
+    ),
+    "two_field_group_sequence_of_two_sources": (
+        {"a": [0, 1], "g0": [0, 1], "g2": [0, 1], "c": [2], "g1": [2]},
+        {**PU, "sequence_groups": {"g0,g2": ["a"], "g1": ["c"]}},
+        True,
+    ),
+    "summed_column_of_a_two_source_group": (
+        {"a": [0, 1], "b": [0, 1], "g0": [0, 1], "c": [2], "g1": [2]},
+        {**GROUPS, "aggregates": {"a": "sum"}},
+        False,
+    ),
+    "row_kinds": (
+        {"a": [0], "b": [0], "g0": [0], "c": [1], "g1": [1], "op": [0, 1, 2]},
+        {**GROUPS, "row_kind_column": "op"},
+        False,
+    ),
+    "aggregation_of_combinable_functions": (
+        {"a": [0, 1], "b": [0, 2], "c": [1, 2], "d": [0, 1, 2], "e": [2], "f": [1], "s": [0, 1, 2]},
+        {**AGGREGATION, "aggregates": {**FUNCTIONS, "f": "listagg"}},
+        True,
+    ),
+    "aggregation_without_a_sequence": (
+        {"a": [0], "b": [1, 2], "c": [2, 0], "d": [1], "e": [0]},
+        {**AGGREGATION, "sequence_field": []},
+        True,
+    ),
+    "aggregation_listagg_of_two_sources": (
+        {"a": [0], "f": [1, 2], "s": [0, 1, 2]},
+        {**AGGREGATION, "aggregates": {"a": "sum", "f": "listagg"}},
+        False,
+    ),
+    "aggregation_product_of_two_sources": (
+        {"a": [0, 1], "s": [0, 1, 2]},
+        {**AGGREGATION, "aggregates": {"a": "product"}},
+        False,
+    ),
+    "aggregation_sum_of_an_undeclared_type": (
+        {"a": [0, 1, 2], "s": [0, 1, 2]},
+        {**AGGREGATION, "aggregates": {"a": "sum"}},
+        False,
+    ),
+    "aggregation_row_kinds": (
+        {"a": [0], "b": [1], "s": [0, 1, 2], "op": [0, 1, 2]},
+        {**AGGREGATION, "row_kind_column": "op"},
+        False,
+    ),
+    "deduplicate": (
+        {"a": [0], "b": [1], "s": [0, 1, 2]},
+        {**PU, "merge_engine": "deduplicate", "sequence_field": "s"},
+        False,
+    ),
+    "first_row": ({"a": [0], "b": [1]}, {**PU, "merge_engine": "first_row"}, False),
+}
+
+
+@pytest.mark.parametrize("name", PATHS)
+def test_which_models_take_the_prefolds(name: str) -> None:
+    owners, config, expected = PATHS[name]
+    model = owned_by(owners, config)
+    validate(model)  # a model lakewide compiles
+    assert prefolds(model) is expected
+    assert ("UNION ALL" in to_sql(bootstrap_query(model))) is not expected
+    assert ("UNION ALL" in to_sql(combined_batch(model))) is not expected
+
+
+def test_one_source_keeps_the_union_fold() -> None:
+    assert not prefolds(owned_by({"a": [0], "b": [0], "g0": [0], "c": [0], "g1": [0]}, GROUPS, 1))
+
+
+@pytest.mark.parametrize("name", [n for n, (_, _, folds) in PATHS.items() if folds])
+def test_grouped_prefolds_give_the_union_folds_columns(name: str) -> None:
+    owners, config, _ = PATHS[name]
+    model = owned_by(owners, config)
+    union = bootstrap_query(model, union_of_branches(model)).named_selects
+    assert bootstrap_query(model).named_selects == union
+    folded = reduce_per_key(
+        Rows(model, model.stored, with_branch=True, has_row_kind=False),
+        union_all([tagged_branch(model, b) for b in model.branches]),
+    )
+    touched = [f"__lw_in_{b.index}" for b in model.branches]
+    assert sorted(combined_batch(model).named_selects) == sorted(folded.named_selects + touched)
+
+
+def test_groups_grow_linearly_with_the_columns() -> None:
+    def sized(sources: int) -> int:
+        owners = {f"g{i}_c{j}": [i] for i in range(sources) for j in range(8)}
+        owners.update({f"g{i}": [i] for i in range(sources)})
+        groups = {f"g{i}": [f"g{i}_c{j}" for j in range(8)] for i in range(sources)}
+        model = owned_by(owners, {**PU, "sequence_groups": groups}, sources)
+        return len(to_sql(bootstrap_query(model))) + len(to_sql(combined_batch(model)))
+
+    sizes = {s: sized(s) for s in (8, 16, 32)}
+    assert sizes[32] / sizes[16] < 2.2 and sizes[16] / sizes[8] < 2.2, sizes
 
 
 @pytest.mark.parametrize("name", CONFIGS)
