@@ -272,7 +272,7 @@ class KeyTableRun:
         commit = next(s for s in self.plans.bootstrap if isinstance(s, p.Commit))
         query = commit.statement.expression
         assert isinstance(query, exp.Expression)
-        digest = model_digest(self.adapter, self.compiled, self.metas)
+        digest = model_digest(self.adapter, self.compiled, self.metas, self.definition)
         if not stored:
             return model_schema(self.adapter, model, query, "", stored=False, digest=digest)
         return model_schema(
