@@ -99,6 +99,7 @@ def drop(options: Options, name: str, select: tuple[str, ...], exclude: tuple[st
                 adapter.drop_branch(table, stage_branch(name))  # a stopped run's side branch
             if meta is not None and name in meta.branches:
                 adapter.drop_branch(table, name)
+                adapter.clear_contract(table, name)
                 console.print(f"dropped {name} of {table} ({model})", markup=False)
                 dropped += 1
         console.print(f"Dropped branch {name} from {dropped} table(s).")

@@ -11,11 +11,18 @@ A source is identified by its driving relation (``lw.src.a``; a second branch ov
 relation is ``lw.src.a#2``), never by its position alone, so an added, removed or moved branch
 is told as what it is. ``lakewide.compiler.schema_changes`` compares a stored contract with the
 model's current one.
+
+Table properties are shared by every Iceberg branch of a table, so a run on branch ``NAME``
+stores its contract and its digest (``lakewide.contract-inputs``) under keys of its own
+(``lakewide.contract@NAME``): main's contract stays the one main's rows were folded by. A run
+on the branch reads the branch's keys where set (else main's: the branch was made from main);
+publish copies them to main's keys and empties them; making the branch anew empties them.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -27,7 +34,40 @@ from lakewide.compiler.wide_model import WideModel
 from lakewide.dialect import DIALECT
 
 CONTRACT = "lakewide.contract"  # the table property
+CONTRACT_INPUTS = "lakewide.contract-inputs"  # the digest of what its types came from
 CONTRACT_VERSION = 1
+LINE_KEYS = (CONTRACT, CONTRACT_INPUTS)
+
+
+def line_key(key: str, branch: str | None) -> str:
+    """The table property ``key`` of the line ``branch`` (None: main): ``key@branch``."""
+    return key if branch is None else f"{key}@{branch}"
+
+
+def stored_on_line(
+    get: Callable[[str], str | None], keys: Iterable[str], branch: str | None
+) -> list[str | None]:
+    """The values of ``keys`` for the line ``branch`` (``get``: a table property by name, None
+    or "" when absent): the branch's own keys when it stored a contract, else main's."""
+    keys = list(keys)
+    if branch is not None and get(line_key(CONTRACT, branch)):
+        return [get(line_key(k, branch)) or None for k in keys]
+    return [get(k) or None for k in keys]
+
+
+def line_published(get: Callable[[str], str | None], branch: str) -> dict[str, str]:
+    """The properties that make the contract of line ``branch`` main's (its keys copied to
+    main's, its own emptied); none when the branch stored no contract."""
+    if not get(line_key(CONTRACT, branch)):
+        return {}
+    values = {k: get(line_key(k, branch)) or "" for k in LINE_KEYS}
+    return values | {line_key(k, branch): "" for k in LINE_KEYS}
+
+
+def line_cleared(get: Callable[[str], str | None], branch: str) -> dict[str, str]:
+    """The properties that empty the contract keys of line ``branch`` that are set (a branch
+    made anew reads main's contract, never an earlier branch's of its name)."""
+    return {line_key(k, branch): "" for k in LINE_KEYS if get(line_key(k, branch))}
 
 
 @dataclass(frozen=True)

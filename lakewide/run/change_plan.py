@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lakewide.artifacts.state_compare import State, compare, rendered_as_state
-from lakewide.compiler.contract import CONTRACT, Contract, contract_of
+from lakewide.compiler.contract import CONTRACT, Contract, contract_of, stored_on_line
 from lakewide.compiler.schema_changes import classify
 from lakewide.compiler.wide_model import WideModel, analyze
 from lakewide.errors import ConfigError
@@ -143,10 +143,11 @@ def key_contract(node: ModelNode, model: WideModel, types: dict[str, str]) -> Co
     )
 
 
-def _key_table(plan: ModelPlan, node: ModelNode, meta: TableMeta) -> Columns:
-    """Classify a changed key table's contract change; its columns as they will be."""
+def _key_table(plan: ModelPlan, node: ModelNode, meta: TableMeta, branch: str | None) -> Columns:
+    """Classify a changed key table's contract change against the contract stored for the
+    line ``branch`` (None: main); its columns as they will be."""
     model = analyze(node)
-    text = (meta.properties or {}).get(CONTRACT)
+    [text] = stored_on_line((meta.properties or {}).get, [CONTRACT], branch)
     stored = Contract.from_json(text) if text else None
     types = key_types(model, stored)
     configured = key_contract(node, model, types)
@@ -171,8 +172,10 @@ def _model_plan(
     status: tuple[str, list[str]],
     meta: TableMeta | None,
     target: str | None,
+    branch: str | None = None,
 ) -> tuple[ModelPlan, Columns | None]:
-    """``node`` as ``manifest`` (the judged one) renders it; its table is ``node.relation``."""
+    """``node`` as ``manifest`` (the judged one) renders it; its table is ``node.relation``,
+    compared on the line ``branch`` (None: main)."""
     plan = ModelPlan(
         node.name,
         status[0],
@@ -184,7 +187,7 @@ def _model_plan(
     if plan.status == "unchanged":
         return plan, None
     if node.config.kind == "primary_key" and meta is not None:
-        after = _key_table(plan, node, meta)  # a model that does not compile: exit 2
+        after = _key_table(plan, node, meta, branch)  # a model that does not compile: exit 2
         if plan.refusals:
             plan.fix = rebuild_fix(manifest, node, target)
     elif node.config.kind == "snapshot" and meta is not None:
@@ -226,7 +229,8 @@ def plan_changes(
     With ``state`` each model is judged as the state's target renders it (``variables``: the
     ``--vars`` given), against the table the state recorded; its ``relation`` is this target's.
     Without ``state`` each model is compared with its table: a ConfigError where the catalog's
-    metadata is not read without a JVM (``reader`` None)."""
+    metadata is not read without a JVM (``reader`` None). A key table's contract is the one
+    stored for the output's branch (main's with ``state``: production's table)."""
     if state is None and reader is None:
         raise ConfigError(
             f"plan without --state compares each model with its table; {UNREADABLE}. Give "
@@ -236,12 +240,15 @@ def plan_changes(
         )
     judged = manifest if state is None else rendered_as_state(manifest, state, variables or {})
     target = manifest.output.target_name if state is None else state.target or None
+    branch = manifest.output.branch if state is None else None
     meta = {n: _read(reader, judged.models[n].relation) for n in names}
     statuses = _statuses(manifest, state, meta)
     models: list[ModelPlan] = []
     broken: dict[str, ModelPlan] = {}
     for name in names:
-        plan, _after = _model_plan(judged, judged.models[name], statuses[name], meta[name], target)
+        plan, _after = _model_plan(
+            judged, judged.models[name], statuses[name], meta[name], target, branch
+        )
         plan.relation = str(manifest.models[name].relation)
         if reader is None and plan.status != "unchanged":
             plan.action = "unknown"  # the table was not read: what a run does depends on it

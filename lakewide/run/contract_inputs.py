@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 from sqlglot import exp
 
 from lakewide import __version__
+from lakewide.compiler.contract import CONTRACT_INPUTS
 from lakewide.project.nodes import Relation
 from lakewide.state.definition import definition_digest
 from lakewide.state.offsets import TableMeta
@@ -34,7 +35,7 @@ if TYPE_CHECKING:
     from lakewide.compiler import CompiledModel
     from lakewide.spark.adapter import SparkAdapter
 
-CONTRACT_INPUTS = "lakewide.contract-inputs"  # the table property
+__all__ = ["CONTRACT_INPUTS", "inputs_digest", "model_digest"]
 
 
 def inputs_digest(

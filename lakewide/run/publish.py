@@ -9,7 +9,9 @@ the branch was made (main is no longer an ancestor of the branch's head), or a m
 table on the branch is ahead of its changelog table (a branch run of an earlier version stopped
 between the two), stops the publish before anything moves, naming the model. A branch run
 stopped after a changelog append and before its model's table moved to the staged commit
-(lakewide.run.branch_stage) is settled first.
+(lakewide.run.branch_stage) is settled first. Once a model's table is on the branch's head, the
+contract the branch stored (lakewide.compiler.contract: under keys of its own) becomes main's,
+in one metadata commit; a publish stopped before it makes it when run again.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from dataclasses import dataclass
 
 from lakewide import faults
 from lakewide.compiler.build_changes import changelog_relation
+from lakewide.compiler.contract import line_published
+from lakewide.compiler.schema_changes import set_properties
 from lakewide.errors import ModelRunError, UsageError
 from lakewide.project.data_tests import DataTest
 from lakewide.project.graph import topological_order
@@ -133,6 +137,17 @@ def publish(
             adapter.fast_forward(move.relation, branch)
             move.action = "forwarded"
             faults.checkpoint("after-forward")
+        if move.relation == manifest.models[move.model].relation:
+            publish_contract(adapter, move.relation, branch)
         if on_move is not None:
             on_move(move)
     return results, moves
+
+
+def publish_contract(adapter: SparkAdapter, relation: Relation, branch: str) -> None:
+    """Make the contract ``branch`` stored for ``relation`` main's, and empty the branch's
+    keys, in one metadata commit (none when the branch stored no contract)."""
+    adapter.forget(relation)
+    values = line_published(lambda key: adapter.table_property(relation, key), branch)
+    if values:
+        adapter.sql(set_properties(relation, values))

@@ -16,7 +16,14 @@ from typing import TYPE_CHECKING, Any
 from sqlglot import exp
 
 from lakewide.compiler.changelog_schema import changelog_changes
-from lakewide.compiler.contract import CONTRACT, Contract, contract_of
+from lakewide.compiler.contract import (
+    CONTRACT,
+    CONTRACT_INPUTS,
+    Contract,
+    contract_of,
+    line_key,
+    stored_on_line,
+)
 from lakewide.compiler.schema_changes import (
     DEFAULT_POLICY,
     SchemaPlan,
@@ -30,7 +37,6 @@ from lakewide.compiler.schema_changes import (
 from lakewide.compiler.wide_model import WideModel
 from lakewide.errors import ConfigError
 from lakewide.project.nodes import ModelNode, Relation
-from lakewide.run.contract_inputs import CONTRACT_INPUTS
 from lakewide.state.definition import LAYOUT_VERSION, definition_digest
 from lakewide.state.offsets import TableMeta
 
@@ -141,10 +147,20 @@ class SchemaChangeRefused(ConfigError):
         )
 
 
+def _stored(adapter: SparkAdapter, node: ModelNode) -> tuple[Contract | None, str | None]:
+    """The contract and its digest stored in the table's properties for the output's line
+    (its branch's keys where it stored one, else main's; None: none stored)."""
+    text, digest = stored_on_line(
+        lambda key: adapter.table_property(node.relation, key),
+        [CONTRACT, CONTRACT_INPUTS],
+        adapter.output.branch,
+    )
+    return (None if text is None else Contract.from_json(text)), digest
+
+
 def stored_contract(adapter: SparkAdapter, node: ModelNode) -> Contract | None:
-    """The contract stored in the table's properties (None: none stored)."""
-    text = adapter.table_property(node.relation, CONTRACT)
-    return None if text is None else Contract.from_json(text)
+    """The contract stored in the table's properties for the output's line (None: none)."""
+    return _stored(adapter, node)[0]
 
 
 def model_schema(
@@ -162,10 +178,7 @@ def model_schema(
     contract, whose types are then the model's; ``stored=False``: the model's contract only
     (a new table); ``meta``: the table's metadata when the caller has read it already."""
     node = model.node
-    found = stored_contract(adapter, node) if stored else None
-    stored_digest = (
-        None if found is None else adapter.table_property(node.relation, CONTRACT_INPUTS)
-    )
+    found, stored_digest = _stored(adapter, node) if stored else (None, None)
     if found is not None and digest is not None and stored_digest == digest:
         types = found.columns  # analysed from the same query over the same schemas
     else:
@@ -245,8 +258,13 @@ def write_contract(
 ) -> None:
     """Store ``contract`` in the table's properties with the digest of what its types were
     analysed from ("" when not known: a stored digest must never name other types), in one
-    metadata commit (no snapshot)."""
-    values = {CONTRACT: contract.to_json(), CONTRACT_INPUTS: digest or ""}
+    metadata commit (no snapshot); on a branch, under the branch's keys
+    (lakewide.compiler.contract)."""
+    branch = adapter.output.branch
+    values = {
+        line_key(CONTRACT, branch): contract.to_json(),
+        line_key(CONTRACT_INPUTS, branch): digest or "",
+    }
     adapter.sql(set_properties(node.relation, values))
 
 

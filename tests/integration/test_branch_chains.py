@@ -17,6 +17,7 @@ there, until publish); then every chain the project allows, parametrised.
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import signal
 import subprocess
@@ -29,6 +30,7 @@ from typing import Any
 import pytest
 
 from lakewide.compiler.build_changes import changelog_relation
+from lakewide.compiler.contract import CONTRACT, line_key
 from lakewide.project.nodes import Relation
 from lakewide.state.branches import on_branch
 from lakewide.state.changelog_producer import missing_changes
@@ -326,6 +328,15 @@ def changed_tiers(spark: Any, changes: Relation, branch: str | None = None) -> s
     return {tuple(r) for r in rows}
 
 
+def contract_columns(p: Project, model: str, branch: str | None = None) -> dict[str, str]:
+    """The columns of the contract stored with ``model``'s table for ``branch`` (its own keys,
+    lakewide.contract@NAME; None: main's); {} when none."""
+    meta = read_table_meta(p.warehouse, Relation("lw", p.namespace, model))
+    assert meta is not None and meta.properties is not None
+    text = meta.properties.get(line_key(CONTRACT, branch))
+    return json.loads(text)["columns"] if text else {}
+
+
 # ------------------------------------------------------------------ the tests
 def test_newcomer_chain_on_a_branch_tested_repaired_and_published(
     tmp_path: Path, spark: Any, warehouse: Path, cli: Callable[..., tuple[int, str]]
@@ -429,10 +440,15 @@ def test_newcomer_chain_on_a_branch_tested_repaired_and_published(
     assert p.rows("customer_360") == [r + (None,) for r in seen_by_production["customer_360"]]
     assert p.rows("segment_totals") == seen_by_production["segment_totals"]
     assert changed_tiers(spark, changes) == set()
+    # the contract with the column is the branch's until publish makes it main's
+    assert "tier" not in contract_columns(p, "customer_360")
+    assert "tier" in contract_columns(p, "customer_360", "tier")
     branch_heads = p.heads("tier")
     code, output = cli(p.root, "publish", "--branch", "tier")
     assert code == 0, output
     assert p.heads() == branch_heads
+    assert "tier" in contract_columns(p, "customer_360")
+    assert contract_columns(p, "customer_360", "tier") == {}
     p.check()
     p.add([(3, "Linus", "oslo", 6, "gold")], [(6, 3, 2)])  # production continues with it
     code, output = cli(p.root, "run")
@@ -504,3 +520,32 @@ def test_every_chain_builds_on_a_branch_and_publishes(
     p.add([(2, "Grace", "paris", 3)], [(3, 1, 4), (5, 2, 1)])
     build()
     p.check()
+
+
+def test_production_run_of_a_model_changed_on_a_branch_reads_mains_contract(
+    tmp_path: Path, spark: Any, warehouse: Path, cli: Callable[..., tuple[int, str]]
+) -> None:
+    """A branch build of a model gaining a column stores its contract for the branch only:
+    production running the edited model before publish still finds the column new on main
+    and re-reads the source, so main's rows carry it (the contract was once table-wide, and
+    main's rows kept the column NULL)."""
+    p = make_project(tmp_path, spark, warehouse, CHAINS["aggregation_over_partial_update"])
+    p.add([(1, "Ada", "paris", 1, "gold"), (2, "Grace", "oslo", 1, None)], [(1, 10, 1)])
+    code, output = cli(p.root, "build", "-s", "customer_360")
+    assert code == 0, output
+    p.check(None, "customer_360")
+
+    add_tier(p.root / "models" / "customer_360.sql")
+    p.sources.tier = True
+    code, output = cli(p.root, "build", "--branch", "dev", "-s", "customer_360")
+    assert code == 0, output
+    p.check("dev", "customer_360")
+    code, output = cli(p.root, "run", "-s", "customer_360")  # production, on main
+    assert code == 0, output
+    p.check(None, "customer_360")
+    p.check("dev", "customer_360")
+    # a branch of that name made again reads main's contract, not the dropped branch's
+    assert "tier" in contract_columns(p, "customer_360", "dev")
+    code, output = cli(p.root, "branch", "drop", "dev", "-s", "customer_360")
+    assert code == 0, output
+    assert contract_columns(p, "customer_360", "dev") == {}
