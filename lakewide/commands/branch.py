@@ -16,6 +16,7 @@ from lakewide.project.branch_name import MAIN, is_stage, stage_branch
 from lakewide.project.manifest import Manifest
 from lakewide.project.nodes import Relation
 from lakewide.state.branches import branch_state
+from lakewide.state.contract_store import ContractStore
 from lakewide.state.offsets import TableMeta
 
 if TYPE_CHECKING:
@@ -99,7 +100,7 @@ def drop(options: Options, name: str, select: tuple[str, ...], exclude: tuple[st
                 adapter.drop_branch(table, stage_branch(name))  # a stopped run's side branch
             if meta is not None and name in meta.branches:
                 adapter.drop_branch(table, name)
-                adapter.clear_contract(table, name)
+                ContractStore(adapter).clear(table, name)
                 console.print(f"dropped {name} of {table} ({model})", markup=False)
                 dropped += 1
         console.print(f"Dropped branch {name} from {dropped} table(s).")

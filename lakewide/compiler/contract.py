@@ -17,6 +17,7 @@ stores its contract and its digest (``lakewide.contract-inputs``) under keys of 
 (``lakewide.contract@NAME``): main's contract stays the one main's rows were folded by. A run
 on the branch reads the branch's keys where set (else main's: the branch was made from main);
 publish copies them to main's keys and empties them; making the branch anew empties them.
+The rules for those keys are here; ``lakewide.state.contract_store`` reads and writes them.
 """
 
 from __future__ import annotations

@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING
 from sqlglot import exp
 
 from lakewide import __version__
-from lakewide.compiler.contract import CONTRACT_INPUTS
 from lakewide.project.nodes import Relation
 from lakewide.state.definition import definition_digest
 from lakewide.state.offsets import TableMeta
@@ -34,8 +33,6 @@ from lakewide.state.offsets import TableMeta
 if TYPE_CHECKING:
     from lakewide.compiler import CompiledModel
     from lakewide.spark.adapter import SparkAdapter
-
-__all__ = ["CONTRACT_INPUTS", "inputs_digest", "model_digest"]
 
 
 def inputs_digest(

@@ -274,7 +274,15 @@ class KeyTableRun:
         assert isinstance(query, exp.Expression)
         digest = model_digest(self.adapter, self.compiled, self.metas, self.definition)
         if not stored:
-            return model_schema(self.adapter, model, query, "", stored=False, digest=digest)
+            return model_schema(
+                self.adapter,
+                model,
+                query,
+                "",
+                stored=False,
+                digest=digest,
+                definition=self.definition,
+            )
         return model_schema(
             self.adapter,
             model,
@@ -282,6 +290,7 @@ class KeyTableRun:
             self.manifest.project.relative(model.node.path),
             meta=meta,
             digest=digest,
+            definition=self.definition,
         )
 
     # ------------------------------------------------------------------ incremental

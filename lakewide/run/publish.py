@@ -21,8 +21,6 @@ from dataclasses import dataclass
 
 from lakewide import faults
 from lakewide.compiler.build_changes import changelog_relation
-from lakewide.compiler.contract import line_published
-from lakewide.compiler.schema_changes import set_properties
 from lakewide.errors import ModelRunError, UsageError
 from lakewide.project.data_tests import DataTest
 from lakewide.project.graph import topological_order
@@ -33,6 +31,7 @@ from lakewide.run.data_test_runner import TestResult, run_tests
 from lakewide.spark.adapter import SparkAdapter
 from lakewide.state.branches import BranchState, branch_state
 from lakewide.state.changelog_producer import missing_changes
+from lakewide.state.contract_store import ContractStore
 from lakewide.state.offsets import TableMeta
 
 
@@ -62,13 +61,17 @@ def tables_to_publish(
     order = [n for n in topological_order(manifest.models) if n in names and n not in views]
     for name in order:
         relation = manifest.models[name].relation
-        settle(adapter, relation, changelog_relation(relation))  # a branch run stopped before
-        metas = {}
+        changes = changelog_relation(relation)
+        adapter.forget(changes)
+        metas = {changes: adapter.table_meta(changes)}
+        if metas[changes] is not None:  # only a model with a changelog table stages commits
+            settle(adapter, relation, changes)  # a branch run stopped before its table moved
+        adapter.forget(relation)
+        metas[relation] = adapter.table_meta(relation)
         # the changelog table first: a publish stopped between the two leaves no model's main
         # ahead of the changes its downstream models read
-        for table in (changelog_relation(relation), relation):
-            adapter.forget(table)
-            meta = metas[table] = adapter.table_meta(table)
+        for table in (changes, relation):
+            meta = metas[table]
             state = None if meta is None else branch_state(meta, branch)
             if table is relation and (state is None or state.head is None):
                 raise UsageError(
@@ -87,7 +90,7 @@ def tables_to_publish(
                     f"(`lakewide branch drop {branch}`, then `lakewide run --branch {branch}`)"
                 )
             moves.append(Move(name, table, state))
-        _check_changelog(name, branch, metas[relation], metas[changelog_relation(relation)])
+        _check_changelog(name, branch, metas[relation], metas[changes])
     return moves
 
 
@@ -130,6 +133,7 @@ def publish(
             f"{len(failed)} data test(s) failed on branch {branch} ({failed[0].name} first); "
             "main was not moved: fix the models, run them on the branch again, then publish"
         )
+    contracts = ContractStore(adapter)
     for move in moves:
         if move.state.ahead == 0:
             move.action = "up to date"
@@ -138,16 +142,7 @@ def publish(
             move.action = "forwarded"
             faults.checkpoint("after-forward")
         if move.relation == manifest.models[move.model].relation:
-            publish_contract(adapter, move.relation, branch)
+            contracts.publish(move.relation, branch)  # the branch's contract becomes main's
         if on_move is not None:
             on_move(move)
     return results, moves
-
-
-def publish_contract(adapter: SparkAdapter, relation: Relation, branch: str) -> None:
-    """Make the contract ``branch`` stored for ``relation`` main's, and empty the branch's
-    keys, in one metadata commit (none when the branch stored no contract)."""
-    adapter.forget(relation)
-    values = line_published(lambda key: adapter.table_property(relation, key), branch)
-    if values:
-        adapter.sql(set_properties(relation, values))

@@ -14,7 +14,11 @@ from lakewide.project.manifest import Manifest
 from lakewide.project.nodes import Relation
 from lakewide.run.contract_inputs import model_digest
 from lakewide.run.schema_steps import ModelSchema, SchemaChangeRefused, model_schema
-from lakewide.state.definition import definition_changed, refuse_changed_models
+from lakewide.state.definition import (
+    definition_changed,
+    definition_digest,
+    refuse_changed_models,
+)
 from lakewide.state.metadata import CorruptMetadataError
 from lakewide.state.offsets import DEFINITION, OFFSETS, VERSION, TableMeta
 
@@ -48,12 +52,14 @@ def check_schemas(
             compiled = compile_in(manifest, node)
             assert compiled.model is not None and isinstance(compiled.bootstrap, exp.Create)
             query = compiled.bootstrap.expression
+            definition = definition_digest(node)  # the digest's and the contract's
             schema = model_schema(
                 adapter,
                 compiled.model,
                 query,
                 manifest.project.relative(node.path),
-                digest=model_digest(adapter, compiled),
+                digest=model_digest(adapter, compiled, definition=definition),
+                definition=definition,
             )
         except (LakewideError, CorruptMetadataError):
             continue

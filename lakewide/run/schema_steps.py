@@ -1,7 +1,8 @@
 """A key table's schema changes at run time: its stored contract against its model's, the plan
 said before it is applied, refused with exit 2 (nothing written) where only a rebuild is right.
 
-The contract (``lakewide.compiler.contract``) lives in the table property ``lakewide.contract``;
+The contract (``lakewide.compiler.contract``) lives in the table property ``lakewide.contract``
+(a branch's under keys of its own, read and written by ``lakewide.state.contract_store``);
 bootstrap and ``--full-refresh`` write it, and every run that changes the schema rewrites it
 after its data commits (so a run stopped half-way plans the same changes again: the ``ALTER``
 statements are made only for what the table lacks, and a source's offsets are what tells
@@ -16,14 +17,7 @@ from typing import TYPE_CHECKING, Any
 from sqlglot import exp
 
 from lakewide.compiler.changelog_schema import changelog_changes
-from lakewide.compiler.contract import (
-    CONTRACT,
-    CONTRACT_INPUTS,
-    Contract,
-    contract_of,
-    line_key,
-    stored_on_line,
-)
+from lakewide.compiler.contract import Contract, contract_of
 from lakewide.compiler.schema_changes import (
     DEFAULT_POLICY,
     SchemaPlan,
@@ -31,12 +25,12 @@ from lakewide.compiler.schema_changes import (
     alter_type,
     classify,
     drop_columns,
-    set_properties,
     table_columns,
 )
 from lakewide.compiler.wide_model import WideModel
 from lakewide.errors import ConfigError
 from lakewide.project.nodes import ModelNode, Relation
+from lakewide.state.contract_store import ContractStore
 from lakewide.state.definition import LAYOUT_VERSION, definition_digest
 from lakewide.state.offsets import TableMeta
 
@@ -147,22 +141,6 @@ class SchemaChangeRefused(ConfigError):
         )
 
 
-def _stored(adapter: SparkAdapter, node: ModelNode) -> tuple[Contract | None, str | None]:
-    """The contract and its digest stored in the table's properties for the output's line
-    (its branch's keys where it stored one, else main's; None: none stored)."""
-    text, digest = stored_on_line(
-        lambda key: adapter.table_property(node.relation, key),
-        [CONTRACT, CONTRACT_INPUTS],
-        adapter.output.branch,
-    )
-    return (None if text is None else Contract.from_json(text)), digest
-
-
-def stored_contract(adapter: SparkAdapter, node: ModelNode) -> Contract | None:
-    """The contract stored in the table's properties for the output's line (None: none)."""
-    return _stored(adapter, node)[0]
-
-
 def model_schema(
     adapter: SparkAdapter,
     model: WideModel,
@@ -171,14 +149,22 @@ def model_schema(
     stored: bool = True,
     meta: TableMeta | None = None,
     digest: str | None = None,
+    definition: str | None = None,
 ) -> ModelSchema:
     """Compare the stored contract with the model's; ``query``: the model's bootstrap query
     (Spark analyses it for the column types; no row is read) unless ``digest``, the digest of
     what its types depend on (lakewide.run.contract_inputs), is the one stored with the
     contract, whose types are then the model's; ``stored=False``: the model's contract only
-    (a new table); ``meta``: the table's metadata when the caller has read it already."""
+    (a new table); ``meta``: the table's metadata when the caller has read it already;
+    ``definition``: the model's definition digest when the caller computed it (for
+    ``digest``), else computed here. The stored contract is the output's line's
+    (lakewide.state.contract_store)."""
     node = model.node
-    found, stored_digest = _stored(adapter, node) if stored else (None, None)
+    found, stored_digest = (
+        ContractStore(adapter).read(node.relation, adapter.output.branch)
+        if stored
+        else (None, None)
+    )
     if found is not None and digest is not None and stored_digest == digest:
         types = found.columns  # analysed from the same query over the same schemas
     else:
@@ -187,7 +173,7 @@ def model_schema(
         model,
         types,
         options=contract_options(node),
-        definition=definition_digest(node),
+        definition=definition_digest(node) if definition is None else definition,
         layout=LAYOUT_VERSION,
     )
     plan = None
@@ -256,16 +242,9 @@ def migrate_changelog(
 def write_contract(
     adapter: SparkAdapter, node: ModelNode, contract: Contract, digest: str | None = None
 ) -> None:
-    """Store ``contract`` in the table's properties with the digest of what its types were
-    analysed from ("" when not known: a stored digest must never name other types), in one
-    metadata commit (no snapshot); on a branch, under the branch's keys
-    (lakewide.compiler.contract)."""
-    branch = adapter.output.branch
-    values = {
-        line_key(CONTRACT, branch): contract.to_json(),
-        line_key(CONTRACT_INPUTS, branch): digest or "",
-    }
-    adapter.sql(set_properties(node.relation, values))
+    """Store ``contract`` in the table's properties for the output's line with the digest of
+    what its types were analysed from (lakewide.state.contract_store)."""
+    ContractStore(adapter).write(node.relation, adapter.output.branch, contract, digest)
 
 
 def record_contract(adapter: SparkAdapter, schema: ModelSchema) -> None:

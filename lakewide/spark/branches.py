@@ -20,8 +20,6 @@ from typing import Any
 
 from sqlglot import exp
 
-from lakewide.compiler.contract import line_cleared
-from lakewide.compiler.schema_changes import set_properties
 from lakewide.dialect import to_sql
 from lakewide.errors import ModelRunError, UsageError
 from lakewide.project.branch_name import MAIN
@@ -29,6 +27,7 @@ from lakewide.project.nodes import Relation
 from lakewide.spark.procedures import call
 from lakewide.spark.table_metadata import MetadataReads
 from lakewide.state.branches import branch_state
+from lakewide.state.contract_store import ContractStore
 
 #: the statements whose tables are read or written on the branch (DDL changes the whole table)
 _ON_BRANCH = (exp.Query, exp.Insert, exp.Merge, exp.Delete, exp.Update)
@@ -131,7 +130,7 @@ class BranchWrites(MetadataReads):
         or has no snapshot, is refused (UsageError): a branch starts at one of main's
         snapshots, and making the table on main would change production. A branch made or
         moved to main's head reads main's contract: the contract keys of the branch are
-        emptied (lakewide.compiler.contract)."""
+        emptied (lakewide.state.contract_store)."""
         branch = self.output.branch
         assert branch is not None, "only runs on a branch make branches"
         self.forget(relation)
@@ -146,19 +145,12 @@ class BranchWrites(MetadataReads):
         if state.head is None:
             name, at = exp.to_identifier(branch), exp.Literal.number(state.main)
             self.sql(_alter(relation, "CREATE BRANCH", name, "AS OF VERSION", at))
-            self.clear_contract(relation, branch)
+            ContractStore(self).clear(relation, branch)
         elif state.ahead == 0 and state.forwardable and state.head != state.main:
             self._fast_forward(relation, branch, MAIN)
-            self.clear_contract(relation, branch)
+            ContractStore(self).clear(relation, branch)
         self.branched[relation] = True
         self.refresh(relation)
-
-    def clear_contract(self, relation: Relation, branch: str) -> None:
-        """Empty the contract keys ``branch`` stored on ``relation`` (one metadata commit;
-        none when it stored none)."""
-        values = line_cleared(lambda key: self.table_property(relation, key), branch)
-        if values:
-            self.sql(set_properties(relation, values))
 
     def place_branch(self, relation: Relation, branch: str, snapshot: int) -> None:
         """Point ``branch`` of ``relation`` at ``snapshot``, made when missing (``ALTER TABLE

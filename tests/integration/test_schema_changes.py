@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from lakewide import events
-from lakewide.compiler.contract import CONTRACT
+from lakewide.compiler.contract import CONTRACT, CONTRACT_INPUTS
 from lakewide.compiler.versions import NON_NULL_PREFIX
 from lakewide.run.executor import run_models
 from lakewide.run.schema_steps import ModelSchema, SchemaChangeRefused
@@ -428,7 +428,6 @@ def test_contract_types_come_from_the_stored_contract_until_an_upstream_schema_c
     from takes the contract's types from it (Spark analyses no model query: lakewide.run.
     contract_inputs); a source column promoted from INT to BIGINT is analysed again, and the
     model's column is promoted with it, a value past INT's range stored exactly."""
-    from lakewide.run.contract_inputs import CONTRACT_INPUTS
     from lakewide.spark.adapter import SparkAdapter
 
     analysed: list[str] = []
