@@ -1,5 +1,6 @@
 """A run with nothing new ends before anything a run needs is loaded (issue 49, item 4): no Spark
-layer and no JVM, and no model parsed again whose branch drivers were found before."""
+layer and no JVM, no pyiceberg table model, and no model parsed again whose branch drivers were
+found before."""
 
 from __future__ import annotations
 
@@ -48,6 +49,8 @@ def test_a_run_with_nothing_new_loads_no_spark_layer(tmp_path: Path) -> None:
         or m.startswith(("lakewide.spark", "lakewide.run.executor"))
     ]
     assert spark == []  # the executor imports the whole run layer and the Spark adapter
+    # the tables' metadata files have the plain shape: read without pyiceberg's model
+    assert "pyiceberg.table" not in loaded
 
 
 def _counting(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> list[str]:
