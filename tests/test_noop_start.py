@@ -93,3 +93,16 @@ def test_a_model_that_does_not_analyze_is_not_kept(
             upstream.branch_drivers(node)
     assert analyzed == ["m", "m"]
     assert not list((tmp_path / "cache").rglob("*.json"))
+
+
+def test_an_entry_that_is_not_drivers_is_found_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    analyzed = _counting(monkeypatch, tmp_path)
+    node = project(tmp_path / "p", {"m": KEY_MODEL}).models["m"]
+    drivers = upstream.branch_drivers(node)
+    [entry] = (tmp_path / "cache").rglob("*.json")
+    for text in ("[[0, 5]]", "{not json", '[["x", "lw.src.a"]]'):
+        entry.write_text(text)
+        assert upstream.branch_drivers(node) == drivers == [(0, "lw.src.a"), (1, "lw.src.b")]
+    assert analyzed == ["m"] * 4

@@ -49,7 +49,9 @@ def branch_drivers(node: ModelNode) -> list[tuple[int, str | None]]:
     ).hexdigest()
     stored = cache_folder("drivers") / f"{key}.json"
     try:
-        return [(int(branch), driver) for branch, driver in json.loads(stored.read_bytes())]
+        kept = [(int(branch), driver) for branch, driver in json.loads(stored.read_bytes())]
+        if all(driver is None or isinstance(driver, str) for _, driver in kept):
+            return kept
     except (OSError, ValueError, TypeError):
         pass  # not kept yet (or unreadable): found again
     drivers = _drivers(node)
