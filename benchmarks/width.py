@@ -14,7 +14,9 @@ Per shape (S sources x C own columns, ``+N`` columns fed by every source) and me
   OUTER JOIN rebuild;
 * bootstrap, 1% of keys in one source, 1% in every source, a run with nothing new: lakewide's
   run and the JOIN rebuild, in one Spark session; lakewide's table is compared with the
-  JOIN's row for row after every step.
+  JOIN's row for row after every step;
+* ``lakewide run`` with nothing new as its own process (the command a user starts; no JVM):
+  its CPU seconds.
 
 Every action records wall and JVM CPU seconds (``benchmarks/run.py``'s Clock; Python CPU for
 compile). A step above ``--budget`` seconds ends its engine's series: larger shapes skip it.
@@ -28,7 +30,9 @@ import argparse
 import gc
 import json
 import os
+import resource
 import shutil
+import statistics
 import sys
 import time
 from collections.abc import Callable
@@ -161,6 +165,27 @@ def write_round(spark: Any, shape: Shape, keys: int, step: str) -> None:
         generate.append(spark, frame, f"lw.bench.s{i}")
 
 
+def noop_cli(project: Path, engines: list[str], runs: int = 3) -> dict[str, Any]:
+    """``lakewide run`` of the engines' models as its own process when none has new input
+    (what a user starts): its CPU seconds (user + system; it starts no JVM) and wall seconds,
+    the median of ``runs`` after one not counted (it fills the user's caches)."""
+    cpu: list[float] = []
+    wall: list[float] = []
+    for i in range(runs + 1):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        seconds, out = run.cli_seconds(
+            project, "run", "--select", " ".join(f"wide_{e}" for e in engines)
+        )
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        if "Nothing to do" not in out:  # a model had input: the process ran it with Spark
+            return {"error": out[-500:]}
+        if i:
+            used = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+            cpu.append(used)
+            wall.append(seconds)
+    return {"cpu": round(statistics.median(cpu), 3), "s": round(statistics.median(wall), 3)}
+
+
 def bench_shape(
     shape: Shape,
     engines: list[str],
@@ -222,6 +247,8 @@ def bench_shape(
                 live.remove(engine)
                 record.setdefault("over_budget", {})[engine] = step
         record["steps"][step] = times
+        if step == "noop" and live:
+            record["steps"]["noop_cli"] = noop_cli(project, live)
         if step == "bootstrap":
             record["steps"]["plan_merges"] = plan_merges(spark, clock, manifest, live)
         print(width_report.markdown(result), flush=True)

@@ -48,6 +48,7 @@ def figures(engine: str) -> dict[str, tuple[str, ...]]:
         "plan JOIN rebuild": ("steps", "plan_bootstrap", engine, "join", "cpu"),
         "plan batch, all sources": ("steps", "plan_merges", engine, "batch_all", "cpu"),
         "plan MERGE, all sources": ("steps", "plan_merges", engine, "merge_all", "cpu"),
+        "`lakewide run`, nothing new (process CPU)": ("steps", "noop_cli", "cpu"),
     }
     for step, label in STEP_LABELS.items():
         out[label] = ("steps", step, engine, "cpu")
@@ -73,7 +74,8 @@ def markdown(result: dict[str, Any]) -> str:
     lines = [
         f"# Wide tables at width: {result['keys']} keys",
         "",
-        "CPU seconds (JVM; compile: Python) per shape (S sources x C own columns, +N shared);"
+        "CPU seconds (JVM; compile: Python; `lakewide run`: its process) per shape"
+        " (S sources x C own columns, +N shared);"
         " `slope`: the log-log growth exponent over the value columns of the S x 16 shapes.",
         f"Load at start {_load(result.get('load_start'))}, at end {_load(result.get('load_end'))}.",
     ]

@@ -17,9 +17,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from lakewide.artifacts.manifest_json import code_digest
 from lakewide.project.profiles_file import ENV_READ
 from lakewide.project.settings import Project
+from lakewide.project.user_cache import code_digest
 
 STAMP = ".compile_inputs"
 # inputs digested before this process compiled (by ``nothing_changed``), reused by ``remember``:

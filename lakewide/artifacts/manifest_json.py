@@ -17,9 +17,7 @@ keeps that checksum without compiling again.
 from __future__ import annotations
 
 import datetime
-import functools
 import hashlib
-import importlib.metadata
 import json
 from pathlib import Path
 from typing import Any
@@ -32,6 +30,7 @@ from lakewide.errors import LakewideError
 from lakewide.project.data_tests import DataTest
 from lakewide.project.manifest import Manifest
 from lakewide.project.nodes import ModelNode
+from lakewide.project.user_cache import code_digest
 from lakewide.state.definition import definition_digest
 
 
@@ -41,15 +40,6 @@ def _sha256(text: str) -> str:
 
 # fingerprint -> the node's compiled fields, as ``compile`` printed them in this process
 _printed: dict[str, dict[str, Any]] = {}
-
-
-@functools.cache
-def code_digest() -> str:
-    """lakewide's own code and sqlglot's version: the compiler the statements come from."""
-    digest = hashlib.sha256(f"{__version__} {importlib.metadata.version('sqlglot')}".encode())
-    for path in sorted(Path(__file__).parent.rglob("*.py")):
-        digest.update(path.read_bytes())
-    return digest.hexdigest()
 
 
 # the fingerprints of the last manifest asked about (compile and manifest.json both ask)

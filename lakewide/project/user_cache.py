@@ -1,5 +1,6 @@
 """The user's cache folder for what lakewide derives from a project's text and can derive again
-(compiled templates, parsed YAML): ``$XDG_CACHE_HOME/lakewide``, else ``~/.cache/lakewide``.
+(compiled templates, parsed YAML, key tables' branch drivers): ``$XDG_CACHE_HOME/lakewide``,
+else ``~/.cache/lakewide``.
 
 Never inside the project, so that a command that fails leaves the project as it was; every entry
 is named by a digest of what it was made from, so a stale entry is never read, and losing the
@@ -8,8 +9,13 @@ folder only costs time.
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import importlib.metadata
 import os
 from pathlib import Path
+
+from lakewide import __version__
 
 
 def cache_folder(kind: str) -> Path:
@@ -28,3 +34,14 @@ def write_entry(path: Path, data: bytes) -> None:
         tmp.replace(path)
     except OSError:
         pass
+
+
+@functools.cache
+def code_digest() -> str:
+    """lakewide's own code (every module of the package) and sqlglot's version: what an entry
+    derived by lakewide's code, or a statement it compiled, is made by."""
+    digest = hashlib.sha256(f"{__version__} {importlib.metadata.version('sqlglot')}".encode())
+    package = Path(__file__).resolve().parents[1]
+    for path in sorted(package.rglob("*.py")):
+        digest.update(f"\0{path.relative_to(package)}\0".encode() + path.read_bytes())
+    return digest.hexdigest()

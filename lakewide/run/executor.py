@@ -5,8 +5,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from dataclasses import asdict
 
 from lakewide.compiler import CompiledModel, join_type_error
 from lakewide.compiler.upstream import compile_in
@@ -18,6 +17,7 @@ from lakewide.project.nodes import ModelNode
 from lakewide.run.branch_run import prepare_branch
 from lakewide.run.branch_stage import staged
 from lakewide.run.key_table_run import KeyTableRun
+from lakewide.run.outcomes import ModelResult
 from lakewide.run.scheduler import schedule
 from lakewide.run.schema_check import check_schemas
 from lakewide.run.schema_steps import ModelSchema
@@ -26,27 +26,6 @@ from lakewide.spark.adapter import SparkAdapter
 from lakewide.state.definition import definition_changed
 from lakewide.state.lease import Leases, NoLeases
 from lakewide.state.offsets import last_offsets, table_offsets
-
-
-@dataclass
-class ModelResult:
-    """What happened to one model in one run."""
-
-    name: str
-    status: str  # success | error | skipped
-    plan: str = ""  # bootstrap | full-refresh | incremental | refold | restate | view | table
-    statements: int = 0
-    rows: int | None = None
-    seconds: float = 0.0
-    message: str = ""
-    rejected: int = 0  # rows dropped for a NULL primary key
-    rows_read: int = 0  # keys staged from new source rows
-    ranges: list[dict[str, Any]] = field(default_factory=list)
-    commits: list[int] = field(default_factory=list)
-    refresh: str = ""  # incremental runs: why they read the changes or re-folded
-    restated: int | None = None  # run --restate: keys replaced or inserted
-    removed: int | None = None  # run --restate: keys deleted
-
 
 #: plans of one model a run makes when other writers keep committing to its table
 ATTEMPTS = 3

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from lakewide.errors import ModelRunError
 from lakewide.project.nodes import Relation
+from lakewide.state.metadata_json import plain_table_meta
 from lakewide.state.offsets import Snapshot, TableColumn, TableMeta
 
 if TYPE_CHECKING:
@@ -81,7 +82,8 @@ class MetadataReader(Protocol):
 
 class HadoopMetadataReader:
     """A hadoop-catalog warehouse in a local folder: each table's current metadata file
-    (version hint, else the highest version) parsed by pyiceberg's table metadata model.
+    (version hint, else the highest version) parsed by pyiceberg's table metadata model, or
+    by the JSON parser where it has the plain shape (``lakewide.state.metadata_json``).
 
     The file is read here rather than through ``StaticTable.from_metadata``: that parses it
     the same way but first loads a pyiceberg FileIO (pyarrow, or fsspec with ``requests`` and
@@ -97,11 +99,18 @@ class HadoopMetadataReader:
         path = current_metadata_file(self.warehouse, relation)
         if path is None:
             return None
+        try:
+            data = path.read_bytes()
+        except OSError as err:
+            raise corrupt_metadata(relation, path, parse_error(err)) from None
+        plain = plain_table_meta(data)  # no pyiceberg import for the plain shape
+        if plain is not None:
+            return plain
         from pyiceberg.table.metadata import TableMetadataUtil
 
         try:
-            metadata = TableMetadataUtil.parse_raw(path.read_bytes().decode("utf-8"))
-        except Exception as err:  # noqa: BLE001 - I/O, decoding and pyiceberg's validation
+            metadata = TableMetadataUtil.parse_raw(data.decode("utf-8"))
+        except Exception as err:  # noqa: BLE001 - decoding and pyiceberg's validation
             raise corrupt_metadata(relation, path, parse_error(err)) from None
         return table_meta_of(metadata)
 

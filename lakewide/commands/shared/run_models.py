@@ -22,7 +22,7 @@ from lakewide.errors import UsageError
 from lakewide.project.manifest import Manifest
 
 if TYPE_CHECKING:
-    from lakewide.run.executor import ModelResult
+    from lakewide.run.outcomes import ModelResult
     from lakewide.run.schema_steps import ModelSchema
     from lakewide.run.tests_after_models import TestsAfterModels
     from lakewide.run.unit_tests_before_models import UnitTestsBeforeModels
@@ -216,7 +216,7 @@ def run_args(
 def _nothing_to_do(manifest: Manifest, names: list[str]) -> bool:
     """True (and reported) when Iceberg metadata shows no model has new upstream data."""
     from lakewide.artifacts.run_results import write_run_results
-    from lakewide.run.executor import ModelResult
+    from lakewide.run.outcomes import ModelResult
     from lakewide.state.nothing_new import fresh_models
 
     started = time.time()

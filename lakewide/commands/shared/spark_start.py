@@ -78,7 +78,6 @@ def with_adapter(
     ``check`` raises on bad input before anything is locked, written or started; ``precheck``
     true (under the lock) ends the command with code 0 before Spark starts.
     """
-    from lakewide.spark.adapter import SparkAdapter
     from lakewide.state.lock import warehouse_lock
 
     manifest = options.manifest()
@@ -91,6 +90,8 @@ def with_adapter(
     with lock:
         if precheck is not None and precheck(manifest):
             sys.exit(0)
+        from lakewide.spark.adapter import SparkAdapter  # not for a run with nothing to do
+
         adapter = SparkAdapter(output, spark=_given[-1]) if _given else SparkAdapter(output)
         log, began = spark_log(adapter, manifest), time.time()
         try:

@@ -33,7 +33,7 @@ from lakewide.state.lag import model_lags
 from lakewide.state.lock import LockBusyError, warehouse_lock
 
 if TYPE_CHECKING:
-    from lakewide.run.executor import ModelResult
+    from lakewide.run.outcomes import ModelResult
     from lakewide.spark.adapter import SparkAdapter
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
@@ -113,7 +113,8 @@ def _refresh(
 ) -> None:
     """Run the plan's models one at a time under the warehouse lock, stopping between them."""
     from lakewide.artifacts.run_results import write_run_results
-    from lakewide.run.executor import ModelResult, run_models
+    from lakewide.run.executor import run_models
+    from lakewide.run.outcomes import ModelResult
     from lakewide.state.lease import model_leases
 
     started, run_id = time.time(), uuid.uuid4().hex
