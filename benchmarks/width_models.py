@@ -21,6 +21,7 @@ ENGINES = {
     "pu_groups": "partial_update, a sequence group per source",
     "agg": "aggregation, sum/max/min/last_non_null_value per column",
     "dedup": "deduplicate, sequence_field",
+    "first": "first_row (the first arrived row; ``seq`` a plain column)",
 }
 AGGREGATES = ("sum", "max", "min", "last_non_null_value")
 # Spark aggregate of one source's rows giving each aggregate's per-source value
@@ -111,6 +112,9 @@ def model(engine: str, shape: Shape) -> str:
     if engine == "dedup":
         config = "merge_engine='deduplicate', primary_key='k', sequence_field='seq'"
         return head + f"{{{{ config({config}) }}}}\n" + _TABLES + union
+    if engine == "first":
+        config = "merge_engine='first_row', primary_key='k'"
+        return head + f"{{{{ config({config}) }}}}\n" + _TABLES + union
     if engine == "agg":
         functions = ", ".join(f"'{f}'" for f in AGGREGATES)
         return (
@@ -158,10 +162,12 @@ def join_select(engine: str, shape: Shape, namespace: str = "lw.bench") -> str:
                 (PER_SOURCE.get(aggregate_of(j), LAST)).format(c=c) + f" AS {c}"
                 for j, c in enumerate(own)
             ] + [f"SUM({c}) AS {c}" for c in shared]
-        else:
-            cols = [f"MAX_BY({c}, seq) AS {c}" for c in own + shared]
+        else:  # first_row: a source's rows arrive in seq order
+            by = "MIN_BY" if engine == "first" else "MAX_BY"
+            cols = [f"{by}({c}, seq) AS {c}" for c in own + shared]
+        newest_of = "MIN(seq)" if engine == "first" else "MAX(seq)"
         parts.append(
-            f"(SELECT k, {', '.join(cols)}, MAX(seq) AS seq FROM {namespace}.s{i} "
+            f"(SELECT k, {', '.join(cols)}, {newest_of} AS seq FROM {namespace}.s{i} "
             f"GROUP BY k) AS t{i}"
         )
     sql, key = parts[0], "t0.k"
@@ -172,6 +178,15 @@ def join_select(engine: str, shape: Shape, namespace: str = "lw.bench") -> str:
     if engine == "pu_groups":
         out = [f"t{i}.{c}" for i in range(n) for c in shape.own(i)]
         out += [f"t{i}.seq AS s{i}_seq" for i in range(n)]
+        return f"SELECT {key} AS k, {', '.join(out)} FROM {sql}"
+    if engine == "first":  # the lowest source's first row wins whole
+        first = "LEAST(" + ", ".join(f"IF(t{i}.k IS NULL, NULL, {i})" for i in range(n)) + ")"
+
+        def of_first(c: str) -> str:
+            return f"CASE {first} " + " ".join(f"WHEN {i} THEN t{i}.{c}" for i in range(n)) + " END"
+
+        out = [f"IF({first} = {i}, t{i}.{c}, NULL) AS {c}" for i in range(n) for c in shape.own(i)]
+        out += [f"{of_first(c)} AS {c}" for c in [*shared, "seq"]]
         return f"SELECT {key} AS k, {', '.join(out)} FROM {sql}"
     if engine == "dedup":  # the newest row wins whole: other sources' columns NULL
         out = [

@@ -25,7 +25,8 @@ from lakewide.compiler.build_changelog_read import (
     changes_source,
     retract_policy,
 )
-from lakewide.compiler.build_merge import build_combined_merge, touched
+from lakewide.compiler.build_merge import build_combined_merge, touched, with_touched
+from lakewide.compiler.build_prefolds import assembled, narrowed, prefolds, source_fold
 from lakewide.compiler.fold_per_key import reduce_per_key
 from lakewide.compiler.fold_rows import Rows
 from lakewide.compiler.ordering import BRANCH_COLUMN
@@ -51,6 +52,22 @@ def _changes(
     return changes_source(model, branch, inner, carried)
 
 
+def _prefolded(
+    model: WideModel,
+    derived: WideModel,
+    bind: Callable[[Branch, exp.Select], exp.Select],
+) -> exp.Select:
+    """The batch from per-source pre-folds of each branch's changelog rows over the columns
+    it owns (``build_prefolds``), with per source whether it touched the key."""
+    folds = {}
+    for branch, kinded in zip(model.branches, derived.branches):
+        inner = narrowed(model, branch, bind(branch, tagged_branch(model, branch)))
+        carried = [c for c in model.stored if c in branch.owned]
+        changes = changes_source(model, branch, inner, carried)
+        folds[branch.index] = source_fold(derived, kinded, changes, into_empty=False)
+    return with_touched(derived, assembled(derived, folds, helpers=True))
+
+
 def combined_changes(
     model: WideModel, bind: Callable[[Branch, exp.Select], exp.Select] = lambda _, q: q
 ) -> CombinedChanges | None:
@@ -72,6 +89,8 @@ def combined_changes(
     derived = dataclasses.replace(
         model, row_kind=KIND, deletes=deletes, columns=[*model.columns, KIND], branches=branches
     )
+    if prefolds(derived):  # deduplicate, first_row: each source folded on its own
+        return CombinedChanges(_prefolded(model, derived, bind), build_combined_merge(derived))
     rows = Rows(derived, derived.stored, with_branch=True, has_row_kind=True)
     source = union_all([_changes(model, b, bind) for b in model.branches])
     batch = reduce_per_key(rows, source)

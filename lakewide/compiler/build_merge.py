@@ -95,6 +95,16 @@ def touched(index: int) -> str:
     return f"__lw_in_{index}"
 
 
+def with_touched(model: WideModel, assembled_batch: exp.Select) -> exp.Select:
+    """The assembled pre-folds of every source (``build_prefolds.assembled``) with per source
+    whether it touched the key."""
+    for branch in model.branches:
+        assembled_batch.select(
+            exp.alias_(present(model, branch), touched(branch.index)), append=True, copy=False
+        )
+    return assembled_batch
+
+
 def build_combined_batch(model: WideModel, tagged: dict[int, exp.Select]) -> exp.Select:
     """Several sources' new rows folded per key together, as the bootstrap folds all sources
     (``tagged``: branch index -> :func:`tagged_branch` of it, with its reads bound), plus per
@@ -106,12 +116,7 @@ def build_combined_batch(model: WideModel, tagged: dict[int, exp.Select]) -> exp
             b.index: source_fold(model, b, narrowed(model, b, tagged[b.index]), into_empty=False)
             for b in model.branches
         }
-        assembled_batch = assembled(model, folds, helpers=True)
-        for branch in model.branches:
-            assembled_batch.select(
-                exp.alias_(present(model, branch), touched(branch.index)), append=True, copy=False
-            )
-        return assembled_batch
+        return with_touched(model, assembled(model, folds, helpers=True))
     folded = reduce_per_key(_combined_rows(model), union_all(list(tagged.values())))
     for index in tagged:
         mine = exp.EQ(this=exp.column(BRANCH_COLUMN), expression=exp.Literal.number(index))

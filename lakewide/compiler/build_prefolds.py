@@ -21,8 +21,10 @@ put together per key:
   combination of its sources' aggregates where the function allows one.
 
 Statements then grow with the columns, not with their square. Used for partial_update and
-aggregation without row kinds where every column can be put together so (``prefolds``);
-other models keep the one fold of the union (``build_bootstrap.bootstrap_query``).
+aggregation without row kinds where every column can be put together so, and for
+deduplicate and first_row (``prefold_rows``: the row of the source whose version wins)
+(``prefolds``); other models keep the one fold of the union
+(``build_bootstrap.bootstrap_query``).
 """
 
 from __future__ import annotations
@@ -45,9 +47,11 @@ from lakewide.compiler.prefold_columns import (
     group_apart,
     group_helpers,
     grouped,
+    joined,
     struct_field,
     typed,
 )
+from lakewide.compiler.prefold_rows import rows_assembled
 from lakewide.compiler.trees import copy_without
 from lakewide.compiler.wide_model import Branch, WideModel
 
@@ -56,7 +60,11 @@ KEYS = "__lw_keys"
 
 def prefolds(model: WideModel) -> bool:
     """Whether the model's bootstrap is built from per-source pre-folds."""
-    if len(model.branches) < 2 or model.row_kind is not None:
+    if len(model.branches) < 2:
+        return False
+    if model.engine.picks_rows:  # row kinds included (prefold_rows)
+        return True
+    if model.row_kind is not None:
         return False
     if model.engine.aggregates_values:
         return all(combinable(model, c) for c in model.aggregated)
@@ -71,10 +79,15 @@ def _columns(model: WideModel, branch: Branch) -> list[str]:
     return [c for c in model.stored if c in branch.owned]
 
 
+def _kind(model: WideModel, branch: Branch) -> list[str]:
+    """The row kind column, when the source carries one (deduplicate, first_row)."""
+    return [model.row_kind] if model.row_kind is not None and model.row_kind in branch.owned else []
+
+
 def narrowed(model: WideModel, branch: Branch, tagged: exp.Select) -> exp.Select:
     """The branch's tagged SELECT (``build_bootstrap.tagged_branch``, reads bound) with only
     the columns it owns (no NULL placeholders, no source index)."""
-    columns = {*_columns(model, branch), ROW_COLUMN}
+    columns = {*_columns(model, branch), ROW_COLUMN, *_kind(model, branch)}
     select = copy_without(tagged, "expressions")
     select.set("expressions", [e.copy() for e in tagged.expressions if e.alias_or_name in columns])
     return select
@@ -90,12 +103,13 @@ def source_fold(
         model,
         columns,
         with_branch=False,
-        has_row_kind=False,
+        has_row_kind=bool(_kind(model, branch)),
         branch=branch.index,
         into_empty=into_empty,
     )
+    carried = [*columns, *_kind(model, branch)]
     return reduce_per_key(
-        rows, branch.projected(columns, numbered=True) if rows_of is None else rows_of
+        rows, branch.projected(carried, numbered=True) if rows_of is None else rows_of
     )
 
 
@@ -160,6 +174,8 @@ def assembled(
     """The per-source ``folds`` (branch index -> :func:`source_fold`, reads bound) put
     together per key: the bootstrap's rows (``helpers``: with the helper columns a batch's
     MERGE reads, as the union's fold has them)."""
+    if model.engine.picks_rows:
+        return rows_assembled(model, folds, helpers=helpers)
     keys = model.primary_key
     universe: exp.Query | None = None
     for branch in model.branches:
@@ -190,17 +206,7 @@ def assembled(
     select = exp.select(*(projections[n] for n in names), copy=False).from_(
         universe.subquery(KEYS, copy=False), copy=False
     )
-    for branch in model.branches:
-        on = exp.and_(
-            *(
-                exp.EQ(
-                    this=exp.column(k, table=KEYS),
-                    expression=exp.column(k, table=fold_name(branch)),
-                )
-                for k in keys
-            )
-        )
-        select = select.join(exp.table_(fold_name(branch)), on=on, join_type="left", copy=False)
+    select = joined(model, select, KEYS)
     read: dict[str, set[str]] = {}
     for node in select.find_all(exp.Column):
         read.setdefault(node.table, set()).add(node.name)

@@ -28,6 +28,23 @@ def fold_name(branch: Branch) -> str:
     return f"__lw_f{branch.index}"
 
 
+def joined(model: WideModel, select: exp.Select, keys: str) -> exp.Select:
+    """``select`` (over the key universe aliased ``keys``) with every source's fold LEFT
+    JOINed on the key."""
+    for branch in model.branches:
+        on = exp.and_(
+            *(
+                exp.EQ(
+                    this=exp.column(k, table=keys),
+                    expression=exp.column(k, table=fold_name(branch)),
+                )
+                for k in model.primary_key
+            )
+        )
+        select = select.join(exp.table_(fold_name(branch)), on=on, join_type="left", copy=False)
+    return select
+
+
 def greatest(parts: Sequence[exp.Expr]) -> exp.Expr:
     """``GREATEST(parts)`` (the one part alone)."""
     return parts[0] if len(parts) == 1 else exp.func("GREATEST", *parts)

@@ -19,6 +19,7 @@ from lakewide.compiler.build_bootstrap import (
 from lakewide.compiler.build_merge import combined_batch
 from lakewide.compiler.build_prefolds import prefolds
 from lakewide.compiler.fold_rows import Rows
+from lakewide.compiler.ordering import BRANCH_COLUMN
 from lakewide.compiler.validate import validate
 from lakewide.compiler.wide_model import WideModel, analyze
 from lakewide.dialect import to_sql
@@ -80,6 +81,7 @@ def owned_by(owners: dict[str, list[int]], config: dict[str, Any], sources: int 
 PU = {"merge_engine": "partial_update", "primary_key": "k"}
 GROUPS = {**PU, "sequence_groups": {"g0": ["a", "b"], "g1": ["c"]}}
 AGGREGATION = {"merge_engine": "aggregation", "primary_key": "k", "sequence_field": "s"}
+DEDUPLICATE = {**PU, "merge_engine": "deduplicate", "sequence_field": "s"}
 FUNCTIONS = {"a": "sum", "b": "max", "c": "last_value", "d": "first_non_null_value", "e": "min"}
 #: name -> (column owners, config, whether the model takes the per-source pre-folds)
 PATHS: dict[str, tuple[dict[str, list[int]], dict[str, Any], bool]] = {
@@ -151,9 +153,29 @@ PATHS: dict[str, tuple[dict[str, list[int]], dict[str, Any], bool]] = {
     "deduplicate": (
         {"a": [0], "b": [1], "s": [0, 1, 2]},
         {**PU, "merge_engine": "deduplicate", "sequence_field": "s"},
-        False,
+        True,
     ),
-    "first_row": ({"a": [0], "b": [1]}, {**PU, "merge_engine": "first_row"}, False),
+    "deduplicate_shared_column_without_a_sequence": (
+        {"a": [0, 2], "b": [1], "c": [0, 1, 2]},
+        {**PU, "merge_engine": "deduplicate"},
+        True,
+    ),
+    "deduplicate_deletes": (
+        {"a": [0], "b": [1, 2], "s": [0, 1, 2], "op": [0, 1, 2]},
+        {**DEDUPLICATE, "row_kind_column": "op"},
+        True,
+    ),
+    "deduplicate_ignoring_deletes_of_one_source": (
+        {"a": [0], "b": [1], "s": [0, 1, 2], "op": [1]},
+        {**DEDUPLICATE, "row_kind_column": "op", "ignore_delete": True},
+        True,
+    ),
+    "first_row": ({"a": [0], "b": [1]}, {**PU, "merge_engine": "first_row"}, True),
+    "first_row_ignoring_deletes": (
+        {"a": [0], "b": [1, 2], "op": [0, 1, 2]},
+        {**PU, "merge_engine": "first_row", "row_kind_column": "op", "ignore_delete": True},
+        True,
+    ),
 }
 
 
@@ -163,8 +185,9 @@ def test_which_models_take_the_prefolds(name: str) -> None:
     model = owned_by(owners, config)
     validate(model)  # a model lakewide compiles
     assert prefolds(model) is expected
-    assert ("UNION ALL" in to_sql(bootstrap_query(model))) is not expected
-    assert ("UNION ALL" in to_sql(combined_batch(model))) is not expected
+    # the union of the branches tags each row with its source; the pre-folds do not
+    assert (BRANCH_COLUMN in to_sql(bootstrap_query(model))) is not expected
+    assert (BRANCH_COLUMN in to_sql(combined_batch(model))) is not expected
 
 
 def test_one_source_keeps_the_union_fold() -> None:
@@ -177,12 +200,16 @@ def test_grouped_prefolds_give_the_union_folds_columns(name: str) -> None:
     model = owned_by(owners, config)
     union = bootstrap_query(model, union_of_branches(model)).named_selects
     assert bootstrap_query(model).named_selects == union
+    kinds = model.row_kind is not None
     folded = reduce_per_key(
-        Rows(model, model.stored, with_branch=True, has_row_kind=False),
+        Rows(model, model.stored, with_branch=True, has_row_kind=kinds),
         union_all([tagged_branch(model, b) for b in model.branches]),
     )
     touched = [f"__lw_in_{b.index}" for b in model.branches]
-    assert sorted(combined_batch(model).named_selects) == sorted(folded.named_selects + touched)
+    batch = combined_batch(model).named_selects
+    assert sorted(batch) == sorted(folded.named_selects + touched)
+    if model.engine.picks_rows:  # in the union's order, too
+        assert batch == folded.named_selects + touched
 
 
 def test_groups_grow_linearly_with_the_columns() -> None:

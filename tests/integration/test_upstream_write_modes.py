@@ -30,6 +30,9 @@ same model rebuilt by ``--full-refresh`` (a twin project over the same sources):
 * ``top``: aggregation, ``max`` (cannot retract: retracts, deletes included, are dropped),
   over both sources: the largest value a key ever held; the rebuild sees only current rows;
 * ``dd``: deduplicate over ``p``;
+* ``dd2``: deduplicate over ``p`` and ``q``: ``q``'s row where ``q`` has the key (the
+  higher source's record is the last one), else ``p``'s (its batch folded per source and put
+  together per key: lakewide.compiler.prefold_rows);
 * ``first``: first_row over ``p``: the first value a key ever had (first_row drops retracts);
 * ``even``: partial_update of ``p``'s rows with an even value, ``remove_record_on_delete``:
   the rows the filter keeps, as the branch sees its changes (a row updated to an odd value
@@ -102,6 +105,12 @@ SELECT k, w FROM {{ source('src', 'q') }}
 {{ config(merge_engine='deduplicate', primary_key='k') }}
 SELECT k, v FROM {{ source('src', 'p') }}
 """,
+    "dd2": """
+{{ config(merge_engine='deduplicate', primary_key='k') }}
+SELECT k, v, CAST(NULL AS INT) AS w FROM {{ source('src', 'p') }}
+UNION ALL
+SELECT k, CAST(NULL AS INT), w FROM {{ source('src', 'q') }}
+""",
     "first": """
 {{ config(merge_engine='first_row', primary_key='k') }}
 SELECT k, v FROM {{ source('src', 'p') }}
@@ -112,7 +121,7 @@ SELECT k, v FROM {{ source('src', 'p') }} WHERE v % 2 = 0
 """,
 }
 #: models whose result is a function of the upstream's current rows: equal to the rebuild
-REBUILT = ("pu", "total", "dd", "even")
+REBUILT = ("pu", "total", "dd", "dd2", "even")
 
 SETTINGS = dict(
     deadline=None,
@@ -197,6 +206,8 @@ class Expected:
             return [(k, self.p.get(k, 0) + self.q.get(k, 0)) for k in keys]
         if model == "dd":
             return sorted(self.p.items())
+        if model == "dd2":
+            return [(k, None, self.q[k]) if k in self.q else (k, self.p[k], None) for k in keys]
         if model == "even":
             return sorted((k, v) for k, v in self.p.items() if v % 2 == 0)
         return sorted(getattr(self, model).items())

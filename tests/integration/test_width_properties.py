@@ -17,6 +17,12 @@ must equal the ordered fold of all records.
   columns fed by two or three sources (their per-source aggregates combined: sum, max, min,
   bool_or, bool_and, and the last_* / first_* functions by their stored versions), with or
   without a sequence_field; late records, ties and NULLs anywhere, as the narrow property.
+* deduplicate and first_row (lakewide.compiler.prefold_rows): 8-24 sources, columns of one
+  to three sources; the key's row is the winning source's last (first) record, NULL in the
+  columns that source does not own. deduplicate with or without a sequence_field (late
+  records, ties, NULL sequences), with deletes (records older than a delete constrained as
+  the narrow property constrains them), ``ignore_delete`` or no row kinds; first_row with
+  or without row kinds (``ignore_delete``).
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ from hypothesis import strategies as st
 from tests.integration.test_properties import (
     ANY_SEQ,
     BOOL,
+    ROW_KINDS,
     SETTINGS,
     SMALL_INT,
     STRING,
@@ -37,6 +44,7 @@ from tests.integration.test_properties import (
     Case,
     Harness,
     _examples,
+    _kind,
     batches_of,
     constrain_group_sequences,
     constrain_row_sequence,
@@ -163,4 +171,68 @@ def wide_aggregation_cases(draw: Any) -> Case:
 @given(case=wide_aggregation_cases())
 def test_aggregation_at_width(harness: Harness, case: Case) -> None:  # noqa: F811
     """aggregation at 8-24 sources, columns of one to three sources."""
+    harness.check(case)
+
+
+@st.composite
+def wide_row_cases(draw: Any, engine: str) -> Case:
+    """deduplicate or first_row over 8-24 sources, columns of one to three sources."""
+    sources = draw(st.sampled_from([8, 12, 16, 24]))
+    types: dict[str, str] = {"k": "INT", "s": "INT", "op": "STRING"}
+    owned: list[set[str]] = [set() for _ in range(sources)]
+    columns = ["k"]
+    for n in range(draw(st.integers(sources, 2 * sources))):
+        column = f"c{n}"
+        columns.append(column)
+        types[column] = draw(st.sampled_from(["INT", "STRING"]))
+        feeders = draw(st.sampled_from([1, 1, 2, 3]))
+        for s in draw(st.lists(st.integers(0, sources - 1), min_size=feeders, max_size=feeders)):
+            owned[s].add(column)
+    first = engine == "first_row"
+    sequence = [] if first else draw(st.sampled_from([["s"], ["s"], []]))
+    # deletes without a sequence: one source only (docs/concepts/run-boundaries.md)
+    policies = ["ignore_delete", "none"] if first or not sequence else ["deletes"]
+    policy = draw(st.sampled_from([*policies, "ignore_delete", "none"]))
+    row_kinds = policy != "none"
+    spec = Spec(
+        engine,
+        ["k"],
+        columns + sequence + (["op"] if row_kinds else []),
+        owned=owned,
+        sequence=sequence,
+        ignore_delete=policy == "ignore_delete",
+        row_kind_column="op" if row_kinds else None,
+    )
+
+    def record(draw: Any, source: int, batch: int) -> dict:
+        rec = {c: draw(TYPE_VALUES[types[c]]) for c in sorted(owned[source])}
+        if sequence:
+            rec["s"] = draw(seq(batch) if policy == "deletes" else ANY_SEQ)
+        if row_kinds:
+            rec["op"] = draw(st.sampled_from(ROW_KINDS))
+        return rec
+
+    batches = draw(batches_of(sources, draw(st.integers(1, 4)), record, max_records=30))
+    deletes = policy == "deletes"
+    if deletes:  # a deleted row keeps no version (docs/concepts/run-boundaries.md)
+        batches, _ = constrain_row_sequence(
+            spec,
+            batches,
+            sources,
+            lambda prev: not any(_kind(spec, r) in ("-U", "-D") for r in prev),
+        )
+    return Case(spec, types, batches, sources, True, constrained=deletes)
+
+
+@settings(max_examples=_examples(6), **SETTINGS)
+@given(case=wide_row_cases("deduplicate"))
+def test_deduplicate_at_width(harness: Harness, case: Case) -> None:  # noqa: F811
+    """deduplicate at 8-24 sources: deletes, ignore_delete or no row kinds."""
+    harness.check(case)
+
+
+@settings(max_examples=_examples(4), **SETTINGS)
+@given(case=wide_row_cases("first_row"))
+def test_first_row_at_width(harness: Harness, case: Case) -> None:  # noqa: F811
+    """first_row at 8-24 sources, with or without row kinds (ignore_delete)."""
     harness.check(case)
