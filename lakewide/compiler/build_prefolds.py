@@ -7,7 +7,8 @@ each source is folded on its own over the columns it owns only (the fold a run g
 source's batch: ``reduce_per_key`` with the source's index as its place), then the folds are
 put together per key:
 
-* the key universe: the UNION of the keys of the folds' rows (each fold is read once);
+* the key universe: the UNION of the folds' keys (partial_update without sequence groups:
+  of the keys of the folds' rows, so that each fold is read once: ``_key_read``);
 * each fold LEFT JOINed to it on the key (every side is grouped on the key already);
 * a column one source owns: that source's folded value (and stored version);
 * a column several sources own (or a sequence field, which every source carries): the
@@ -162,8 +163,17 @@ def assembled(
     MERGE reads, as the union's fold has them)."""
     keys = model.primary_key
     universe: exp.Query | None = None
+    # measured at 16 x 16, 20,000 keys, JVM CPU of the bootstrap SELECT (benchmarks/logs.md):
+    # partial_update with a sequence field 0.8-0.9x with the keys read from the rows, but
+    # aggregation (its folds sort-aggregate STRUCT versions) 1.35-1.5x: it keeps the folds'
+    # keys, and so do sequence groups (their folds sort-aggregate too; not measured)
+    from_rows = not model.groups and not model.engine.aggregates_values
     for branch in model.branches:
-        narrow = _key_read(model, folds[branch.index])
+        narrow = (
+            _key_read(model, folds[branch.index])
+            if from_rows
+            else exp.select(*(exp.column(k) for k in keys)).from_(fold_name(branch))
+        )
         universe = (
             narrow if universe is None else exp.union(universe, narrow, distinct=True, copy=False)
         )
@@ -219,9 +229,8 @@ def _key_read(model: WideModel, fold: exp.Select) -> exp.Select:
     rather than from the fold: a fold read twice (its keys, its values) is a CTE Spark does
     not inline (its rows are numbered by a non-deterministic function), planned as a
     round-robin shuffle of the fold's every column, shuffled again by key for the join; read
-    once, the fold stays partitioned by key and joins without another exchange (at 16 x 16,
-    20,000 keys: about a seventh of the bootstrap SELECT's JVM CPU). The rows are narrowed to
-    their key columns, as ``Branch.projected`` narrows a branch to its own."""
+    once, the fold stays partitioned by key and joins without another exchange. The rows are
+    narrowed to their key columns, as ``Branch.projected`` narrows a branch to its own."""
     keys = model.primary_key
     source = rows_of(fold)
     assert isinstance(source, exp.Select)  # a branch's projected (narrowed) SELECT
