@@ -7,7 +7,8 @@ each source is folded on its own over the columns it owns only (the fold a run g
 source's batch: ``reduce_per_key`` with the source's index as its place), then the folds are
 put together per key:
 
-* the key universe: the UNION of the folds' keys;
+* the key universe: the UNION of the folds' keys (partial_update without sequence groups:
+  of the keys of the folds' rows, so that each fold is read once: ``_key_read``);
 * each fold LEFT JOINed to it on the key (every side is grouped on the key already);
 * a column one source owns: that source's folded value (and stored version);
 * a column several sources own (or a sequence field, which every source carries): the
@@ -32,7 +33,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from lakewide.compiler import versions
-from lakewide.compiler.fold_per_key import reduce_per_key
+from lakewide.compiler.fold_per_key import ROWS_ALIAS, reduce_per_key, rows_of
 from lakewide.compiler.fold_rows import Rows
 from lakewide.compiler.ordering import ROW_COLUMN
 from lakewide.compiler.prefold_aggregates import (
@@ -178,8 +179,17 @@ def assembled(
         return rows_assembled(model, folds, helpers=helpers)
     keys = model.primary_key
     universe: exp.Query | None = None
+    # measured at 16 x 16, 20,000 keys, JVM CPU of the bootstrap SELECT (benchmarks/logs.md):
+    # partial_update with a sequence field 0.8-0.9x with the keys read from the rows, but
+    # aggregation (its folds sort-aggregate STRUCT versions) 1.35-1.5x: it keeps the folds'
+    # keys, and so do sequence groups (their folds sort-aggregate too; not measured)
+    from_rows = not model.groups and not model.engine.aggregates_values
     for branch in model.branches:
-        narrow = exp.select(*(exp.column(k) for k in keys)).from_(fold_name(branch))
+        narrow = (
+            _key_read(model, folds[branch.index])
+            if from_rows
+            else exp.select(*(exp.column(k) for k in keys)).from_(fold_name(branch))
+        )
         universe = (
             narrow if universe is None else exp.union(universe, narrow, distinct=True, copy=False)
         )
@@ -218,6 +228,27 @@ def assembled(
         fold.set("expressions", [e for e in fold.expressions if e.alias_or_name in wanted])
         select = select.with_(fold_name(branch), as_=fold, copy=False)
     return select
+
+
+def _key_read(model: WideModel, fold: exp.Select) -> exp.Select:
+    """The keys ``fold`` has, read from its rows (``SELECT k FROM rows WHERE k IS NOT NULL``)
+    rather than from the fold: a fold read twice (its keys, its values) is a CTE Spark does
+    not inline (its rows are numbered by a non-deterministic function), planned as a
+    round-robin shuffle of the fold's every column, shuffled again by key for the join; read
+    once, the fold stays partitioned by key and joins without another exchange. The rows are
+    narrowed to their key columns, as ``Branch.projected`` narrows a branch to its own."""
+    keys = model.primary_key
+    source = rows_of(fold)
+    assert isinstance(source, exp.Select)  # a branch's projected (narrowed) SELECT
+    narrow = copy_without(source, "expressions")
+    narrow.set("expressions", [e.copy() for e in source.expressions if e.alias_or_name in keys])
+    rows = narrow.subquery(ROWS_ALIAS, copy=False)
+    not_null = exp.and_(*(exp.column(k).is_(exp.null()).not_() for k in keys), copy=False)
+    return (
+        exp.select(*(exp.column(k) for k in keys), copy=False)
+        .from_(rows, copy=False)
+        .where(not_null, copy=False)
+    )
 
 
 def present(model: WideModel, branch: Branch) -> exp.Expr:

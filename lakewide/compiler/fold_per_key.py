@@ -10,6 +10,8 @@ from lakewide.compiler.fold_rows import Rows
 from lakewide.compiler.number_rows import row_number
 from lakewide.compiler.ordering import POSITION_COLUMN, record_sort
 
+ROWS_ALIAS = "b"
+
 
 def reduce_per_key(rows: Rows, source: exp.Query) -> exp.Select:
     """Fold ``source`` (rows aliased to model column names, with their arrival as
@@ -23,7 +25,7 @@ def reduce_per_key(rows: Rows, source: exp.Query) -> exp.Select:
     # builders run with copy=False: the trees are fresh, and copying them at every step is
     # most of the compile time
     numbered = exp.select(exp.Star(), copy=False).from_(
-        source.subquery("b", copy=False), copy=False
+        source.subquery(ROWS_ALIAS, copy=False), copy=False
     )
     prefilter = rows.prefilter()
     if prefilter is not None:
@@ -71,3 +73,16 @@ def reduce_per_key(rows: Rows, source: exp.Query) -> exp.Select:
         .where(key_not_null, copy=False)
         .group_by(*(k.copy() for k in keys), copy=False)
     )
+
+
+def rows_of(fold: exp.Select) -> exp.Query:
+    """The rows a :func:`reduce_per_key` fold reads (its ``source``, in place)."""
+    node: exp.Expr = fold
+    while True:
+        derived = node.args["from_"].this
+        assert isinstance(derived, exp.Subquery)
+        if derived.alias == ROWS_ALIAS:
+            rows = derived.this
+            assert isinstance(rows, exp.Query)
+            return rows
+        node = derived.this
