@@ -3,6 +3,7 @@
     python benchmarks/width.py --sources 4,8,16 --keys 20000 --warmup 2
     python benchmarks/width.py --sources 4,8,16,32,64 --shapes 4x250,8x16+4 --keys 200000
     python benchmarks/width.py --sources 4,8,16,32,64 --compile-only
+    python benchmarks/width.py --sources 4,8,16,32,64 --plan-only --keys 200 --warmup 2
 
 Per shape (S sources x C own columns, ``+N`` columns fed by every source) and merge engine
 (``benchmarks/width_models.py``; models written with ``lakewide.union_sources``):
@@ -15,6 +16,8 @@ Per shape (S sources x C own columns, ``+N`` columns fed by every source) and me
 * bootstrap, 1% of keys in one source, 1% in every source, a run with nothing new: lakewide's
   run and the JOIN rebuild, in one Spark session; lakewide's table is compared with the
   JOIN's row for row after every step.
+* ``--plan-only``: the same steps on tiny tables, every statement a run sends planned apart
+  (``benchmarks/width_plan_only.py``), next to the JOIN's planning.
 
 Every action records wall and JVM CPU seconds (``benchmarks/run.py``'s Clock; Python CPU for
 compile). A step above ``--budget`` seconds ends its engine's series: larger shapes skip it.
@@ -39,6 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import generate  # noqa: E402
 import run  # noqa: E402
 import width_models  # noqa: E402
+import width_plan_only  # noqa: E402
 import width_report  # noqa: E402
 from sqlglot import exp  # noqa: E402
 from width_models import Shape  # noqa: E402
@@ -161,6 +165,36 @@ def write_round(spark: Any, shape: Shape, keys: int, step: str) -> None:
         generate.append(spark, frame, f"lw.bench.s{i}")
 
 
+def start_shape(
+    shape: Shape, engines: list[str], out: Path, result: dict[str, Any], kind: str
+) -> tuple[dict[str, Any], Path]:
+    """A shape's record (its figures go under ``kind``), added to ``result``, and its project
+    over an empty warehouse (both named for ``kind`` and the shape)."""
+    record: dict[str, Any] = {
+        "shape": shape.name,
+        "sources": shape.sources,
+        "columns": shape.width,
+        kind: {},
+        "equal": {},
+    }
+    result["shapes"].append(record)
+    tag = "" if kind == "steps" else f"{kind}_"
+    warehouse = out / f"warehouse_{tag}{shape.name}"
+    shutil.rmtree(warehouse, ignore_errors=True)
+    project = width_models.write_project(
+        out / f"project_{tag}{shape.name}", warehouse, shape, engines
+    )
+    return record, project
+
+
+def open_spark(project: Path) -> Any:
+    """A Spark session on the project's profile, its namespaces created."""
+    _output, _conf, spark = run.open_session(project, "lakewide-width", lambda conf: ANALYZER)
+    for namespace in ("lw.bench", "lw.wide"):
+        spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {namespace}")
+    return spark
+
+
 def bench_shape(
     shape: Shape,
     engines: list[str],
@@ -171,23 +205,11 @@ def bench_shape(
     save: Callable[[], None],
 ) -> list[str]:
     """Every step of ``shape``; returns the engines that stayed within the budget."""
-    record: dict[str, Any] = {
-        "shape": shape.name,
-        "sources": shape.sources,
-        "columns": shape.width,
-        "steps": {},
-        "equal": {},
-    }
-    result["shapes"].append(record)
-    warehouse = out / f"warehouse_{shape.name}"
-    shutil.rmtree(warehouse, ignore_errors=True)
-    project = width_models.write_project(out / f"project_{shape.name}", warehouse, shape, engines)
+    record, project = start_shape(shape, engines, out, result, "steps")
     record["compile"] = compile_figures(project, engines)
     save()
-    _output, _conf, spark = run.open_session(project, "lakewide-width", lambda conf: ANALYZER)
+    spark = open_spark(project)
     clock = run.Clock(spark)
-    for namespace in ("lw.bench", "lw.wide"):
-        spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {namespace}")
     manifest = manifest_of(project)
     adapter = SparkAdapter(manifest.output, spark=spark)
     live = list(engines)
@@ -241,13 +263,25 @@ def main() -> None:
         "--warmup", type=int, default=0, help="sources of a shape run first, not recorded"
     )
     parser.add_argument("--compile-only", action="store_true", help="the compile step only")
+    parser.add_argument(
+        "--plan-only",
+        action="store_true",
+        help="planning of every statement on tiny tables (--keys 200): width_plan_only",
+    )
+    parser.add_argument("--repeat", type=int, default=2, help="--plan-only: plans per statement")
     parser.add_argument("--out", type=Path, default=Path("benchmarks/out/width"))
     parser.add_argument("--name", default="", help="results file name (width_<name>)")
     args = parser.parse_args()
     shapes = [Shape(int(s)) for s in args.sources.split(",") if s]
     shapes += [Shape.parse(s) for s in args.shapes.split(",") if s]
     engines = args.engines.split(",")
-    name = args.name or ("compile" if args.compile_only else run_size(args.keys))
+    name = args.name or (
+        "compile"
+        if args.compile_only
+        else f"plans_{run_size(args.keys)}"
+        if args.plan_only
+        else run_size(args.keys)
+    )
     stem = Path(__file__).resolve().parent / "results" / f"width_{name}"
     result: dict[str, Any] = {
         "keys": args.keys,
@@ -256,15 +290,30 @@ def main() -> None:
         "load_start": os.getloadavg(),
         "shapes": [],
     }
+    report = width_plan_only.markdown if args.plan_only else width_report.markdown
+    if args.plan_only:
+        result["repeat"] = args.repeat
 
     def save() -> None:
         stem.with_suffix(".json").write_text(json.dumps(result, indent=1))
-        stem.with_suffix(".md").write_text(width_report.markdown(result))
+        stem.with_suffix(".md").write_text(report(result))
 
     args.out.mkdir(parents=True, exist_ok=True)
     if args.warmup and not args.compile_only:  # the first shape would pay for a cold JVM
         scratch = {**result, "shapes": []}
         bench_shape(Shape(args.warmup), engines, 1000, args.out, args.budget, scratch, lambda: None)
+    if args.plan_only:
+        if args.warmup:  # the first shape would pay for a cold JVM
+            scratch = {**result, "shapes": []}
+            width_plan_only.plan_shape(
+                Shape(args.warmup), engines, args.keys, args.out, 1, scratch, lambda: None
+            )
+        for shape in shapes:
+            width_plan_only.plan_shape(
+                shape, engines, args.keys, args.out, args.repeat, result, save
+            )
+            print(report(result), flush=True)
+        shapes = []
     for shape in shapes:
         if args.compile_only:
             project = width_models.write_project(
