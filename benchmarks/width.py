@@ -141,7 +141,9 @@ def plan_bootstrap(
 
 
 def plan_merges(spark: Any, clock: run.Clock, manifest: Any, engines: list[str]) -> dict[str, Any]:
-    """Planning of each engine's batch and MERGE, for one source and for every source."""
+    """Planning of each engine's batch and MERGE, for one source and for every source. The
+    MERGE reads its batch staged as a run stages it (``SparkAdapter.stage``: a local
+    checkpoint), so its figure is the MERGE's own planning, not the batch's once more."""
     out: dict[str, Any] = {}
     for engine in engines:
         compiled = compile_model(manifest.models[f"wide_{engine}"])
@@ -149,9 +151,10 @@ def plan_merges(spark: Any, clock: run.Clock, manifest: Any, engines: list[str])
         for label, merge in (("one", compiled.merges[0]), ("all", compiled.combined)):
             if merge is None:
                 continue
-            staging = merge.staging()
-            figures[f"batch_{label}"] = explain(spark, clock, bound(staging.expression))
-            spark.sql(bound(staging))  # the view the MERGE reads
+            batch = bound(merge.batch)
+            figures[f"batch_{label}"] = explain(spark, clock, batch)
+            # the view the MERGE reads, materialized as a run's Stage step does
+            spark.sql(batch).localCheckpoint(eager=True).createOrReplaceTempView(merge.batch_view)
             figures[f"merge_{label}"] = explain(spark, clock, bound(merge.statement))
         out[engine] = figures
     return out
