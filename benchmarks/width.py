@@ -3,7 +3,7 @@
     python benchmarks/width.py --sources 4,8,16 --keys 20000 --warmup 2
     python benchmarks/width.py --sources 4,8,16,32,64 --shapes 4x250,8x16+4 --keys 200000
     python benchmarks/width.py --sources 4,8,16,32,64 --compile-only
-    python benchmarks/width.py --sources 4,8,16,32,64 --plan-only --keys 200 --warmup 2
+    python benchmarks/width.py --sources 4,8,16,32,64 --plan-only --keys 1000 --warmup 2
 
 Per shape (S sources x C own columns, ``+N`` columns fed by every source) and merge engine
 (``benchmarks/width_models.py``; models written with ``lakewide.union_sources``):
@@ -53,6 +53,7 @@ from lakewide.project.manifest import load_manifest  # noqa: E402
 from lakewide.project.profiles_file import load_output  # noqa: E402
 from lakewide.project.settings import load_project  # noqa: E402
 from lakewide.spark.adapter import SparkAdapter  # noqa: E402
+from lakewide.spark.merge_planning import planned_as_merge  # noqa: E402
 
 STEPS = {  # step -> sources changed (None: every source), round
     "bootstrap": (None, 0),
@@ -155,7 +156,12 @@ def plan_merges(spark: Any, clock: run.Clock, manifest: Any, engines: list[str])
             figures[f"batch_{label}"] = explain(spark, clock, batch)
             # the view the MERGE reads, materialized as a run's Stage step does
             spark.sql(batch).localCheckpoint(eager=True).createOrReplaceTempView(merge.batch_view)
-            figures[f"merge_{label}"] = explain(spark, clock, bound(merge.statement))
+            statement = bound(merge.statement)
+
+            def plan(text: str = statement) -> dict[str, Any]:
+                return explain(spark, clock, text)
+
+            figures[f"merge_{label}"] = planned_as_merge(spark, plan)  # as a run plans it
         out[engine] = figures
     return out
 
@@ -302,11 +308,12 @@ def main() -> None:
         stem.with_suffix(".md").write_text(report(result))
 
     args.out.mkdir(parents=True, exist_ok=True)
-    if args.warmup and not args.compile_only:  # the first shape would pay for a cold JVM
+    cold = args.warmup and not (args.compile_only or args.plan_only)
+    if cold:  # the first shape would pay for a cold JVM
         scratch = {**result, "shapes": []}
         bench_shape(Shape(args.warmup), engines, 1000, args.out, args.budget, scratch, lambda: None)
     if args.plan_only:
-        if args.warmup:  # the first shape would pay for a cold JVM
+        if args.warmup:  # the same, plan only
             scratch = {**result, "shapes": []}
             width_plan_only.plan_shape(
                 Shape(args.warmup), engines, args.keys, args.out, 1, scratch, lambda: None

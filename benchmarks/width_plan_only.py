@@ -8,8 +8,10 @@ sends through the adapter is first planned apart with ``EXPLAIN`` (a query as it
 ``CREATE ... AS`` query: its query; a ``MERGE`` / ``INSERT``: the whole statement, as Iceberg
 rewrites it), the least JVM CPU of ``--repeat`` plans recorded under a label naming its kind
 and what it reads or writes (``N`` for a source's number: one source's statement sums over
-the sources). The FULL OUTER JOIN rebuild of the same width is planned the same way, and
-lakewide's table is compared with the JOIN's rows after the last step.
+the sources). A ``MERGE`` is planned as a run plans it (``lakewide.spark.merge_planning``)
+and once more with every optimizer rule (``..., every rule``: as before that). The FULL OUTER
+JOIN rebuild of the same width is planned the same way, and lakewide's table is compared with
+the JOIN's rows after the last step.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from width_models import Shape
 
 from lakewide.dialect import to_sql
 from lakewide.spark.adapter import SparkAdapter
+from lakewide.spark.merge_planning import EXCLUDED
 
 STEPS = ("bootstrap", "one", "all", "noop")
 
@@ -81,6 +84,22 @@ class Recorder:
                 best = got
         return best
 
+    def with_every_rule(self, spark: Any, name: str, text: str) -> None:
+        """The MERGE planned also with the rules a run's MERGE excludes (the figure before
+        ``lakewide.spark.merge_planning``), for the same statement in the same state."""
+        assert self.where is not None
+        before = spark.conf.get(EXCLUDED, None)
+        spark.conf.unset(EXCLUDED)
+        try:
+            figures = self.explain(spark, text)
+        finally:
+            if before is not None:
+                spark.conf.set(EXCLUDED, before)
+        entry = self.where.setdefault(f"{name}, every rule", {"cpu": 0.0, "s": 0.0, "n": 0})
+        entry["cpu"] = round(entry["cpu"] + figures["cpu"], 3)
+        entry["s"] = round(entry["s"] + figures["s"], 3)
+        entry["n"] += 1
+
     def wrap(self, sql: Callable[[Any, exp.Expression], Any]) -> Callable[..., Any]:
         def recorded(adapter: Any, statement: exp.Expression) -> Any:
             query = planned(statement)
@@ -93,6 +112,8 @@ class Recorder:
                 entry["n"] += 1
                 if "error" in figures:
                     entry["error"] = figures["error"]
+                if isinstance(statement, exp.Merge):  # as before: with every optimizer rule
+                    self.with_every_rule(adapter.spark, label(statement), text)
             return sql(adapter, statement)
 
         return recorded
