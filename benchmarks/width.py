@@ -3,6 +3,7 @@
     python benchmarks/width.py --sources 4,8,16 --keys 20000 --warmup 2
     python benchmarks/width.py --sources 4,8,16,32,64 --shapes 4x250,8x16+4 --keys 200000
     python benchmarks/width.py --sources 4,8,16,32,64 --compile-only
+    python benchmarks/width.py --sources 4,8,16,32,64 --plan-only --keys 1000 --warmup 2
 
 Per shape (S sources x C own columns, ``+N`` columns fed by every source) and merge engine
 (``benchmarks/width_models.py``; models written with ``lakewide.union_sources``):
@@ -17,6 +18,8 @@ Per shape (S sources x C own columns, ``+N`` columns fed by every source) and me
   JOIN's row for row after every step;
 * ``lakewide run`` with nothing new as its own process (the command a user starts; no JVM):
   its CPU seconds.
+* ``--plan-only``: the same steps on tiny tables, every statement a run sends planned apart
+  (``benchmarks/width_plan_only.py``), next to the JOIN's planning.
 
 Every action records wall and JVM CPU seconds (``benchmarks/run.py``'s Clock; Python CPU for
 compile). A step above ``--budget`` seconds ends its engine's series: larger shapes skip it.
@@ -43,6 +46,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import generate  # noqa: E402
 import run  # noqa: E402
 import width_models  # noqa: E402
+import width_plan_only  # noqa: E402
 import width_report  # noqa: E402
 from sqlglot import exp  # noqa: E402
 from width_models import Shape  # noqa: E402
@@ -53,6 +57,7 @@ from lakewide.project.manifest import load_manifest  # noqa: E402
 from lakewide.project.profiles_file import load_output  # noqa: E402
 from lakewide.project.settings import load_project  # noqa: E402
 from lakewide.spark.adapter import SparkAdapter  # noqa: E402
+from lakewide.spark.merge_planning import planned_as_merge  # noqa: E402
 
 STEPS = {  # step -> sources changed (None: every source), round
     "bootstrap": (None, 0),
@@ -141,7 +146,9 @@ def plan_bootstrap(
 
 
 def plan_merges(spark: Any, clock: run.Clock, manifest: Any, engines: list[str]) -> dict[str, Any]:
-    """Planning of each engine's batch and MERGE, for one source and for every source."""
+    """Planning of each engine's batch and MERGE, for one source and for every source. The
+    MERGE reads its batch staged as a run stages it (``SparkAdapter.stage``: a local
+    checkpoint), so its figure is the MERGE's own planning, not the batch's once more."""
     out: dict[str, Any] = {}
     for engine in engines:
         compiled = compile_model(manifest.models[f"wide_{engine}"])
@@ -149,10 +156,16 @@ def plan_merges(spark: Any, clock: run.Clock, manifest: Any, engines: list[str])
         for label, merge in (("one", compiled.merges[0]), ("all", compiled.combined)):
             if merge is None:
                 continue
-            staging = merge.staging()
-            figures[f"batch_{label}"] = explain(spark, clock, bound(staging.expression))
-            spark.sql(bound(staging))  # the view the MERGE reads
-            figures[f"merge_{label}"] = explain(spark, clock, bound(merge.statement))
+            batch = bound(merge.batch)
+            figures[f"batch_{label}"] = explain(spark, clock, batch)
+            # the view the MERGE reads, materialized as a run's Stage step does
+            spark.sql(batch).localCheckpoint(eager=True).createOrReplaceTempView(merge.batch_view)
+            statement = bound(merge.statement)
+
+            def plan(text: str = statement) -> dict[str, Any]:
+                return explain(spark, clock, text)
+
+            figures[f"merge_{label}"] = planned_as_merge(spark, plan)  # as a run plans it
         out[engine] = figures
     return out
 
@@ -186,6 +199,36 @@ def noop_cli(project: Path, engines: list[str], runs: int = 3) -> dict[str, Any]
     return {"cpu": round(statistics.median(cpu), 3), "s": round(statistics.median(wall), 3)}
 
 
+def start_shape(
+    shape: Shape, engines: list[str], out: Path, result: dict[str, Any], kind: str
+) -> tuple[dict[str, Any], Path]:
+    """A shape's record (its figures go under ``kind``), added to ``result``, and its project
+    over an empty warehouse (both named for ``kind`` and the shape)."""
+    record: dict[str, Any] = {
+        "shape": shape.name,
+        "sources": shape.sources,
+        "columns": shape.width,
+        kind: {},
+        "equal": {},
+    }
+    result["shapes"].append(record)
+    tag = "" if kind == "steps" else f"{kind}_"
+    warehouse = out / f"warehouse_{tag}{shape.name}"
+    shutil.rmtree(warehouse, ignore_errors=True)
+    project = width_models.write_project(
+        out / f"project_{tag}{shape.name}", warehouse, shape, engines
+    )
+    return record, project
+
+
+def open_spark(project: Path) -> Any:
+    """A Spark session on the project's profile, its namespaces created."""
+    _output, _conf, spark = run.open_session(project, "lakewide-width", lambda conf: ANALYZER)
+    for namespace in ("lw.bench", "lw.wide"):
+        spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {namespace}")
+    return spark
+
+
 def bench_shape(
     shape: Shape,
     engines: list[str],
@@ -196,23 +239,11 @@ def bench_shape(
     save: Callable[[], None],
 ) -> list[str]:
     """Every step of ``shape``; returns the engines that stayed within the budget."""
-    record: dict[str, Any] = {
-        "shape": shape.name,
-        "sources": shape.sources,
-        "columns": shape.width,
-        "steps": {},
-        "equal": {},
-    }
-    result["shapes"].append(record)
-    warehouse = out / f"warehouse_{shape.name}"
-    shutil.rmtree(warehouse, ignore_errors=True)
-    project = width_models.write_project(out / f"project_{shape.name}", warehouse, shape, engines)
+    record, project = start_shape(shape, engines, out, result, "steps")
     record["compile"] = compile_figures(project, engines)
     save()
-    _output, _conf, spark = run.open_session(project, "lakewide-width", lambda conf: ANALYZER)
+    spark = open_spark(project)
     clock = run.Clock(spark)
-    for namespace in ("lw.bench", "lw.wide"):
-        spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {namespace}")
     manifest = manifest_of(project)
     adapter = SparkAdapter(manifest.output, spark=spark)
     live = list(engines)
@@ -268,13 +299,25 @@ def main() -> None:
         "--warmup", type=int, default=0, help="sources of a shape run first, not recorded"
     )
     parser.add_argument("--compile-only", action="store_true", help="the compile step only")
+    parser.add_argument(
+        "--plan-only",
+        action="store_true",
+        help="planning of every statement on tiny tables (--keys 200): width_plan_only",
+    )
+    parser.add_argument("--repeat", type=int, default=2, help="--plan-only: plans per statement")
     parser.add_argument("--out", type=Path, default=Path("benchmarks/out/width"))
     parser.add_argument("--name", default="", help="results file name (width_<name>)")
     args = parser.parse_args()
     shapes = [Shape(int(s)) for s in args.sources.split(",") if s]
     shapes += [Shape.parse(s) for s in args.shapes.split(",") if s]
     engines = args.engines.split(",")
-    name = args.name or ("compile" if args.compile_only else run_size(args.keys))
+    name = args.name or (
+        "compile"
+        if args.compile_only
+        else f"plans_{run_size(args.keys)}"
+        if args.plan_only
+        else run_size(args.keys)
+    )
     stem = Path(__file__).resolve().parent / "results" / f"width_{name}"
     result: dict[str, Any] = {
         "keys": args.keys,
@@ -283,15 +326,31 @@ def main() -> None:
         "load_start": os.getloadavg(),
         "shapes": [],
     }
+    report = width_plan_only.markdown if args.plan_only else width_report.markdown
+    if args.plan_only:
+        result["repeat"] = args.repeat
 
     def save() -> None:
         stem.with_suffix(".json").write_text(json.dumps(result, indent=1))
-        stem.with_suffix(".md").write_text(width_report.markdown(result))
+        stem.with_suffix(".md").write_text(report(result))
 
     args.out.mkdir(parents=True, exist_ok=True)
-    if args.warmup and not args.compile_only:  # the first shape would pay for a cold JVM
+    cold = args.warmup and not (args.compile_only or args.plan_only)
+    if cold:  # the first shape would pay for a cold JVM
         scratch = {**result, "shapes": []}
         bench_shape(Shape(args.warmup), engines, 1000, args.out, args.budget, scratch, lambda: None)
+    if args.plan_only:
+        if args.warmup:  # the same, plan only
+            scratch = {**result, "shapes": []}
+            width_plan_only.plan_shape(
+                Shape(args.warmup), engines, args.keys, args.out, 1, scratch, lambda: None
+            )
+        for shape in shapes:
+            width_plan_only.plan_shape(
+                shape, engines, args.keys, args.out, args.repeat, result, save
+            )
+            print(report(result), flush=True)
+        shapes = []
     for shape in shapes:
         if args.compile_only:
             project = width_models.write_project(

@@ -56,3 +56,21 @@ def test_growth_is_the_log_log_slope_over_the_columns() -> None:
     assert width_report.growth(result, "pu_seq")["compile (Python CPU)"] == pytest.approx(1.0)
     table = width_report.markdown(result)
     assert "| compile (Python CPU) | 0.04 | 0.08 | 0.16 | 99.00 | 1.00 |" in table
+
+
+def test_plan_only_labels_what_a_statement_writes_or_reads() -> None:
+    from benchmarks import width_plan_only
+
+    def parsed(text: str) -> sqlglot.exp.Expr:
+        return sqlglot.parse_one(text, read=DIALECT)
+
+    merge = parsed(
+        "MERGE INTO lw.wide.m AS t USING __lw_batch_3 AS s ON t.k = s.k WHEN MATCHED THEN DELETE"
+    )
+    assert width_plan_only.label(merge) == "MERGE m"
+    view = parsed("CREATE OR REPLACE TEMPORARY VIEW __lw_batch_12 AS SELECT k FROM __lw_new_12")
+    assert width_plan_only.label(view) == "CREATE VIEW __lw_batch_N"
+    assert width_plan_only.planned(view) == view.expression  # a view: its query is planned
+    query = parsed("SELECT COUNT(*) FROM __lw_new_1 UNION ALL SELECT 1 FROM __lw_new_2")
+    assert width_plan_only.label(query) == "UNION __lw_new_N, __lw_new_N"
+    assert width_plan_only.planned(parsed("ALTER TABLE lw.wide.m WRITE ORDERED BY k")) is None

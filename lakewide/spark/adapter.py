@@ -222,9 +222,15 @@ class SparkAdapter(FileLoading, OrderedReads, BranchWrites, PositionChanges):
     def commit(self, statement: exp.Expression, properties: dict[str, str]) -> None:
         """Run a writing statement whose Iceberg commit carries ``properties``."""
         from lakewide.spark.commit import commit_with_properties
+        from lakewide.spark.merge_planning import planned_as_merge
+
+        def run() -> Any:
+            if isinstance(statement, exp.Merge):
+                return planned_as_merge(self.spark, lambda: self.sql(statement))
+            return self.sql(statement)
 
         try:
-            commit_with_properties(self.spark, properties, lambda: self.sql(statement))
+            commit_with_properties(self.spark, properties, run)
         except BranchError:
             raise  # Iceberg's ValidationException here is a refusal, not a lost race
         except ModelRunError as err:
