@@ -1,7 +1,8 @@
 """The docs site's source follows its nav (mkdocs.yml): every page under ``docs/`` is in the nav
 once, and a page of a nav section lives in that section's folder (``concepts/``, ``how-to/``,
 ...), one folder per section. Only the site's home (``index.md``, the first page of its section)
-and pages the nav lists at its top level, outside any section, sit at the top of ``docs/``.
+and pages the nav lists at its top level, outside any section, sit at the top of ``docs/``; no
+Python lives there (generators of pages are in ``tools/``).
 """
 
 from __future__ import annotations
@@ -54,6 +55,8 @@ def misplaced(config: Path) -> list[str]:
     problems += [f"{page}: not in the nav" for page in on_disk if page not in listed]
     problems += [f"{page}: in the nav but not in docs/" for page in listed if page not in on_disk]
     problems += [f"{page}: in the nav twice" for page in set(listed) if listed.count(page) > 1]
+    code = sorted(p.relative_to(docs).as_posix() for p in docs.rglob("*.py"))
+    problems += [f"{path}: Python in the site's source" for path in code]
     return problems
 
 
@@ -77,9 +80,12 @@ def test_a_loose_page_or_one_missing_from_the_nav_is_reported(tmp_path: Path) ->
     )
     pages = ["index.md", "start/install.md", "concepts/runs.md", "arrival.md", "architecture.md"]
     config = _site(tmp_path / "loose", nav, [*pages, "concepts/extra.md"])
+    (tmp_path / "loose" / "docs" / "gen").mkdir()
+    (tmp_path / "loose" / "docs" / "gen" / "reference.py").write_text("", encoding="utf-8")
     assert misplaced(config) == [
         "section 'Concepts' is not one folder of docs/: ['.', 'concepts']",
         "concepts/extra.md: not in the nav",
+        "gen/reference.py: Python in the site's source",
     ]
     fixed = nav.replace("Arrival: arrival.md", "Arrival: concepts/arrival.md")
     pages[3] = "concepts/arrival.md"
