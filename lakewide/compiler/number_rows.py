@@ -1,13 +1,13 @@
 """Rule: number a branch's rows in arrival order where its driving table is read.
 
-Ties between a key's records are broken by arrival (docs/arrival.md): the order in which the
-read of the branch's driving table gives its rows (oldest commit first). A branch that joins
-(a lookup, a ``delta`` or a temporal join) or computes a window shuffles its rows, so a number
-taken from the branch's output would be the shuffle's order. There the driving table is read
-through ``(SELECT *, MONOTONICALLY_INCREASING_ID() AS __lw_row FROM t AS a) AS a`` and the
-number is carried up through the derived tables (inlined CTEs) between it and the branch;
-the conjuncts of the WHERE reading only the driving table go inside, so that Spark still
-filters the rows before the join (a filter does not pass a non-deterministic projection).
+Ties between a key's records are broken by arrival (docs/concepts/arrival-order.md): the order in
+which the read of the branch's driving table gives its rows (oldest commit first). A branch that
+joins (a lookup, a ``delta`` or a temporal join) or computes a window shuffles its rows, so a number
+taken from the branch's output would be the shuffle's order. There the driving table is read through
+``(SELECT *, MONOTONICALLY_INCREASING_ID() AS __lw_row FROM t AS a) AS a`` and the number is carried
+up through the derived tables (inlined CTEs) between it and the branch; the conjuncts of the WHERE
+reading only the driving table go inside, so that Spark still filters the rows before the join (a
+filter does not pass a non-deterministic projection).
 
 A branch without a join or window keeps its rows in read order: it is numbered on its own
 output, as is a branch whose path to its driving table aggregates, deduplicates or generates

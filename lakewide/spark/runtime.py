@@ -28,14 +28,14 @@ _LOG_OPTION = "-Dlog4j2.configurationFile=" + LOG_CONFIG.as_uri()
 JAVA_OPTIONS = "spark.driver.extraJavaOptions"
 EXECUTOR_JAVA_OPTIONS = "spark.executor.extraJavaOptions"
 # Session defaults that let Spark's runtime Bloom filter prune the target rows of a MERGE before its
-# join shuffles them (docs/benchmarks.md, docs/reference/defaults.md). Iceberg rewrites a MERGE with
-# WHEN NOT MATCHED into ``target RIGHT OUTER JOIN source``; Spark 3.5 adds the filter only when it
-# plans a shuffle join, and it takes a source under the broadcast threshold for a broadcast join
-# although a right outer join cannot broadcast its right side. So joins are not broadcast by
-# estimated size at planning time; adaptive execution still broadcasts a side whose measured size is
-# under 10 MB. The Bloom filter's creation side has no size limit: a staged batch's size is its
-# origin plan's estimate, which for a branch with a join is the product of the joined tables' sizes
-# (terabytes for a few thousand rows). Any key set in the profile's spark_conf wins.
+# join shuffles them (docs/benchmarks/index.md, docs/reference/defaults.md). Iceberg rewrites a
+# MERGE with WHEN NOT MATCHED into ``target RIGHT OUTER JOIN source``; Spark 3.5 adds the filter
+# only when it plans a shuffle join, and it takes a source under the broadcast threshold for a
+# broadcast join although a right outer join cannot broadcast its right side. So joins are not
+# broadcast by estimated size at planning time; adaptive execution still broadcasts a side whose
+# measured size is under 10 MB. The Bloom filter's creation side has no size limit: a staged batch's
+# size is its origin plan's estimate, which for a branch with a join is the product of the joined
+# tables' sizes (terabytes for a few thousand rows). Any key set in the profile's spark_conf wins.
 MERGE_PRUNING_CONF = {
     "spark.sql.autoBroadcastJoinThreshold": "-1",
     "spark.sql.adaptive.autoBroadcastJoinThreshold": "10MB",

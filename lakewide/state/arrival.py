@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from lakewide.state.offsets import TableMeta
 
 #: above this many append snapshots in one read, one plain read is planned instead (arrival
-#: then follows Iceberg's file planning for ties between those commits; docs/arrival.md)
+#: then follows Iceberg's file planning for ties between those commits;
+#: docs/concepts/arrival-order.md)
 MAX_READS = 64
 
 

@@ -1,7 +1,7 @@
 """Ties keep arrival order when a branch joins, filters or reads a CTE (issue 48, item 1).
 
 A branch's rows are numbered where its driving table is read (in commit order,
-docs/arrival.md), before a join's shuffle reorders them: a key whose records come in two
+docs/concepts/arrival-order.md), before a join's shuffle reorders them: a key whose records come in two
 commits keeps the later commit's values after the bootstrap, incremental runs, a
 ``--full-refresh`` and a ``--restate``, whatever the branch joins (a lookup of a table model,
 a ``delta`` join, a temporal join of a snapshot). The expected tables come from the

@@ -134,7 +134,7 @@ def test_a_schema_changed_since_the_snapshot_reads_that_snapshot_s_columns(
 ) -> None:
     """A column the model reads is dropped after the last data commit: the bootstrap reads
     the pinned snapshot with its own columns, as a snapshot read does (Iceberg reads staged
-    tasks with the current schema; docs/arrival.md)."""
+    tasks with the current schema; docs/concepts/arrival-order.md)."""
     m, source = project(model_run, "deduplicate", 2)
     commits = [[(1, 5, "Start"), (2, 6, "Other")], [(1, 7, "Next")]]
     source.commit(commits[0], first="replace")

@@ -8,7 +8,7 @@ benchmark says it skips it), dbt-spark's incremental merge model; the steps: one
 changed, then late records. benchmarks/peer_phases.py (lakewide against the hand-written
 merge-on-read Iceberg MERGE, by plan step kind) the same way. ``LAKEWIDE_PEERS_PYTHON``
 chooses the interpreter (one with the ``bench`` extra). Opt-in (LAKEWIDE_PEERS_TEST=1: Maven
-Central, 2-4 min), which .ci/run sets (docs/benchmarks.md, "Against peers").
+Central, 2-4 min), which .ci/run sets (docs/benchmarks/peers.md).
 """
 
 from __future__ import annotations

@@ -1,1 +1,0 @@
-"""The repository's docs site sources; ``docs.gen`` generates its reference pages."""

@@ -1,1 +1,0 @@
-"""Generators of the docs site's reference pages (``python -m docs.gen.reference``)."""
