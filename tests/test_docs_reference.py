@@ -1,6 +1,6 @@
 """The generated reference pages (docs/reference/commands.md, config.md) match the code.
 
-``python -m tools.docs_reference`` writes them from click (every command and option) and from the
+``python -m tests.support.docs_reference`` writes them from click (every command and option) and from the
 pydantic config models (every key); this test fails when a committed page drifts from them.
 """
 
@@ -9,14 +9,14 @@ from __future__ import annotations
 import re
 
 from tests.project_factory import REPO_ROOT
-from tools.docs_reference import CLI_USAGE_PAGE, commands, pages, param_name
+from tests.support.docs_reference import CLI_USAGE_PAGE, commands, pages, param_name
 
 
 def test_committed_reference_pages_match_the_code() -> None:
     for path, text in pages().items():
         committed = path.read_text(encoding="utf-8") if path.exists() else ""
         assert committed == text, (
-            f"{path.relative_to(REPO_ROOT)} is out of date: run python -m tools.docs_reference"
+            f"{path.relative_to(REPO_ROOT)} is out of date: run python -m tests.support.docs_reference"
         )
 
 

@@ -1,0 +1,1 @@
+"""Helpers the tests share (servers, project factories, generators the tests check)."""
