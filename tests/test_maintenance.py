@@ -62,7 +62,7 @@ def test_bad_maintenance_config_names_file_and_key(extra: dict[str, object], exp
 def test_retention_and_ttl_need_a_key_table() -> None:
     for key in ("retention", "ttl"):
         message = _error({key: {"column": "ts", "keep": "1 day"}})
-        assert f"[{key}] {key} applies to primary-key tables" in message
+        assert f"[{key}] {key} applies to key tables" in message
 
 
 def test_accepted_settings_and_durations() -> None:

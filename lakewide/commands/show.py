@@ -90,7 +90,7 @@ def _shown_without_spark(options: Options, model: str, limit: int) -> bool:
 
     manifest = options.manifest()
     node = model_named(manifest, model)
-    if node.config.kind == "view":
+    if node.config.kind.is_view:
         return False
     try:
         columns, rows = read_rows(manifest.output, node.relation, _order(node), limit)
@@ -144,7 +144,7 @@ def _ensure_showable(manifest: Manifest, node: ModelNode, adapter: SparkAdapter)
     """A session view (hadoop catalog) is created for this session; a table must exist."""
     from lakewide.run.executor import run_models
 
-    if node.config.kind == "view" and not node.relation.catalog:
+    if node.config.kind.is_view and not node.relation.catalog:
         failed = [r for r in run_models(manifest, [node.name], adapter) if r.status != "success"]
         if failed and "TABLE_OR_VIEW_NOT_FOUND" in failed[0].message:
             raise UsageError(

@@ -38,11 +38,11 @@ def changelog_relation(relation: Relation) -> Relation:
 def produces_changelog(node: ModelNode, models: Iterable[ModelNode]) -> bool:
     """Whether a key table keeps its changelog: ``changelog_producer`` when set, else
     whenever another key table of ``models`` reads it through ``ref()`` (it reads the changes)."""
-    if node.config.kind != "primary_key":
+    if not node.config.kind.is_key_table:
         return False
     if node.config.changelog_producer is not None:
         return node.config.changelog_producer == "lookup"
-    return any(node.name in m.refs and m.config.kind == "primary_key" for m in models)
+    return any(node.name in m.refs and m.config.kind.is_key_table for m in models)
 
 
 def statements(model: WideModel, keys_view: str) -> list[exp.Expression]:

@@ -29,6 +29,7 @@ from lakewide.compiler.layout import partitions
 from lakewide.compiler.wide_model import WideModel
 from lakewide.dialect import DIALECT
 from lakewide.errors import UsageError
+from lakewide.project.config.kinds import ModelKind
 
 OPTION = "--restate"
 #: the staged restated keys: the fold's row of each, or ``GONE`` (the key is deleted)
@@ -92,7 +93,7 @@ def _refuse(model: WideModel, text: str, why: str) -> UsageError:
     )
 
 
-def refuse_kind(name: str, kind: str) -> UsageError:
+def refuse_kind(name: str, kind: ModelKind) -> UsageError:
     """The error for ``--restate`` on a model that is no key table."""
     return UsageError(
         f"{OPTION} applies to key tables (models with a merge_engine) only; '{name}' is "

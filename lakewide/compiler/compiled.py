@@ -39,6 +39,7 @@ from lakewide.compiler.wide_model import WideModel, analyze, parse_model_sql
 from lakewide.dialect import to_sql
 from lakewide.errors import CompileError
 from lakewide.plan import ModelPlans, Step
+from lakewide.project.config.kinds import ModelKind
 from lakewide.project.nodes import ModelNode
 
 
@@ -47,7 +48,7 @@ class CompiledModel:
     """Every statement a model can run, by plan."""
 
     node: ModelNode
-    kind: str
+    kind: ModelKind
     statement: exp.Expression | None = None  # a view's, table's or snapshot's one statement
     model: WideModel | None = None  # key tables: the analyzed model the plans come from
     write_order: exp.Command | None = None  # ALTER TABLE ... WRITE ORDERED BY, after a create
@@ -86,7 +87,7 @@ class CompiledModel:
     @cached_property
     def plans(self) -> ModelPlans | None:
         """Every plan a run of this table or key table can take (None for views)."""
-        if self.kind == "view":
+        if self.kind.is_view:
             return None
         if self.snapshot is not None:
             return build_snapshot_plans(self.snapshot, self.context, self.write_order)
@@ -154,7 +155,7 @@ class CompiledModel:
         # generator rewrote prints the same again (tests/compiler/test_print_in_place.py)
         printer = (lambda tree: to_sql(tree, copy=False)) if in_place else to_sql
         shown_plans = plan_files(self.plans, printer) if plans and self.plans is not None else {}
-        first = "bootstrap.sql" if self.kind == "primary_key" else f"{self.kind}.sql"
+        first = "bootstrap.sql" if self.kind.is_key_table else f"{self.kind}.sql"
         out = {
             first: to_sql(self.bootstrap, copy=copy)
             + (to_sql(self.write_order, copy=copy) if self.write_order is not None else "")
@@ -207,14 +208,14 @@ def compile_model(node: ModelNode, context: PlanContext | None = None) -> Compil
     ``context`` (its upstream tables, who produces a changelog) is what its run plans need."""
     context = context or PlanContext()
     kind = node.config.kind
-    if kind == "view":
+    if kind.is_view:
         view = exp.Create(
             this=node.relation.table(), kind="VIEW", replace=True, expression=_query(node)
         )
         if not node.relation.catalog:
             view.set("properties", exp.Properties(expressions=[exp.TemporaryProperty()]))
         return CompiledModel(node, kind, view)
-    if kind == "snapshot":
+    if kind.keeps_versions:
         snap = analyze_snapshot(node, _query(node))
         return CompiledModel(
             node,
@@ -224,8 +225,8 @@ def compile_model(node: ModelNode, context: PlanContext | None = None) -> Compil
             context=context,
             snapshot=snap,
         )
-    if kind in ("table", "incremental"):
-        if kind == "incremental":
+    if kind.rebuilt_each_run or kind.appends:
+        if kind.appends:
             raise CompileError(
                 "materialized='incremental' (append-only log tables) is not "
                 "supported yet; use 'table', 'view' or a merge_engine",

@@ -60,7 +60,7 @@ def branch_drivers(node: ModelNode) -> list[tuple[int, str | None]]:
 
 
 def _drivers(node: ModelNode) -> list[tuple[int, str | None]]:
-    if node.config.kind == "snapshot":
+    if node.config.kind.keeps_versions:
         return [(0, analyze_snapshot(node, parse_model_sql(node)).driver)]
     model = analyze(node)
     drivers = [(b.index, driving_table(b.select)) for b in model.branches]

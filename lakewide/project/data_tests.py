@@ -319,7 +319,7 @@ def implied_key_tests(node: ModelNode, shown: Path) -> list[DataTest]:
     """A merge-engine model's primary key is unique and never NULL: both tests, as declared
     tests would be (a declared test of the same name replaces its implied one)."""
     keys = list(node.config.primary_key)
-    if node.config.kind != "primary_key" or not keys:
+    if not node.config.kind.is_key_table or not keys:
         return []
     columns: list[exp.Expr] = [exp.column(k) for k in keys]
     subject = "__".join(keys)

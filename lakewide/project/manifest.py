@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from lakewide.errors import ConfigError
+from lakewide.project.config.kinds import names_a_view
 from lakewide.project.config.model_config import SnapshotConfig, parse_model_config
 from lakewide.project.data_tests import (
     DataTest,
@@ -98,7 +99,7 @@ def load_manifest(
         first[name] = renderer.render(shown, texts[name], resolve_ref=placeholder, this=guess)
         config = first[name].config
         alias = str(config.get("alias") or name)
-        if config.get("materialized") == "view" and output.catalog_type == "hadoop":
+        if names_a_view(config.get("materialized")) and output.catalog_type == "hadoop":
             relations[name] = Relation("", "", alias)  # the hadoop catalog has no views
         else:
             relations[name] = Relation(

@@ -46,7 +46,7 @@ def check_branch_run(
         )
     for name in names:
         node = manifest.models[name]
-        if node.config.kind == "view":
+        if not node.config.kind.stores_rows:
             raise UsageError(
                 f"model {name} is a view, and Iceberg branches are tables': leave it out of "
                 f"the run on branch {branch} (--exclude {name})"

@@ -186,11 +186,11 @@ def _model_plan(
     )
     if plan.status == "unchanged":
         return plan, None
-    if node.config.kind == "primary_key" and meta is not None:
+    if node.config.kind.is_key_table and meta is not None:
         after = _key_table(plan, node, meta, branch)  # a model that does not compile: exit 2
         if plan.refusals:
             plan.fix = rebuild_fix(manifest, node, target)
-    elif node.config.kind == "snapshot" and meta is not None:
+    elif node.config.kind.keeps_versions and meta is not None:
         plan.action = "refused"
         only = (
             " (unless only tags, description or freshness changed)"

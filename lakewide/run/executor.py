@@ -90,12 +90,12 @@ def _run_one(
 ) -> ModelResult:
     node = compiled.node
     result = ModelResult(node.name, "success", plan=compiled.kind)
-    if compiled.kind == "view":  # a catalog view lost to another writer: replaced again
+    if compiled.kind.is_view:  # a catalog view lost to another writer: replaced again
         adapter.commit(compiled.bootstrap, {})
         result.statements = 1
         return result
     adapter.ensure_namespace(node.relation)
-    runs = SnapshotRun if compiled.kind == "snapshot" else KeyTableRun
+    runs = SnapshotRun if compiled.kind.keeps_versions else KeyTableRun
     run = runs(adapter, manifest, compiled, run_id, before_commit=leases.check)
     written = run.written()
     if adapter.output.branch is None:
@@ -116,7 +116,7 @@ def _run_model(
     restate: str | None,
 ) -> ModelResult:
     node = compiled.node
-    if compiled.kind == "table":
+    if compiled.kind.rebuilt_each_run:
         # skipped when the upstream snapshots are those of the last build and the model's
         # definition is the one that build stored
         meta = adapter.table_meta(node.relation)

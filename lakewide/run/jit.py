@@ -32,8 +32,8 @@ def merges_only(
     for name in names:
         node = manifest.models[name]
         kind = node.config.kind
-        if kind == "view":
+        if kind.is_view:
             continue
-        if kind == "table" or exists(node.relation) is not True:
+        if kind.rebuilt_each_run or exists(node.relation) is not True:
             return False
     return True

@@ -96,7 +96,7 @@ def protected_snapshots(
             protect(parent, f"{node.name}'s changelog still due")
     key = node.relation.key
     for other in manifest.models.values():
-        if other.config.kind == "view" or key not in _upstream_keys(manifest, other):
+        if not other.config.kind.stores_rows or key not in _upstream_keys(manifest, other):
             continue
         for offset, snapshot in (last_offsets(meta_of(other.relation)) or {}).items():
             if offset_relation(offset) == key and snapshot is not None:
@@ -228,7 +228,7 @@ def orphan_step(node: ModelNode, now: datetime, object_store: bool) -> Step | No
 
 def skip_reason(node: ModelNode, meta: TableMeta | None) -> str:
     """Why ``maintain`` leaves a model alone ('' when it does not)."""
-    if node.config.kind == "view":
+    if not node.config.kind.stores_rows:
         return "a view: no table"
     if not node.config.maintenance.enabled:
         return "maintenance={'enabled': false}"
@@ -243,7 +243,7 @@ def plan_table(
     """Every step of one model's maintenance, as decided from the metadata now (the expire
     step's ``older_than`` is decided again, from fresh metadata, when it runs)."""
     node = manifest.models[name]
-    meta = meta_of(node.relation) if node.config.kind != "view" else None
+    meta = meta_of(node.relation) if node.config.kind.stores_rows else None
     plan = TablePlan(name, node.relation, skipped=skip_reason(node, meta))
     if plan.skipped or meta is None:
         return plan, {}

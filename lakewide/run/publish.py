@@ -57,7 +57,7 @@ def tables_to_publish(
     when main cannot be fast-forwarded to it."""
     moves = []
     # views have no branches: they read the tables of the models they select from
-    views = {n for n in names if manifest.models[n].config.kind == "view"}
+    views = {n for n in names if not manifest.models[n].config.kind.stores_rows}
     order = [n for n in topological_order(manifest.models) if n in names and n not in views]
     for name in order:
         relation = manifest.models[name].relation

@@ -44,7 +44,7 @@ def check_schemas(
     legacy: list[str] = []
     for name in names:
         node = manifest.models[name]
-        if node.config.kind != "primary_key":
+        if not node.config.kind.is_key_table:
             continue
         try:
             if not adapter.table_exists(node.relation):

@@ -172,7 +172,7 @@ def changed_models(manifest: Manifest, names: list[str], meta_of: MetaReader) ->
     found = []
     for name in names:
         node = manifest.models[name]
-        if node.config.kind != "primary_key":
+        if not node.config.kind.is_key_table:
             continue
         meta = meta_of(node.relation)
         if definition_changed(node, meta):

@@ -79,7 +79,7 @@ def first_unconsumed(meta: TableMeta, consumed: int | None) -> Snapshot | None:
 def _offset_keys(node: ModelNode, upstream: dict[str, Relation]) -> list[str] | None:
     """The keys of the offsets vector a run of ``node`` stores; None when a branch of a key
     table has no driving table among its upstreams (its offsets cannot be read)."""
-    if node.config.kind == "table":
+    if node.config.kind.rebuilt_each_run:
         return [offset_key(WHOLE_MODEL, key) for key in upstream]
     keys = []
     for branch, driver in branch_drivers(node):
@@ -127,7 +127,7 @@ class LagReader:
     def _own(self, node: ModelNode, target: float | None) -> ModelLag:
         """The lag behind the model's own upstream tables (no propagation)."""
         name = node.name
-        if node.config.kind == "view":
+        if not node.config.kind.stores_rows:
             return ModelLag(name, VIEW, 0.0, target)  # computed when read
         upstream = upstream_relations(self.manifest, node)
         other = [r for r in upstream.values() if r.catalog != self.manifest.output.catalog]

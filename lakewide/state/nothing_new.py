@@ -34,7 +34,7 @@ class _Metas:
 
 def _fresh(manifest: Manifest, name: str, metas: _Metas) -> bool:
     node = manifest.models[name]
-    if node.config.kind == "view":
+    if not node.config.kind.stores_rows:
         return True
     meta = metas.get(node.relation)
     offsets = last_offsets(meta)
@@ -50,7 +50,7 @@ def _fresh(manifest: Manifest, name: str, metas: _Metas) -> bool:
         current[key] = None if upstream_meta is None else upstream_meta.current
     if definition_changed(node, meta):
         return False  # tables are rebuilt; key tables plan their schema changes (with Spark)
-    if node.config.kind == "table":
+    if node.config.kind.rebuilt_each_run:
         expected = table_offsets(current)
         return set(offsets) == set(expected) and _caught_up(offsets, expected, upstream_metas)
     drivers = branch_drivers(node)

@@ -86,7 +86,7 @@ def tables(manifest: Manifest) -> dict[str, ModelNode]:
     return {
         n.relation.key: n
         for n in manifest.models.values()
-        if n.relation.catalog and n.config.kind != "view"
+        if n.relation.catalog and n.config.kind.stores_rows
     }
 
 
@@ -107,7 +107,7 @@ def consistent_set(
     agreed: Lineage = {}
     for name, status in outcomes:
         node = manifest.models[name]
-        if node.config.kind == "view" or not node.relation.catalog:
+        if not node.config.kind.stores_rows or not node.relation.catalog:
             continue
         if status != "success":
             found.left[name] = (

@@ -151,7 +151,7 @@ class _Builder:
         owners: dict[str, list[Any]] = {}
         roles: dict[str, str] = {}
         model = None
-        if node.config.kind == "primary_key" and compile_error is None:
+        if node.config.kind.is_key_table and compile_error is None:
             model = analyze(node)
             owners, roles = owners_of(model, self.ids), merge_roles(model)
         types = model_types(node, self.reader, self.schema, model)

@@ -19,6 +19,7 @@ from pydantic import (
 )
 
 from lakewide.project.config.engines.base import ENGINE_NAMES, Engine, MergeEngine
+from lakewide.project.config.kinds import ModelKind, kind_of
 from lakewide.project.config.maintenance import (
     MaintenanceSpec,
     RetentionSpec,
@@ -149,11 +150,9 @@ class _Keys(BaseModel):
         """Raise RuleError for a broken rule (each class adds its own)."""
 
     @property
-    def kind(self) -> str:
-        """The effective materialization: ``primary_key`` whenever a merge engine is set."""
-        if self.merge_engine is not None:
-            return "primary_key"
-        return self.materialized or "table"
+    def kind(self) -> ModelKind:
+        """The effective materialization: a key table whenever a merge engine is set."""
+        return kind_of(self.materialized, self.merge_engine)
 
     # The model's ``schema`` key (the namespace). It shadows pydantic's deprecated
     # ``BaseModel.schema()`` classmethod on purpose (use ``model_json_schema()``), hence the
@@ -209,14 +208,14 @@ class TableConfig(_Keys):
             if key not in TABLE_KEYS and getattr(self, key) != field.default:
                 raise RuleError(
                     key,
-                    f"{key} applies to primary-key tables: set merge_engine "
+                    f"{key} applies to key tables: set merge_engine "
                     f"(one of {', '.join(ENGINE_NAMES)}) or drop {key}",
                     compile_error=False,
                 )
 
 
 class KeyTableConfig(_Keys):
-    """A primary-key table folded by a merge engine (engine classes refuse the keys they do
+    """A key table: a primary-key table folded by a merge engine (engine classes refuse the keys they do
     not take, naming the engine that does)."""
 
     merge_engine: MergeEngine
@@ -238,7 +237,7 @@ class KeyTableConfig(_Keys):
                 "materialized",
                 f"materialized='{self.materialized}' conflicts with "
                 "merge_engine; drop materialized (a merge engine implies a "
-                "primary-key table)",
+                "key table)",
                 compile_error=False,
             )
         for key in (

@@ -15,6 +15,7 @@ from typing import Any, Literal
 from pydantic import field_validator
 
 from lakewide.project.config.keys import TABLE_KEYS, _Keys
+from lakewide.project.config.kinds import ModelKind
 from lakewide.project.config.specs import RuleError, as_list
 
 META_COLUMNS = ("dbt_valid_from", "dbt_valid_to", "dbt_scd_id", "dbt_updated_at", "dbt_is_deleted")
@@ -111,5 +112,5 @@ class SnapshotConfig(_Keys):
         return self.meta("dbt_valid_from"), self.meta("dbt_valid_to"), deleted
 
     @property
-    def kind(self) -> str:
-        return "snapshot"
+    def kind(self) -> ModelKind:
+        return ModelKind.SNAPSHOT

@@ -42,10 +42,10 @@ def _named_tables(query: exp.Expression) -> list[str]:
 def _first_query(compiled: CompiledModel) -> exp.Expression | None:
     """The query the model's first run commits, over its pinned views; None when that run is
     more than one query (it needs the scratch catalog)."""
-    if compiled.kind == "view":
+    if compiled.kind.is_view:
         query = compiled.bootstrap.args.get("expression")
         return _query(query)
-    if compiled.kind not in ("table", "primary_key") or compiled.plans is None:
+    if not compiled.kind.has_query_plans or compiled.plans is None:
         return None
     for step in compiled.plans.bootstrap:
         if isinstance(step, p.Query):  # the count of rejected NULL keys: no rows to compare

@@ -146,9 +146,9 @@ def _run_one(
     for table in inputs:
         table.create(adapter, with_rows=not incremental)
     compiled = compile_in(manifest, node)
-    if compiled.kind == "view":
+    if compiled.kind.is_view:
         adapter.sql(compiled.bootstrap)
-    elif compiled.kind == "table":
+    elif compiled.kind.rebuilt_each_run:
         KeyTableRun(adapter, manifest, compiled, "unit-test").rebuild()
     else:
         adapter.ensure_namespace(node.relation)
