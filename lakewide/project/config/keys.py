@@ -215,8 +215,8 @@ class TableConfig(_Keys):
 
 
 class KeyTableConfig(_Keys):
-    """A key table: a primary-key table folded by a merge engine (engine classes refuse the keys they do
-    not take, naming the engine that does)."""
+    """A key table: a primary-key table folded by a merge engine (engine classes refuse the
+    keys they do not take, naming the engine that does)."""
 
     merge_engine: MergeEngine
     engine: ClassVar[Engine]  # the engine's traits (each engine module's class sets it)
