@@ -21,7 +21,7 @@ from lakewide.project.nodes import Relation
 from lakewide.project.profiles_file import load_output
 from lakewide.spark.adapter import SparkAdapter
 from lakewide.spark.runtime import create_session, spark_conf
-from lakewide.state.arrival import Read
+from lakewide.state.arrival import SnapshotRead
 
 DEFAULTS = {"rows": 2_000_000, "commits": 100, "rounds": 3}
 PROFILES = "b:\n  target: t\n  outputs:\n    t:\n      catalog: lw\n      catalog_type: hadoop\n"
@@ -58,7 +58,7 @@ def main() -> None:
     def timed(name: str) -> None:
         started = time.perf_counter()
         if name == "plain":
-            frame = adapter._read(relation, Read(snapshot))
+            frame = adapter._read(relation, SnapshotRead(snapshot))
         else:
             frame = adapter.ordered_read(relation, snapshot, None)
             seconds["planning"].append(time.perf_counter() - started)

@@ -17,9 +17,9 @@ import click
 from rich.markup import escape
 
 from lakewide import __version__
-from lakewide.commands.shared import output
-from lakewide.commands.shared.console import console
-from lakewide.commands.shared.context import Options, parse_vars, parsed
+from lakewide.commands.output import output
+from lakewide.commands.output.console import console
+from lakewide.commands.services.context import Options, parse_vars, parsed
 from lakewide.errors import LakewideError, RunInterrupted
 
 # each command's module, imported only when the command is invoked or listed (a command's

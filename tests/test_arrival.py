@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from lakewide.state.arrival import MAX_READS, FilePart, Read, arrival_reads, commit_order
+from lakewide.state.arrival import MAX_READS, FilePart, SnapshotRead, arrival_reads, commit_order
 from lakewide.state.offsets import Snapshot, TableMeta
 
 
@@ -16,35 +16,39 @@ def history(*operations: str) -> TableMeta:
 
 def test_one_read_per_append_oldest_first() -> None:
     meta = history("append", "append", "append", "append")
-    assert arrival_reads(meta, 4, 1) == [Read(2, 1), Read(3, 2), Read(4, 3)]
+    assert arrival_reads(meta, 4, 1) == [SnapshotRead(2, 1), SnapshotRead(3, 2), SnapshotRead(4, 3)]
 
 
 def test_a_single_append_is_one_plain_read() -> None:
-    assert arrival_reads(history("append", "append"), 2, 1) == [Read(2, 1)]
+    assert arrival_reads(history("append", "append"), 2, 1) == [SnapshotRead(2, 1)]
 
 
 def test_bootstrap_reads_the_whole_append_history_in_commit_order() -> None:
     meta = history("append", "append", "append")
-    assert arrival_reads(meta, 3, None) == [Read(1, None), Read(2, 1), Read(3, 2)]
+    assert arrival_reads(meta, 3, None) == [
+        SnapshotRead(1, None),
+        SnapshotRead(2, 1),
+        SnapshotRead(3, 2),
+    ]
 
 
 def test_history_with_other_operations_is_one_plain_read() -> None:
     meta = history("append", "overwrite", "append")
-    assert arrival_reads(meta, 3, None) == [Read(3, None)]
-    assert arrival_reads(meta, 3, 1) == [Read(3, 1)]
-    assert arrival_reads(meta, 3, 2) == [Read(3, 2)]
+    assert arrival_reads(meta, 3, None) == [SnapshotRead(3, None)]
+    assert arrival_reads(meta, 3, 1) == [SnapshotRead(3, 1)]
+    assert arrival_reads(meta, 3, 2) == [SnapshotRead(3, 2)]
 
 
 def test_expired_or_unknown_snapshots_fall_back_to_one_read() -> None:
     meta = history("append", "append", "append")
     del meta.snapshots[2]
-    assert arrival_reads(meta, 3, 1) == [Read(3, 1)]
-    assert arrival_reads(None, 3, 1) == [Read(3, 1)]
+    assert arrival_reads(meta, 3, 1) == [SnapshotRead(3, 1)]
+    assert arrival_reads(None, 3, 1) == [SnapshotRead(3, 1)]
 
 
 def test_too_many_appends_are_one_read() -> None:
     meta = history(*["append"] * (MAX_READS + 2))
-    assert arrival_reads(meta, MAX_READS + 2, 1) == [Read(MAX_READS + 2, 1)]
+    assert arrival_reads(meta, MAX_READS + 2, 1) == [SnapshotRead(MAX_READS + 2, 1)]
     assert len(arrival_reads(meta, MAX_READS + 1, 1)) == MAX_READS
 
 

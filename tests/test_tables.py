@@ -7,9 +7,9 @@ import re
 
 import pytest
 
-from lakewide.commands.shared.console import console
-from lakewide.commands.shared.diff_report import DiffOutcome, show
-from lakewide.commands.shared.tables import print_table, rows_table
+from lakewide.commands.output.console import console
+from lakewide.commands.output.diff_report import DiffOutcome, show
+from lakewide.commands.output.tables import print_table, rows_table
 from tests.project_factory import REPO_ROOT
 
 

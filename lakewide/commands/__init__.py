@@ -1,5 +1,6 @@
 """The subcommands of ``lakewide``, one module each; ``lakewide.cli`` registers them on its group.
 
-``context`` holds what every command gets (console, global options, model selection) and
-``session`` the one SparkSession of the commands that need Spark.
+What they share: ``output`` (how a command speaks: consoles, JSON events, progress, tables) and
+``services`` (options and selection in ``services.context``, the Spark start, the run, seed and
+test services). No command module imports another.
 """

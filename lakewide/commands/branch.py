@@ -7,10 +7,10 @@ from typing import TYPE_CHECKING
 
 import click
 
-from lakewide.commands.shared import context
-from lakewide.commands.shared.console import console
-from lakewide.commands.shared.context import Options
-from lakewide.commands.shared.spark_start import with_adapter
+from lakewide.commands.output.console import console
+from lakewide.commands.services import context
+from lakewide.commands.services.context import Options
+from lakewide.commands.services.spark_start import with_adapter
 from lakewide.compiler.build_changes import changelog_relation
 from lakewide.project.branch_name import MAIN, is_stage, stage_branch
 from lakewide.project.manifest import Manifest

@@ -7,8 +7,9 @@ from typing import TYPE_CHECKING
 
 import click
 
-from lakewide.commands.shared.console import console
-from lakewide.commands.shared.context import (
+from lakewide.commands.output.console import console
+from lakewide.commands.output.output import output_options
+from lakewide.commands.services.context import (
     Options,
     pass_options,
     profile_options,
@@ -17,19 +18,18 @@ from lakewide.commands.shared.context import (
     selection,
     state_options,
 )
-from lakewide.commands.shared.output import output_options
-from lakewide.commands.shared.restate import check_restate
-from lakewide.commands.shared.run_models import (
+from lakewide.commands.services.restate import check_restate
+from lakewide.commands.services.run_models import (
     RunFlags,
     check_branch,
     run_and_report,
     run_args,
     run_options,
 )
-from lakewide.commands.shared.run_tag import refuse_taken, tag_options, tag_request
-from lakewide.commands.shared.seeds import check_seeds, load_and_report
-from lakewide.commands.shared.spark_start import with_adapter
-from lakewide.commands.shared.tests import RESOURCE_TYPES, chosen_unit_tests, kinds_to_run
+from lakewide.commands.services.run_tag import refuse_taken, tag_options, tag_request
+from lakewide.commands.services.seeds import check_seeds, load_and_report
+from lakewide.commands.services.spark_start import with_adapter
+from lakewide.commands.services.tests import RESOURCE_TYPES, chosen_unit_tests, kinds_to_run
 from lakewide.errors import ConfigError
 from lakewide.project.manifest import Manifest
 
@@ -89,7 +89,7 @@ def build(
         return [t for t in chosen_unit_tests(manifest, (), (), kinds) if t.model in names]
 
     def body(manifest: Manifest, adapter: SparkAdapter) -> int:
-        from lakewide.commands.shared.tests import report_test
+        from lakewide.commands.services.tests import report_test
         from lakewide.run.tests_after_models import TestsAfterModels
         from lakewide.run.unit_tests_before_models import UnitTestsBeforeModels
 

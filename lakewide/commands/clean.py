@@ -7,8 +7,8 @@ from pathlib import Path
 
 import click
 
-from lakewide.commands.shared.console import console
-from lakewide.commands.shared.context import Options, pass_options
+from lakewide.commands.output.console import console
+from lakewide.commands.services.context import Options, pass_options
 from lakewide.errors import ConfigError, LakewideError
 from lakewide.project.profiles import warehouse_path
 from lakewide.project.profiles_file import find_profiles_file, load_output

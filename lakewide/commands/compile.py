@@ -15,8 +15,8 @@ from lakewide.artifacts.manifest_json import (
     tests_fingerprint,
     unchanged,
 )
-from lakewide.commands.shared.console import console
-from lakewide.commands.shared.context import (
+from lakewide.commands.output.console import console
+from lakewide.commands.services.context import (
     Options,
     pass_options,
     profile_options,
@@ -24,7 +24,7 @@ from lakewide.commands.shared.context import (
     selection,
     state_options,
 )
-from lakewide.commands.shared.tests import chosen_tests, chosen_unit_tests
+from lakewide.commands.services.tests import chosen_tests, chosen_unit_tests
 from lakewide.compiler.data_test_queries import failing_rows
 from lakewide.dialect import to_sql
 from lakewide.project.manifest import Manifest

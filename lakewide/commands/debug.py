@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING
 
 import click
 
-from lakewide.commands.shared.console import console
-from lakewide.commands.shared.context import Options, pass_options, profile_options
-from lakewide.commands.shared.spark_start import check_output, spark_log
+from lakewide.commands.output.console import console
+from lakewide.commands.services.context import Options, pass_options, profile_options
+from lakewide.commands.services.spark_start import check_output, spark_log
 from lakewide.project.manifest import Manifest
 from lakewide.project.profiles import warehouse_path
 from lakewide.state.warehouse_probe import is_unchecked

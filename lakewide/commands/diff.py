@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING
 import click
 from sqlglot import exp
 
-from lakewide.commands.shared.context import Options, model_named, pass_options
-from lakewide.commands.shared.diff_report import DiffOutcome, show
-from lakewide.commands.shared.output import output_options
-from lakewide.commands.shared.spark_start import with_adapter
+from lakewide.commands.output.diff_report import DiffOutcome, show
+from lakewide.commands.output.output import output_options
+from lakewide.commands.services.context import Options, model_named, pass_options
+from lakewide.commands.services.spark_start import with_adapter
 from lakewide.compiler.table_diff import COUNT_NAMES, DiffQuery, duplicate_keys
 from lakewide.errors import UsageError
 from lakewide.project.manifest import Manifest

@@ -9,8 +9,8 @@ import sys
 import click
 from rich.markup import escape
 
-from lakewide.commands.shared.console import console
-from lakewide.commands.shared.context import Options, pass_options, profile_options
+from lakewide.commands.output.console import console
+from lakewide.commands.services.context import Options, pass_options, profile_options
 from lakewide.errors import ConfigError
 
 

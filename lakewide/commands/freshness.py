@@ -10,15 +10,15 @@ from rich.markup import escape
 from rich.table import Table
 
 from lakewide import events
-from lakewide.commands.shared.console import console
-from lakewide.commands.shared.context import (
+from lakewide.commands.output.console import console
+from lakewide.commands.output.output import loud, mode, output_options
+from lakewide.commands.services.context import (
     Options,
     pass_options,
     profile_options,
     selected,
     selection,
 )
-from lakewide.commands.shared.output import loud, mode, output_options
 from lakewide.errors import ConfigError
 from lakewide.project.durations import describe
 from lakewide.state.lag import FRESH, ModelLag, model_lags

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 from rich.markup import escape
 
-from lakewide.commands.shared.console import console
+from lakewide.commands.output.console import console
 from lakewide.project.scaffold import init_project
 
 

@@ -13,8 +13,8 @@ import click
 from rich.markup import escape
 from rich.table import Table
 
-from lakewide.commands.shared.console import console
-from lakewide.commands.shared.context import Options, model_named, pass_options, profile_options
+from lakewide.commands.output.console import console
+from lakewide.commands.services.context import Options, model_named, pass_options, profile_options
 from lakewide.errors import ConfigError
 from lakewide.project.manifest import Manifest
 from lakewide.project.nodes import Relation

@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING
 
 import click
 
-from lakewide.commands.shared.console import console
-from lakewide.commands.shared.context import Options, pass_options, profile_options
-from lakewide.commands.shared.spark_start import with_adapter
+from lakewide.commands.output.console import console
+from lakewide.commands.services.context import Options, pass_options, profile_options
+from lakewide.commands.services.spark_start import with_adapter
 from lakewide.errors import UsageError
 from lakewide.project.manifest import Manifest
 from lakewide.project.nodes import Relation

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from lakewide.commands.shared.console import console
-from lakewide.commands.shared.context import (
+from lakewide.commands.output.console import console
+from lakewide.commands.services.context import (
     Options,
     pass_options,
     profile_options,

@@ -8,9 +8,9 @@ from functools import partial
 
 import click
 
-from lakewide.commands.shared import context
-from lakewide.commands.shared.console import console
-from lakewide.commands.shared.context import Options
+from lakewide.commands.output.console import console
+from lakewide.commands.services import context
+from lakewide.commands.services.context import Options
 
 
 @click.command()

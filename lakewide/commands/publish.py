@@ -6,8 +6,8 @@ from typing import TYPE_CHECKING
 
 import click
 
-from lakewide.commands.shared.console import console
-from lakewide.commands.shared.context import (
+from lakewide.commands.output.console import console
+from lakewide.commands.services.context import (
     Options,
     branch_option,
     pass_options,
@@ -15,8 +15,8 @@ from lakewide.commands.shared.context import (
     selected,
     selection,
 )
-from lakewide.commands.shared.spark_start import with_adapter
-from lakewide.commands.shared.tests import chosen_tests, report_test, summarize
+from lakewide.commands.services.spark_start import with_adapter
+from lakewide.commands.services.tests import chosen_tests, report_test, summarize
 from lakewide.errors import UsageError
 from lakewide.project.manifest import Manifest
 

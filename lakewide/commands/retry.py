@@ -7,11 +7,11 @@ from pathlib import Path
 import click
 
 from lakewide.artifacts.run_results import read_run_results
-from lakewide.commands.shared.console import console
-from lakewide.commands.shared.context import Options, pass_options, profile_options, runnable
-from lakewide.commands.shared.output import output_options
-from lakewide.commands.shared.run_models import RunFlags, run_and_report
-from lakewide.commands.shared.spark_start import with_adapter
+from lakewide.commands.output.console import console
+from lakewide.commands.output.output import output_options
+from lakewide.commands.services.context import Options, pass_options, profile_options, runnable
+from lakewide.commands.services.run_models import RunFlags, run_and_report
+from lakewide.commands.services.spark_start import with_adapter
 from lakewide.project.graph import topological_order
 from lakewide.project.manifest import Manifest
 from lakewide.project.settings import load_project

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import click
 
-from lakewide.commands.shared.context import (
+from lakewide.commands.output.output import output_options
+from lakewide.commands.services.context import (
     Options,
     pass_options,
     profile_options,
@@ -13,9 +14,8 @@ from lakewide.commands.shared.context import (
     selection,
     state_options,
 )
-from lakewide.commands.shared.output import output_options
-from lakewide.commands.shared.restate import check_restate
-from lakewide.commands.shared.run_models import (
+from lakewide.commands.services.restate import check_restate
+from lakewide.commands.services.run_models import (
     RunFlags,
     _nothing_to_do,
     check_branch,
@@ -24,8 +24,8 @@ from lakewide.commands.shared.run_models import (
     run_args,
     run_options,
 )
-from lakewide.commands.shared.run_tag import tag_options, tag_request
-from lakewide.commands.shared.spark_start import with_adapter
+from lakewide.commands.services.run_tag import tag_options, tag_request
+from lakewide.commands.services.spark_start import with_adapter
 from lakewide.project.manifest import Manifest
 
 
@@ -86,7 +86,7 @@ def run(
         )
         return
     if watch:
-        from lakewide.commands.shared.watch import watch_models
+        from lakewide.commands.services.watch import watch_models
 
         if full_refresh or threads > 1:
             raise click.UsageError(

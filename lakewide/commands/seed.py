@@ -6,9 +6,9 @@ from typing import TYPE_CHECKING
 
 import click
 
-from lakewide.commands.shared.context import Options, pass_options, profile_options
-from lakewide.commands.shared.seeds import check_seeds, load_and_report
-from lakewide.commands.shared.spark_start import with_adapter
+from lakewide.commands.services.context import Options, pass_options, profile_options
+from lakewide.commands.services.seeds import check_seeds, load_and_report
+from lakewide.commands.services.spark_start import with_adapter
 from lakewide.project.manifest import Manifest
 
 if TYPE_CHECKING:

@@ -11,9 +11,9 @@ from sqlglot import exp
 from sqlglot.errors import ParseError
 
 from lakewide import events
-from lakewide.commands.shared.context import Options, model_named, pass_options, profile_options
-from lakewide.commands.shared.spark_start import with_adapter
-from lakewide.commands.shared.tables import print_table, rows_table
+from lakewide.commands.output.tables import print_table, rows_table
+from lakewide.commands.services.context import Options, model_named, pass_options, profile_options
+from lakewide.commands.services.spark_start import with_adapter
 from lakewide.dialect import DIALECT
 from lakewide.errors import ModelRunError, UsageError
 from lakewide.project.config.model_config import SnapshotConfig

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING
 
 import click
 
-from lakewide.commands.shared.console import console
-from lakewide.commands.shared.context import (
+from lakewide.commands.output.console import console
+from lakewide.commands.services.context import (
     Options,
     branch_option,
     pass_options,
@@ -25,8 +25,8 @@ from lakewide.commands.shared.context import (
     selection,
     state_options,
 )
-from lakewide.commands.shared.spark_start import with_adapter
-from lakewide.commands.shared.tests import (
+from lakewide.commands.services.spark_start import with_adapter
+from lakewide.commands.services.tests import (
     chosen_tests,
     chosen_unit_tests,
     kinds_to_run,

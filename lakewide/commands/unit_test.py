@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING
 import click
 from rich.markup import escape
 
-from lakewide.commands.shared.console import console
-from lakewide.commands.shared.context import Options, pass_options, profile_options, selection
-from lakewide.commands.shared.spark_start import with_adapter
+from lakewide.commands.output.console import console
+from lakewide.commands.services.context import Options, pass_options, profile_options, selection
+from lakewide.commands.services.spark_start import with_adapter
 from lakewide.project.manifest import Manifest
 
 if TYPE_CHECKING:

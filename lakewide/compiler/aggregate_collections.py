@@ -97,14 +97,14 @@ def ordered_ops(inp: FoldInput) -> exp.Expr:
     return ordered_values(inp, present(inp), op)
 
 
-Step = Callable[[exp.Expr, exp.Expr], exp.Expr]
+EntryOp = Callable[[exp.Expr, exp.Expr], exp.Expr]
 
 
 def _replay(
     ops: exp.Expr,
     start: exp.Expr | None,
-    add: Step,
-    remove: Step,
+    add: EntryOp,
+    remove: EntryOp,
     distinct: bool = False,
 ) -> exp.Expr:
     """Apply ``ops`` one by one to ``start`` (None: "no value"), as Paimon applies records.

@@ -66,7 +66,7 @@ from lakewide.errors import CompileError, ModelRunError
 from lakewide.project.nodes import ModelNode, Relation
 
 
-class CompiledModel(Protocol):
+class PlannedModel(Protocol):
     """What the run plans are built from: a compiled model's statements
     (``lakewide.compiler.compiled.CompiledModel``, which builds its plans here)."""
 
@@ -113,10 +113,10 @@ def temporary_view(view: str, query: exp.Expr) -> exp.Create:
     return create
 
 
-class _Builder:
+class _PlanBuilder:
     """The plans of one compiled model in one context."""
 
-    def __init__(self, compiled: CompiledModel, context: PlanContext) -> None:
+    def __init__(self, compiled: PlannedModel, context: PlanContext) -> None:
         self.compiled, self.context = compiled, context
         self.node = compiled.node
         self.self_key = self.node.relation.key
@@ -460,15 +460,15 @@ class _Builder:
         )
 
 
-def build_run_plans(compiled: CompiledModel, context: PlanContext) -> p.ModelPlans:
+def build_run_plans(compiled: PlannedModel, context: PlanContext) -> p.ModelPlans:
     """Every plan of a table or key table (views have one statement and no plan)."""
-    return _Builder(compiled, context).build()
+    return _PlanBuilder(compiled, context).build()
 
 
 def build_restate_plan(
-    compiled: CompiledModel, context: PlanContext, predicate: exp.Expr
+    compiled: PlannedModel, context: PlanContext, predicate: exp.Expr
 ) -> list[p.Step]:
     """The steps of ``run --restate``: the keys ``predicate`` (``build_restate.parse_restate``)
     matches, folded again from every source at the pinned snapshots, in one MERGE commit."""
     assert compiled.model is not None, "only key tables restate"
-    return _Builder(compiled, context).restate(compiled.model, predicate)
+    return _PlanBuilder(compiled, context).restate(compiled.model, predicate)

@@ -28,12 +28,12 @@ from lakewide.compiler.column_aggregates import ColumnAggregate
 from lakewide.project.config.engines.base import Engine
 
 
-class _Branch(Protocol):
+class _OwningBranch(Protocol):
     @property
     def owned(self) -> Collection[str]: ...
 
 
-class WideModel(Protocol):
+class VersionedModel(Protocol):
     """What the versions are resolved from: the analyzed model
     (``lakewide.compiler.wide_model.WideModel``, which resolves its versions here)."""
 
@@ -46,12 +46,12 @@ class WideModel(Protocol):
     @property
     def row_kind(self) -> str | None: ...
     @property
-    def branches(self) -> Sequence[_Branch]: ...
+    def branches(self) -> Sequence[_OwningBranch]: ...
     @property
     def stored(self) -> list[str]: ...
     def aggregate(self, column: str) -> ColumnAggregate: ...
     def group_of(self, column: str) -> object | None: ...
-    def owners(self, column: str) -> Sequence[_Branch]: ...
+    def owners(self, column: str) -> Sequence[_OwningBranch]: ...
 
 
 PREFIX = "__lw_v_"
@@ -104,7 +104,7 @@ def non_null_name(column: str) -> str:
     return f"{NON_NULL_PREFIX}{column}"
 
 
-def picks(model: WideModel, column: str) -> str | None:
+def picks(model: VersionedModel, column: str) -> str | None:
     """``'last'`` / ``'first'`` when the column's value is one record's value chosen by order."""
     if model.engine.updates_columns:
         return "last"
@@ -113,7 +113,7 @@ def picks(model: WideModel, column: str) -> str | None:
     return None
 
 
-def resolve(model: WideModel) -> Versions:
+def resolve(model: VersionedModel) -> Versions:
     """The versions ``model`` stores (computed once, from the model's own branches)."""
     if model.engine.picks_rows:
         return Versions(row=len(model.branches) > 1)

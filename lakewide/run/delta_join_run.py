@@ -18,7 +18,7 @@ from lakewide.state.offsets import TableMeta, appends_only, offset_key
 from lakewide.state.upstream_changes import delete_files_after
 
 
-class KeyTableRun(Protocol):
+class FactsRun(Protocol):
     """What a delta join's re-derivation reads and records of its model's run
     (``lakewide.run.key_table_run.KeyTableRun``, which calls it after the facts)."""
 
@@ -84,7 +84,7 @@ def derived_keys(dimension: str, facts: str) -> str | None:
     return "dimension" if by_dimension else "facts" if by_facts else None
 
 
-def run_delta_joins(run: KeyTableRun, consumed: dict[str, int | None]) -> None:
+def run_delta_joins(run: FactsRun, consumed: dict[str, int | None]) -> None:
     """Re-derive, per delta join whose dimension moved or whose driving table changed rows,
     the fact rows of the affected keys (one commit each, carrying the dimension offset)."""
     for join in run.plans.delta_joins:

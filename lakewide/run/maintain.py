@@ -22,7 +22,7 @@ from lakewide.errors import ModelRunError
 from lakewide.plan import PRODUCES
 from lakewide.project.manifest import Manifest
 from lakewide.run.key_table_run import KeyTableRun
-from lakewide.run.maintenance_steps import Step, TablePlan, expire_step, plan_table
+from lakewide.run.maintenance_steps import MaintenanceStep, TablePlan, expire_step, plan_table
 from lakewide.spark.adapter import SparkAdapter
 from lakewide.state.offsets import MODEL, RUN_ID
 
@@ -72,7 +72,7 @@ class TableMaintenance:
             result.steps.append(self._step(plan, step))
         return result
 
-    def _fresh_expire(self, planned: Step) -> tuple[Step, dict[int, str]]:
+    def _fresh_expire(self, planned: MaintenanceStep) -> tuple[MaintenanceStep, dict[int, str]]:
         """The expire step decided again from the metadata as the steps before left it."""
         meta = self.adapter.table_meta(self.node.relation)
         assert meta is not None
@@ -81,7 +81,7 @@ class TableMaintenance:
         )
         return step or planned, protected
 
-    def _step(self, plan: TablePlan, step: Step) -> StepResult:
+    def _step(self, plan: TablePlan, step: MaintenanceStep) -> StepResult:
 
         text = to_sql(step.statement, pretty=False)
         done = StepResult(step.kind, text)
@@ -96,7 +96,7 @@ class TableMaintenance:
         done.counts = _counts(columns, rows)
         return done
 
-    def _delete(self, plan: TablePlan, step: Step, done: StepResult) -> None:
+    def _delete(self, plan: TablePlan, step: MaintenanceStep, done: StepResult) -> None:
         relation = self.node.relation
         before = self.adapter.current_snapshot(relation)
         properties = {MAINTENANCE: step.kind, RUN_ID: self.run_id, MODEL: self.name}

@@ -46,7 +46,7 @@ TIME_TYPES = ("date", "timestamp", "timestamptz")
 
 
 @dataclass(frozen=True)
-class Step:
+class MaintenanceStep:
     """One statement of the maintenance of a table."""
 
     kind: str  # retention | ttl | rewrite_data_files | ... | remove_orphan_files
@@ -60,7 +60,7 @@ class TablePlan:
 
     model: str
     relation: Relation
-    steps: list[Step] = field(default_factory=list)
+    steps: list[MaintenanceStep] = field(default_factory=list)
     produces: bool = False  # the model keeps its changelog: deletes get their changes written
     skipped: str = ""  # why nothing runs (not built, a view, maintenance disabled)
 
@@ -152,10 +152,10 @@ def _row_probe(relation: Relation, condition: exp.Expression) -> exp.Expression:
     return exp.select("1").from_(relation.table()).where(condition).limit(1)
 
 
-def data_steps(node: ModelNode, meta: TableMeta, now: datetime) -> list[Step]:
+def data_steps(node: ModelNode, meta: TableMeta, now: datetime) -> list[MaintenanceStep]:
     """The retention partition drop and the TTL delete of a key table."""
     config = node.config
-    steps: list[Step] = []
+    steps: list[MaintenanceStep] = []
     if not isinstance(config, KeyTableConfig):
         return steps
     if config.retention is not None:
@@ -168,7 +168,9 @@ def data_steps(node: ModelNode, meta: TableMeta, now: datetime) -> list[Step]:
         bound = sql.bound_literal(floor_to(now - config.retention.age, granularity), kind)
         delete = sql.delete_older(node.relation, column, bound)
         steps.append(
-            Step("retention", delete, _row_probe(node.relation, delete.args["where"].this))
+            MaintenanceStep(
+                "retention", delete, _row_probe(node.relation, delete.args["where"].this)
+            )
         )
     if config.ttl is not None:
         column = config.ttl.column
@@ -176,18 +178,20 @@ def data_steps(node: ModelNode, meta: TableMeta, now: datetime) -> list[Step]:
         delete = sql.delete_older(
             node.relation, column, sql.bound_literal(now - config.ttl.age, kind)
         )
-        steps.append(Step("ttl", delete, _row_probe(node.relation, delete.args["where"].this)))
+        steps.append(
+            MaintenanceStep("ttl", delete, _row_probe(node.relation, delete.args["where"].this))
+        )
     return steps
 
 
-def table_steps(node: ModelNode) -> list[Step]:
+def table_steps(node: ModelNode) -> list[MaintenanceStep]:
     """Compaction: data files, position delete files (format 2+), manifests."""
     config = node.config.maintenance
     if not config.rewrite:
         return []
     relation = node.relation
     steps = [
-        Step(
+        MaintenanceStep(
             "rewrite_data_files",
             sql.rewrite_data_files(
                 relation, sort=bool(node.config.sort_by), options=config.rewrite_options
@@ -196,15 +200,17 @@ def table_steps(node: ModelNode) -> list[Step]:
     ]
     if node.config.format_version >= 2:
         steps.append(
-            Step("rewrite_position_delete_files", sql.rewrite_position_delete_files(relation))
+            MaintenanceStep(
+                "rewrite_position_delete_files", sql.rewrite_position_delete_files(relation)
+            )
         )
-    steps.append(Step("rewrite_manifests", sql.rewrite_manifests(relation)))
+    steps.append(MaintenanceStep("rewrite_manifests", sql.rewrite_manifests(relation)))
     return steps
 
 
 def expire_step(
     manifest: Manifest, node: ModelNode, meta: TableMeta, meta_of: MetaOf, now: datetime
-) -> tuple[Step | None, dict[int, str]]:
+) -> tuple[MaintenanceStep | None, dict[int, str]]:
     """expire_snapshots with an ``older_than`` that keeps every protected snapshot."""
     config = node.config.maintenance
     age = config.expire_age
@@ -213,17 +219,17 @@ def expire_step(
     protected = protected_snapshots(manifest, node, meta, meta_of)
     older_than = expire_before(meta, protected, now, age)
     statement = sql.expire_snapshots(node.relation, older_than, config.retain_last)
-    return Step("expire_snapshots", statement), protected
+    return MaintenanceStep("expire_snapshots", statement), protected
 
 
-def orphan_step(node: ModelNode, now: datetime, object_store: bool) -> Step | None:
+def orphan_step(node: ModelNode, now: datetime, object_store: bool) -> MaintenanceStep | None:
     """remove_orphan_files; on object storage (``object_store``) it lists the table's files
     through its FileIO (``prefix_listing``: S3FileIO) instead of a Hadoop file system."""
     age = node.config.maintenance.orphan_age
     if age is None:
         return None
     statement = sql.remove_orphan_files(node.relation, now - age, prefix_listing=object_store)
-    return Step("remove_orphan_files", statement)
+    return MaintenanceStep("remove_orphan_files", statement)
 
 
 def skip_reason(node: ModelNode, meta: TableMeta | None) -> str:

@@ -19,7 +19,7 @@ from lakewide.state.lag import NOT_BUILT, UNKNOWN, ModelLag
 
 
 @dataclass(frozen=True)
-class Refresh:
+class DueModels:
     """The models one poll runs, in DAG order, each with why."""
 
     names: list[str]
@@ -46,7 +46,7 @@ def reason(lag: ModelLag) -> str:
 
 def plan_refresh(
     manifest: Manifest, selection: list[str], lags: dict[str, ModelLag], interval: float
-) -> Refresh:
+) -> DueModels:
     """The models of ``selection`` (DAG order) to run now; ``lags``: every selected model's."""
     chosen = set(selection)
     due = {n for n in selection if is_due(lags[n], interval)}
@@ -65,7 +65,7 @@ def plan_refresh(
         runs_before = any(r in names for r in manifest.models[name].refs)
         if lags[name].own or runs_before:
             names.append(name)
-    return Refresh(names, {n: needed[n] for n in names})
+    return DueModels(names, {n: needed[n] for n in names})
 
 
 def watched(manifest: Manifest, selection: list[str]) -> list[str]:

@@ -21,7 +21,7 @@ from lakewide.spark.ordered_read import OrderedReads
 from lakewide.spark.position_changes import PositionChanges
 from lakewide.spark.procedures import changelog_view_call
 from lakewide.spark.time_travel import in_schema
-from lakewide.state.arrival import Read, arrival_reads
+from lakewide.state.arrival import SnapshotRead, arrival_reads
 from lakewide.state.offsets import TableMeta
 from lakewide.state.upstream_changes import reads_by_position
 
@@ -117,7 +117,7 @@ class SparkAdapter(FileLoading, OrderedReads, BranchWrites, PositionChanges):
             if snapshot is None:
                 frame = self.spark.table(str(relation))
             elif empty or not ordered:
-                frame = self._read(relation, Read(snapshot))
+                frame = self._read(relation, SnapshotRead(snapshot))
             else:
                 frame = self.ordered_read(relation, snapshot, after)
                 if frame is None:

@@ -13,10 +13,10 @@ from lakewide.project.nodes import Relation
 from lakewide.spark.errors import short
 from lakewide.spark.seed_csv import (
     SeedLoading,
-    _lines,
-    _misfit_error,
-    _misfits,
-    _quoted,
+    backquoted,
+    csv_lines,
+    find_misfits,
+    misfit_error,
 )
 
 LOADED_FILE = "lakewide.loaded-file"  # snapshot summary: the file an append came from
@@ -58,16 +58,16 @@ class FileLoading(SeedLoading):
                 )
                 + f". Accepted: exactly the table's columns ({', '.join(table)}), in any order"
             )
-        frame = frame.select(*(F.col(_quoted(by_lower[c.lower()])).alias(c) for c in table))
+        frame = frame.select(*(F.col(backquoted(by_lower[c.lower()])).alias(c) for c in table))
         source = dict(frame.dtypes)
         changed = {c: t for c, t in table.items() if source[c] != t}
         exact = tuple(c for c in changed if source[c] in NUMBERS or source[c].startswith("dec"))
-        misfits = _misfits(frame, changed, exact) if changed else {}
+        misfits = find_misfits(frame, changed, exact) if changed else {}
         if misfits:
-            raise _misfit_error(path, changed, misfits, LOAD_FIX, text=file_format == "csv")
+            raise misfit_error(path, changed, misfits, LOAD_FIX, text=file_format == "csv")
         typed = frame.select(
             *[
-                F.col(_quoted(c)).cast(t).alias(c) if c in changed else F.col(_quoted(c))
+                F.col(backquoted(c)).cast(t).alias(c) if c in changed else F.col(backquoted(c))
                 for c, t in table.items()
             ]
         )
@@ -88,7 +88,7 @@ class FileLoading(SeedLoading):
         from pyspark.sql.types import StringType, StructField, StructType
 
         if file_format == "csv":
-            lines = _lines(path)
+            lines = csv_lines(path)
             header = next(csv.reader(lines[:1]), [])
             schema = StructType([StructField(name, StringType()) for name in header])
             return self._read_csv(lines, schema)

@@ -21,7 +21,7 @@ from lakewide.project.nodes import Relation
 from lakewide.spark.staged_scan import load_staged
 from lakewide.spark.table_metadata import MetadataReads
 from lakewide.spark.time_travel import at_version
-from lakewide.state.arrival import FilePart, Read, commit_order
+from lakewide.state.arrival import FilePart, SnapshotRead, commit_order
 
 
 class OrderedReads(MetadataReads):
@@ -55,7 +55,7 @@ class OrderedReads(MetadataReads):
         )
         tasks = list(planned)
         if not tasks:  # no data file: no rows (Iceberg stages no empty task set)
-            return self._read(relation, Read(snapshot, after))
+            return self._read(relation, SnapshotRead(snapshot, after))
         parts = []
         for task in tasks:
             file = task.file()
@@ -72,7 +72,7 @@ class OrderedReads(MetadataReads):
         with self.active():
             return load_staged(self.spark, relation, table, task_set, ordered, reader)
 
-    def _read(self, relation: Relation, read: Read) -> Any:
+    def _read(self, relation: Relation, read: SnapshotRead) -> Any:
         reader = self.spark.read.format("iceberg")
         if read.after is None:
             reader = at_version(self.spark, reader, str(read.snapshot))

@@ -52,7 +52,7 @@ class SeedLoading(MetadataReads):
         from lakewide.spark.commit import commit_with_properties
 
         digest = _seed_digest(path, types)
-        lines = _lines(path)
+        lines = csv_lines(path)
         marker = {
             SEED_DIGEST: digest,
             SEED_LINES: str(len(lines)),
@@ -120,13 +120,13 @@ class SeedLoading(MetadataReads):
             return self._seed_frames[key]
         cast = {c: t for c, t in types.items() if t.lower() != "string"}
         try:
-            text = self._text_frame(_lines(path), types)
-            misfits = _misfits(text, cast) if cast else {}
+            text = self._text_frame(csv_lines(path), types)
+            misfits = find_misfits(text, cast) if cast else {}
             frame = _cast(text, types)
         except Exception as err:  # noqa: BLE001
             raise ModelRunError(short(err), path=path) from err
         if misfits:
-            raise _misfit_error(path, cast, misfits)
+            raise misfit_error(path, cast, misfits)
         self._seed_frames[key] = frame
         return frame
 
@@ -161,7 +161,7 @@ class SeedLoading(MetadataReads):
         from pyspark.sql import functions as F
 
         rows = [(line,) for line in lines[1:] if line]
-        ddl = ", ".join(f"{_quoted(field.name)} STRING" for field in schema.fields)
+        ddl = ", ".join(f"{backquoted(field.name)} STRING" for field in schema.fields)
         frame = self.spark.createDataFrame(rows, "value string")
         parsed = frame.select(F.from_csv(F.col("value"), ddl).alias("row"))
         return parsed.select("row.*")
@@ -170,7 +170,7 @@ class SeedLoading(MetadataReads):
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
-def _lines(path: Path) -> list[str]:
+def csv_lines(path: Path) -> list[str]:
     """The CSV's lines, split as Spark's file reader splits them."""
     text = path.read_text(encoding="utf-8-sig")
     return _LINE_BREAK.split(text.removesuffix("\n").removesuffix("\r"))
@@ -186,7 +186,7 @@ def _cast(frame: Any, types: dict[str, str]) -> Any:
 
     return frame.select(
         *(
-            F.col(_quoted(c)) if t.lower() == "string" else F.col(_quoted(c)).cast(t).alias(c)
+            F.col(backquoted(c)) if t.lower() == "string" else F.col(backquoted(c)).cast(t).alias(c)
             for c, t in types.items()
         )
     )
@@ -197,11 +197,12 @@ def _seed_digest(path: Path, types: dict[str, str]) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _quoted(name: str) -> str:
+def backquoted(name: str) -> str:
+    """A column name quoted for Spark SQL (backquotes doubled)."""
     return "`" + name.replace("`", "``") + "`"
 
 
-def _misfits(
+def find_misfits(
     frame: Any, column_types: dict[str, str], exact: tuple[str, ...] = ()
 ) -> dict[str, tuple[int, str]]:
     """Per typed column: (rows that do not fit, the first such value in file order). A value
@@ -214,7 +215,7 @@ def _misfits(
     source = dict(frame.dtypes)
     aggregates = []
     for column, type_name in column_types.items():
-        value = F.col(_quoted(column))
+        value = F.col(backquoted(column))
         cast = value.cast(type_name)
         bad = value.isNotNull() & cast.isNull()
         if column in exact:
@@ -232,7 +233,7 @@ def _misfits(
 SEED_FIX = "fix the value, or declare the column's type in the seed's column_types (seeds/*.yml)"
 
 
-def _misfit_error(
+def misfit_error(
     path: Path,
     column_types: dict[str, str],
     misfits: dict[str, tuple[int, str]],

@@ -45,14 +45,14 @@ def commit_order(parts: list[FilePart]) -> list[int]:
 
 
 @dataclass(frozen=True)
-class Read:
+class SnapshotRead:
     """One Iceberg read: the rows of ``snapshot`` (``after`` None) or appended after ``after``."""
 
     snapshot: int
     after: int | None = None
 
 
-def arrival_reads(meta: TableMeta | None, snapshot: int, after: int | None) -> list[Read]:
+def arrival_reads(meta: TableMeta | None, snapshot: int, after: int | None) -> list[SnapshotRead]:
     """Format version 1: the reads that give the rows of ``(after, snapshot]`` (``after``
     None: every row at ``snapshot``) in commit order, or one plain read when the history does
     not allow it.
@@ -61,7 +61,7 @@ def arrival_reads(meta: TableMeta | None, snapshot: int, after: int | None) -> l
     still be known; a bootstrap read also needs the whole history to be appends from the
     table's first snapshot.
     """
-    plain = [Read(snapshot, after)]
+    plain = [SnapshotRead(snapshot, after)]
     if meta is None:
         return plain
     chain = []
@@ -75,4 +75,4 @@ def arrival_reads(meta: TableMeta | None, snapshot: int, after: int | None) -> l
     if current != after or len(chain) <= 1 or len(chain) > MAX_READS:
         return plain
     chain.reverse()
-    return [Read(s.id, s.parent) for s in chain]
+    return [SnapshotRead(s.id, s.parent) for s in chain]

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from lakewide.commands.shared.spark_start import shared_session
+from lakewide.commands.services.spark_start import shared_session
 from lakewide.project.graph import select
 from lakewide.project.manifest import Manifest, load_manifest
 from lakewide.project.profiles_file import find_profiles_file, load_output

@@ -19,7 +19,7 @@ import pytest
 from click.testing import CliRunner
 
 from lakewide.cli import cli
-from lakewide.commands.shared.spark_start import shared_session
+from lakewide.commands.services.spark_start import shared_session
 from lakewide.project.nodes import Relation
 from lakewide.run.maintain import MAINTENANCE, TableResult, maintain_models
 from lakewide.state.metadata import read_table_meta

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from lakewide.commands.shared.spark_start import shared_session
+from lakewide.commands.services.spark_start import shared_session
 from tests.integration.conftest import ProjectRun
 from tests.project_factory import no_java_env, run_main
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from lakewide.commands.shared.spark_start import shared_session
+from lakewide.commands.services.spark_start import shared_session
 from lakewide.project.jdbc import DATABASES
 from tests.integration.conftest import ProjectRun
 from tests.integration.test_jdbc_catalog import add_catalog, require_jdbc

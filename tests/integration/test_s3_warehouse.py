@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from lakewide.commands.shared.spark_start import shared_session
+from lakewide.commands.services.spark_start import shared_session
 from lakewide.project.jdbc import DATABASES
 from lakewide.project.nodes import Relation
 from lakewide.state.readers import metadata_reader

@@ -9,7 +9,7 @@ import pytest
 from rich.console import Console
 
 from lakewide import events
-from lakewide.commands.shared.progress import RunProgress
+from lakewide.commands.output.progress import RunProgress
 from lakewide.run.unit_tests import load_unit_tests
 from lakewide.run.unit_tests.runner import run_unit_tests
 from lakewide.spark.adapter import SparkAdapter

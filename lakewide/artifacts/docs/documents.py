@@ -100,7 +100,7 @@ def _compiled(manifest: Manifest, node: ModelNode) -> tuple[dict[str, str], str 
         return {}, str(err)
 
 
-class _Builder:
+class _DocsBuilder:
     def __init__(self, manifest: Manifest, reader: MetadataReader | None) -> None:
         self.manifest = manifest
         self.reader = reader
@@ -231,7 +231,7 @@ def _feeds(nodes: dict[str, Any], tables: dict[str, Any]) -> None:
 
 def build_documents(manifest: Manifest, reader: MetadataReader | None) -> Documents:
     """manifest.json and catalog.json of the project (no JVM: metadata through ``reader``)."""
-    builder = _Builder(manifest, reader)
+    builder = _DocsBuilder(manifest, reader)
     sources, source_catalog = builder.sources()
     nodes: dict[str, Any] = {}
     model_catalog: dict[str, Any] = {}

@@ -20,15 +20,15 @@ from typing import TYPE_CHECKING, Any
 
 from rich.markup import escape
 
-from lakewide.commands.shared.console import console
-from lakewide.commands.shared.context import Options, selected
-from lakewide.commands.shared.heartbeat import heartbeat
-from lakewide.commands.shared.output import loud
-from lakewide.commands.shared.progress import report
+from lakewide.commands.output.console import console
+from lakewide.commands.output.heartbeat import heartbeat
+from lakewide.commands.output.output import loud
+from lakewide.commands.output.progress import report
+from lakewide.commands.services.context import Options, selected
 from lakewide.errors import ConfigError
 from lakewide.project.durations import describe
 from lakewide.project.manifest import Manifest
-from lakewide.run.watch import Refresh, plan_refresh, watched
+from lakewide.run.watch import DueModels, plan_refresh, watched
 from lakewide.state.lag import model_lags
 from lakewide.state.lock import LockBusyError, warehouse_lock
 
@@ -105,7 +105,7 @@ def _target(manifest: Manifest, name: str) -> float:
 def _refresh(
     manifest: Manifest,
     adapter: SparkAdapter,
-    plan: Refresh,
+    plan: DueModels,
     stop: StopFlag,
     stats: WatchStats,
     lock_wait: float,
@@ -172,7 +172,7 @@ def watch_models(
     args: dict[str, Any],
 ) -> None:
     """``run --watch``: poll, refresh what is due, sleep; exit on SIGINT/SIGTERM (see module)."""
-    from lakewide.commands.shared.spark_start import _given, check_output, spark_log
+    from lakewide.commands.services.spark_start import _given, check_output, spark_log
     from lakewide.spark.adapter import SparkAdapter
 
     manifest = options.manifest()

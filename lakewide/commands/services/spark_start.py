@@ -9,8 +9,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from lakewide.commands.shared.console import console
-from lakewide.commands.shared.context import Options
+from lakewide.commands.output.console import console
+from lakewide.commands.services.context import Options
 from lakewide.errors import LakewideError
 from lakewide.project.manifest import Manifest
 from lakewide.project.profiles import Output, check_warehouse_writable

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from lakewide import events
-from lakewide.commands.shared.console import console
+from lakewide.commands.output.console import console
 from lakewide.project.manifest import Manifest
 
 if TYPE_CHECKING:

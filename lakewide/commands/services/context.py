@@ -42,7 +42,7 @@ class Options:
         if self.branch is not None:  # checked by its option (check_branch_name)
             output = output.model_copy(update={"branch": self.branch})
         manifest = load_manifest(project, output, variables=self.variables)
-        from lakewide.commands.shared.output import mode
+        from lakewide.commands.output.output import mode
 
         mode.project = project.name
         parsed.append(manifest)  # written to manifest.json as it is, never deferred

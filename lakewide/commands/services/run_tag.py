@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from lakewide.commands.shared.console import console
+from lakewide.commands.output.console import console
 from lakewide.errors import ConfigError, LakewideError
 from lakewide.project.manifest import Manifest
 

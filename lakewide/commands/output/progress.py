@@ -16,8 +16,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from lakewide import events
-from lakewide.commands.shared.console import console, progress_console
-from lakewide.commands.shared.output import elapsed, loud, mode
+from lakewide.commands.output.console import console, progress_console
+from lakewide.commands.output.output import elapsed, loud, mode
 
 if TYPE_CHECKING:
     from lakewide.run.outcomes import ModelResult

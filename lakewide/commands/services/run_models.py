@@ -10,14 +10,14 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from lakewide.commands.shared.console import console
-from lakewide.commands.shared.context import (
+from lakewide.commands.output.console import console
+from lakewide.commands.output.progress import live, report, summary
+from lakewide.commands.services.context import (
     Options,
     branch_option,
 )
-from lakewide.commands.shared.progress import live, report, summary
-from lakewide.commands.shared.restate import restate_option
-from lakewide.commands.shared.run_tag import AUTO_TAG, TagRequest
+from lakewide.commands.services.restate import restate_option
+from lakewide.commands.services.run_tag import AUTO_TAG, TagRequest
 from lakewide.errors import UsageError
 from lakewide.project.manifest import Manifest
 
@@ -41,7 +41,7 @@ class RunFlags:
     full_refresh: bool = False
     threads: int = 1
     fail_fast: bool = False
-    restate: str | None = None  # --restate PREDICATE (lakewide.commands.shared.restate)
+    restate: str | None = None  # --restate PREDICATE (lakewide.commands.services.restate)
 
     def check(self, manifest: Manifest) -> None:
         """Refuse what the profile cannot run, before anything is written: ``--threads`` > 1
@@ -128,8 +128,8 @@ def run_and_report(
     import uuid
 
     from lakewide.artifacts.run_results import write_run_results
-    from lakewide.commands.shared.run_tag import refuse_taken, tag_run
-    from lakewide.commands.shared.tests import report_test
+    from lakewide.commands.services.run_tag import refuse_taken, tag_run
+    from lakewide.commands.services.tests import report_test
     from lakewide.run.executor import run_models
     from lakewide.run.jit import QUICK_JIT, merges_only
     from lakewide.state.lease import model_leases
@@ -185,7 +185,7 @@ def run_and_report(
     failed = 1 if any(r.status != "success" for r in results) else 0
     failed = max(failed, tag_run(manifest, adapter, results, run_id, tagging))
     if tests or unit_tests:
-        from lakewide.commands.shared.tests import summarize
+        from lakewide.commands.services.tests import summarize
 
         return max(summarize(test_results), failed)
     return failed

@@ -11,7 +11,7 @@ from rich.measure import Measurement
 from rich.segment import Segment, Segments
 from rich.table import Table
 
-from lakewide.commands.shared.console import console
+from lakewide.commands.output.console import console
 
 _UNBOUNDED = 1_000_000
 

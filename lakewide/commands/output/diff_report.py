@@ -10,9 +10,9 @@ from rich.markup import escape
 from rich.table import Table
 
 from lakewide import events
-from lakewide.commands.shared.console import console
-from lakewide.commands.shared.output import loud, mode
-from lakewide.commands.shared.tables import cell, print_table
+from lakewide.commands.output.console import console
+from lakewide.commands.output.output import loud, mode
+from lakewide.commands.output.tables import cell, print_table
 
 
 @dataclass

@@ -24,8 +24,8 @@ from typing import Any
 import click
 
 from lakewide import events
-from lakewide.commands.shared.console import console, progress_console
-from lakewide.commands.shared.heartbeat import NotedStream, heartbeat
+from lakewide.commands.output.console import console, progress_console
+from lakewide.commands.output.heartbeat import NotedStream, heartbeat
 
 LOG_FORMATS = ("text", "json")
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
@@ -213,7 +213,7 @@ def apply() -> None:
 
 
 def _say(line: str) -> None:
-    """A line of the heartbeat (lakewide.commands.shared.heartbeat) on stderr; none while a
+    """A line of the heartbeat (lakewide.commands.output.heartbeat) on stderr; none while a
     live view counts the seconds on the terminal."""
     if getattr(progress_console, "_live_stack", None) or getattr(progress_console, "_live", None):
         return

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 import click
 from rich.markup import escape
 
-from lakewide.commands.shared.console import console
+from lakewide.commands.output.console import console
 from lakewide.errors import ConfigError
 from lakewide.project.data_tests import DataTest
 from lakewide.project.graph import select, topological_order
