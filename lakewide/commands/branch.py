@@ -11,7 +11,7 @@ from lakewide.commands.shared import context
 from lakewide.commands.shared.console import console
 from lakewide.commands.shared.context import Options
 from lakewide.commands.shared.spark_start import with_adapter
-from lakewide.compiler.build_changes import changelog_relation
+from lakewide.compiler.statements.build_changes import changelog_relation
 from lakewide.project.branch_name import MAIN, is_stage, stage_branch
 from lakewide.project.manifest import Manifest
 from lakewide.project.nodes import Relation
