@@ -6,10 +6,11 @@ import hashlib
 import json
 from typing import Any
 
-from lakewide.compiler import CompiledModel, PlanContext, compile_model
 from lakewide.compiler.model.delta_join import delta_joins
 from lakewide.compiler.model.snapshot_model import analyze_snapshot
 from lakewide.compiler.model.wide_model import analyze, parse_model_sql
+from lakewide.compiler.plans.compiled import CompiledModel, compile_model
+from lakewide.compiler.plans.run_plan import PlanContext
 from lakewide.compiler.statements.build_changes import produces_changelog as _produces
 from lakewide.compiler.trees.rewrite import driving_table
 from lakewide.project.manifest import Manifest
