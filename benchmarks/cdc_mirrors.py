@@ -47,7 +47,7 @@ from benchmarks.run import BASE, Clock, open_session, same_rows  # noqa: E402
 from benchmarks.step_clock import StepClock  # noqa: E402
 from lakewide.project.manifest import load_manifest  # noqa: E402
 from lakewide.project.settings import load_project  # noqa: E402
-from lakewide.run.executor import run_models  # noqa: E402
+from lakewide.run.models.executor import run_models  # noqa: E402
 from lakewide.spark.adapter import SparkAdapter  # noqa: E402
 from lakewide.spark.position_changes import PositionChanges  # noqa: E402
 from lakewide.spark.staged_scan import StagedScans  # noqa: E402

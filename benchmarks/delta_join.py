@@ -15,7 +15,7 @@ It checks both tables hold the same rows and prints wall and JVM CPU seconds and
 
 ``--cli`` measures instead what a user gets: each run is a ``python -m lakewide run`` of its
 own (a fresh JVM, with the JIT lakewide chooses for it: C1 only for the delta run, which only
-merges, the tiered default for ``--full-refresh``; ``lakewide.run.jit``), ``--rounds`` times,
+merges, the tiered default for ``--full-refresh``; ``lakewide.run.models.jit``), ``--rounds`` times,
 alternated; it prints each process's wall seconds, JVM start included (the JVM's CPU is not
 a child the benchmark can account; a model's own seconds in ``run_results.json`` include the
 JVM's start only where the run starts Spark inside the model, as ``--full-refresh`` does).
@@ -38,7 +38,7 @@ from benchmarks.run import Clock, same_rows  # noqa: E402
 from lakewide.project.manifest import load_manifest  # noqa: E402
 from lakewide.project.profiles_file import load_output  # noqa: E402
 from lakewide.project.settings import load_project  # noqa: E402
-from lakewide.run.executor import run_models  # noqa: E402
+from lakewide.run.models.executor import run_models  # noqa: E402
 from lakewide.spark.adapter import SparkAdapter  # noqa: E402
 from lakewide.spark.runtime import create_session, spark_conf  # noqa: E402
 

@@ -73,9 +73,9 @@ class MergePeer:
     the same (what the width alone costs).
 
     ``prune``: the MERGE reads its source through ``WHERE k = k``, as lakewide's MERGE does
-    (``lakewide.compiler.build_merge.merge_source``): a filter Spark takes as selective, so that
-    it builds a runtime Bloom filter of the source's keys and applies it to the target's scan
-    (only the matching rows are shuffled and sorted for the join, not the whole table).
+    (``lakewide.compiler.statements.build_merge.merge_source``): a filter Spark takes as selective,
+    so that it builds a runtime Bloom filter of the source's keys and applies it to the target's
+    scan (only the matching rows are shuffled and sorted for the join, not the whole table).
     """
 
     def __init__(

@@ -25,7 +25,7 @@ import run as bench  # noqa: E402
 
 from lakewide.project.manifest import load_manifest  # noqa: E402
 from lakewide.project.settings import load_project  # noqa: E402
-from lakewide.run.executor import run_models  # noqa: E402
+from lakewide.run.models.executor import run_models  # noqa: E402
 from lakewide.spark.adapter import SparkAdapter  # noqa: E402
 
 

@@ -29,7 +29,7 @@ import generate  # noqa: E402
 from lakewide.project.manifest import load_manifest  # noqa: E402
 from lakewide.project.profiles_file import load_output  # noqa: E402
 from lakewide.project.settings import load_project  # noqa: E402
-from lakewide.run.executor import run_models  # noqa: E402
+from lakewide.run.models.executor import run_models  # noqa: E402
 from lakewide.spark.adapter import SparkAdapter  # noqa: E402
 from lakewide.spark.runtime import create_session, spark_conf  # noqa: E402
 

@@ -21,7 +21,7 @@ from typing import Any
 from lakewide.project.manifest import load_manifest
 from lakewide.project.profiles_file import load_output
 from lakewide.project.settings import load_project
-from lakewide.run.executor import run_models
+from lakewide.run.models.executor import run_models
 from lakewide.spark.adapter import SparkAdapter
 from lakewide.spark.runtime import create_session, spark_conf
 

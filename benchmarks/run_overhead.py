@@ -24,7 +24,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.run import Clock  # noqa: E402
-from lakewide.run.executor import run_models  # noqa: E402
+from lakewide.run.models.executor import run_models  # noqa: E402
 from lakewide.spark.adapter import SparkAdapter  # noqa: E402
 from lakewide.spark.runtime import create_session, spark_conf  # noqa: E402
 from tests.integration.conftest import ModelRun, ProjectRun  # noqa: E402

@@ -15,7 +15,7 @@ from collections import defaultdict
 from collections.abc import Callable
 from typing import Any
 
-from lakewide.run import step_runner
+from lakewide.run.models import step_runner
 
 
 class StepClock:

@@ -22,7 +22,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from lakewide.project.graph import select  # noqa: E402
-from lakewide.run.executor import run_models  # noqa: E402
+from lakewide.run.models.executor import run_models  # noqa: E402
 from lakewide.spark.adapter import SparkAdapter  # noqa: E402
 from lakewide.spark.runtime import create_session, spark_conf  # noqa: E402
 from tests.integration.conftest import ProjectRun  # noqa: E402

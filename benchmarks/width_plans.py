@@ -30,9 +30,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from lakewide.compiler.build_bootstrap import bootstrap_query
-from lakewide.compiler.build_merge import combined_batch
-from lakewide.compiler.wide_model import WideModel, analyze
+from lakewide.compiler.model.wide_model import WideModel, analyze
+from lakewide.compiler.statements.build_bootstrap import bootstrap_query
+from lakewide.compiler.statements.build_merge import combined_batch
 from lakewide.dialect import to_sql
 from lakewide.project.config.model_config import parse_model_config
 from lakewide.project.nodes import ModelNode, Relation

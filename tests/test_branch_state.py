@@ -110,7 +110,7 @@ _OPTION_CASES = [  # a bad ``--branch NAME`` / ``branch drop NAME`` through ever
     for value, expected in (
         ("main", "main is the production line"),
         ("dev-1", "invalid branch name 'dev-1'"),
-        ("dev__lw_stage", "staging side branches"),  # lakewide.run.branch_stage's
+        ("dev__lw_stage", "staging side branches"),  # lakewide.run.models.branch_stage's
     )
     for command in (
         ("run", "--branch"),

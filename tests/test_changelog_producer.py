@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from lakewide.plan import PRODUCES
+from lakewide.compiler.plans.steps import PRODUCES
 from lakewide.state.changelog_producer import missing_changes, range_covered
 from lakewide.state.offsets import CHANGELOG_OF, MARK, OFFSETS, Snapshot, TableMeta
 

@@ -127,7 +127,7 @@ def test_a_run_parses_only_the_models_that_changed_before_spark(
     """``runnable`` (every running command's check before Spark) trusts manifest.json's
     fingerprints: a model that compiled from the same inputs is not parsed again."""
     from lakewide.commands.services.context import runnable
-    from lakewide.compiler import wide_model
+    from lakewide.compiler.model import wide_model
 
     compile_(monkeypatch, capsys, example)
     model = example / "models/wide/user_activity.sql"

@@ -5,7 +5,7 @@ known or the snapshot read was written with another schema."""
 from __future__ import annotations
 
 from lakewide.project.nodes import Relation
-from lakewide.run.contract_inputs import inputs_digest
+from lakewide.run.schema.contract_inputs import inputs_digest
 from lakewide.state.offsets import Snapshot, TableColumn, TableMeta
 
 A, B = Relation("lw", "src", "a"), Relation("lw", "src", "b")

@@ -13,7 +13,7 @@ from sqlglot.executor import execute
 
 from lakewide.cli import cli
 from lakewide.commands.services.tests import chosen_tests
-from lakewide.compiler.data_test_queries import failing_rows
+from lakewide.compiler.queries.data_test_queries import failing_rows
 from lakewide.errors import ConfigError
 from lakewide.project.data_tests import default_test_name as default_name
 from lakewide.project.data_tests import threshold_holds

@@ -17,7 +17,7 @@ from sqlglot import exp
 
 from lakewide.cli import cli
 from lakewide.compiler import analyze
-from lakewide.compiler.rewrite import driving_table
+from lakewide.compiler.trees.rewrite import driving_table
 from tests.project_factory import copy_example_project, manifest_of
 
 CHROMIUM = next(

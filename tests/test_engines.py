@@ -9,7 +9,7 @@ from typing import get_args
 
 import pytest
 
-from lakewide.compiler.wide_model import analyze
+from lakewide.compiler.model.wide_model import analyze
 from lakewide.project.config.engines.base import ENGINE_NAMES, MergeEngine
 from lakewide.project.config.engines.registry import CONFIGS, ENGINES, engine_named
 from lakewide.project.config.model_config import parse_model_config

@@ -1,4 +1,4 @@
-"""Tests for lakewide.run.jit: which runs start their JVM with C1 only, and the conf it gives."""
+"""Tests for lakewide.run.models.jit: which runs start their JVM with C1 only, and the conf it gives."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 
 from lakewide.project.manifest import Manifest
 from lakewide.project.nodes import Relation
-from lakewide.run.jit import QUICK_JIT, merges_only
+from lakewide.run.models.jit import QUICK_JIT, merges_only
 from lakewide.spark.adapter import SparkAdapter
 from lakewide.spark.runtime import JAVA_OPTIONS
 from tests.project_factory import make_project, manifest_of

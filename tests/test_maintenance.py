@@ -18,7 +18,12 @@ from lakewide.dialect import to_sql
 from lakewide.errors import ConfigError
 from lakewide.project.config.model_config import parse_model_config
 from lakewide.project.durations import parse_age
-from lakewide.run.maintenance_steps import expire_before, floor_to, plan_table, protected_snapshots
+from lakewide.run.maintenance.maintenance_steps import (
+    expire_before,
+    floor_to,
+    plan_table,
+    protected_snapshots,
+)
 from lakewide.state.definition import definition_digest
 from lakewide.state.offsets import OFFSETS, Snapshot, TableColumn, TableMeta
 from tests.project_factory import make_project, manifest_of

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from lakewide.compiler import upstream
+from lakewide.compiler.plans import upstream
 from lakewide.errors import CompileError
 from lakewide.state.definition import definition_digest
 from lakewide.state.nothing_new import fresh_models
@@ -46,7 +46,7 @@ def test_a_run_with_nothing_new_loads_no_spark_layer(tmp_path: Path) -> None:
         m
         for m in loaded
         if m.split(".")[0] in ("pyspark", "py4j")
-        or m.startswith(("lakewide.spark", "lakewide.run.executor"))
+        or m.startswith(("lakewide.spark", "lakewide.run.models.executor"))
     ]
     assert spark == []  # the executor imports the whole run layer and the Spark adapter
     # the tables' metadata files have the plain shape: read without pyiceberg's model

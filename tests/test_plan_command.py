@@ -22,12 +22,12 @@ from pyiceberg.types import IcebergType, LongType, NestedField, StringType
 from sqlglot import exp
 
 from lakewide.artifacts.manifest_json import write_manifest_json
-from lakewide.compiler.contract import CONTRACT
-from lakewide.compiler.wide_model import analyze
+from lakewide.compiler.model.wide_model import analyze
+from lakewide.compiler.schema.contract import CONTRACT
 from lakewide.dialect import DIALECT
 from lakewide.project.profiles import warehouse_path
-from lakewide.run.change_columns import cast_type
-from lakewide.run.change_plan import key_contract
+from lakewide.run.preview.columns import cast_type
+from lakewide.run.preview.run_preview import key_contract
 from lakewide.state.definition import definition_digest
 from lakewide.state.metadata import table_dir
 from lakewide.state.offsets import DEFINITION, OFFSETS

@@ -7,17 +7,17 @@ from typing import Any
 
 import pytest
 
-from lakewide import plan as p
 from lakewide.compiler import PlanContext, compile_model
-from lakewide.compiler.build_changelog_read import KIND, changelog_merge, retract_policy
-from lakewide.compiler.show_plan import plan_text
-from lakewide.compiler.wide_model import WideModel, analyze
+from lakewide.compiler.model.wide_model import WideModel, analyze
+from lakewide.compiler.plans import steps as p
+from lakewide.compiler.plans.show_plan import plan_text
+from lakewide.compiler.plans.steps import BranchPlan
+from lakewide.compiler.statements.build_changelog_read import KIND, changelog_merge, retract_policy
 from lakewide.dialect import to_sql
 from lakewide.errors import ModelRunError
-from lakewide.plan import BranchPlan
 from lakewide.project.config.model_config import parse_model_config
 from lakewide.project.nodes import ModelNode, Relation
-from lakewide.run.read_modes import ReadPlan, choose_read
+from lakewide.run.models.read_modes import ReadPlan, choose_read
 from lakewide.state.offsets import Snapshot, TableMeta
 
 SQL = "SELECT k, n, v FROM lw.ods.src"
@@ -79,7 +79,7 @@ def test_a_source_empty_at_bootstrap_is_read_whole_even_for_sum() -> None:
 
 def test_a_branch_missing_from_the_offsets_cannot_be_reread_by_sum() -> None:
     """Re-reading would double-count: refused unless the run re-folds the model
-    (lakewide.run.refresh_choice decides; the refusal travels with the read)."""
+    (lakewide.run.models.refresh_choice decides; the refusal travels with the read)."""
     read = plan(SUM, history("append"), None, consumed=False)
     assert read.lossy and read.refusal is not None and "no consumed offset" in read.refusal
     partial = plan(PARTIAL, history("append"), None, consumed=False)

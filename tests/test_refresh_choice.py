@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from lakewide.compiler.build_changelog_read import refolds_exactly
-from lakewide.run.refresh_choice import PlannedRead, choose_refresh
+from lakewide.compiler.statements.build_changelog_read import refolds_exactly
+from lakewide.run.models.refresh_choice import PlannedRead, choose_refresh
 from lakewide.state.offsets import Snapshot, TableMeta
 from lakewide.state.read_cost import CHANGELOG_FACTOR, WRITE_FACTOR, read_bytes
 from tests.test_read_plan import model

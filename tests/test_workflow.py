@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from lakewide.run.scheduler import schedule
+from lakewide.run.models.scheduler import schedule
 from tests.project_factory import copy_example_project, make_project, run_main
 
 

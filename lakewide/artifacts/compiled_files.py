@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lakewide.artifacts.manifest_json import compiled_checksum
-from lakewide.compiler.upstream import compile_in
+from lakewide.compiler.plans.upstream import compile_in
 from lakewide.errors import LakewideError
 from lakewide.project.manifest import Manifest
 

@@ -25,7 +25,7 @@ from typing import Any
 from lakewide import __version__
 from lakewide.artifacts.seed_state import SEEDS_RECORDED, seed_nodes
 from lakewide.artifacts.state_compare import STATE_VERSION, state_digests
-from lakewide.compiler.upstream import compile_in, plan_context
+from lakewide.compiler.plans.upstream import compile_in, plan_context
 from lakewide.errors import LakewideError
 from lakewide.project.data_tests import DataTest
 from lakewide.project.manifest import Manifest

@@ -11,7 +11,7 @@ from lakewide.commands.output.console import console
 from lakewide.commands.services import context
 from lakewide.commands.services.context import Options
 from lakewide.commands.services.spark_start import with_adapter
-from lakewide.compiler.build_changes import changelog_relation
+from lakewide.compiler.statements.build_changes import changelog_relation
 from lakewide.project.branch_name import MAIN, is_stage, stage_branch
 from lakewide.project.manifest import Manifest
 from lakewide.project.nodes import Relation

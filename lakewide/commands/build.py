@@ -34,7 +34,7 @@ from lakewide.errors import ConfigError
 from lakewide.project.manifest import Manifest
 
 if TYPE_CHECKING:
-    from lakewide.run.unit_tests import UnitTest
+    from lakewide.run.testing.unit_tests import UnitTest
     from lakewide.spark.adapter import SparkAdapter
 
 
@@ -90,8 +90,8 @@ def build(
 
     def body(manifest: Manifest, adapter: SparkAdapter) -> int:
         from lakewide.commands.services.tests import report_test
-        from lakewide.run.tests_after_models import TestsAfterModels
-        from lakewide.run.unit_tests_before_models import UnitTestsBeforeModels
+        from lakewide.run.testing.tests_after_models import TestsAfterModels
+        from lakewide.run.testing.unit_tests_before_models import UnitTestsBeforeModels
 
         names = selected(manifest, select, models_exclude)
         refuse_taken(manifest, tagging, adapter)  # before the seeds are loaded

@@ -25,7 +25,7 @@ from lakewide.commands.services.context import (
     state_options,
 )
 from lakewide.commands.services.tests import chosen_tests, chosen_unit_tests
-from lakewide.compiler.data_test_queries import failing_rows
+from lakewide.compiler.queries.data_test_queries import failing_rows
 from lakewide.dialect import to_sql
 from lakewide.project.manifest import Manifest
 from lakewide.project.profiles_file import find_profiles_file

@@ -1,5 +1,5 @@
 """``lakewide maintain``: compaction, snapshot expiry, orphan files, retention and TTL of the
-selected models' tables (lakewide.maintenance, lakewide.run.maintain)."""
+selected models' tables (lakewide.maintenance, lakewide.run.maintenance.maintain)."""
 
 from __future__ import annotations
 
@@ -22,8 +22,8 @@ from lakewide.commands.services.spark_start import with_adapter
 from lakewide.project.manifest import Manifest
 
 if TYPE_CHECKING:
-    from lakewide.run.maintain import TableResult
-    from lakewide.run.maintenance_steps import MetaOf
+    from lakewide.run.maintenance.maintain import TableResult
+    from lakewide.run.maintenance.maintenance_steps import MetaOf
     from lakewide.spark.adapter import SparkAdapter
 
 
@@ -36,7 +36,7 @@ def _protected_line(protected: dict[int, str]) -> str:
 
 def _dry_run(manifest: Manifest, names: list[str], meta_of: MetaOf) -> int:
     from lakewide.dialect import to_sql
-    from lakewide.run.maintenance_steps import plan_table
+    from lakewide.run.maintenance.maintenance_steps import plan_table
 
     now = datetime.now(timezone.utc)
     for name in names:
@@ -73,7 +73,7 @@ def _report(result: TableResult) -> None:
 
 
 def _maintain(manifest: Manifest, adapter: SparkAdapter, names: list[str]) -> int:
-    from lakewide.run.maintain import maintain_models
+    from lakewide.run.maintenance.maintain import maintain_models
 
     results = maintain_models(manifest, names, adapter, _report)
     failed = sum(r.status == "error" for r in results)

@@ -33,8 +33,8 @@ def plan(options: Options, select: tuple[str, ...], exclude: tuple[str, ...], fo
     --state the models are judged as the state's target would run them, from any target. Exit
     code 1 when a run would refuse a change. Reads table metadata without a JVM."""
     from lakewide.artifacts.state_compare import load_state
-    from lakewide.run.change_plan import plan_changes
-    from lakewide.run.change_report import plan_json, plan_markdown, plan_text
+    from lakewide.run.preview.report import plan_json, plan_markdown, plan_text
+    from lakewide.run.preview.run_preview import plan_changes
     from lakewide.state.readers import metadata_reader
 
     manifest = options.manifest()

@@ -21,7 +21,7 @@ from lakewide.errors import UsageError
 from lakewide.project.manifest import Manifest
 
 if TYPE_CHECKING:
-    from lakewide.run.publish import Move
+    from lakewide.run.maintenance.publish import Move
     from lakewide.spark.adapter import SparkAdapter
 
 
@@ -52,7 +52,7 @@ def publish(options: Options, select: tuple[str, ...], exclude: tuple[str, ...])
         )
 
     def body(manifest: Manifest, adapter: SparkAdapter) -> int:
-        from lakewide.run.publish import publish as publish_branch
+        from lakewide.run.maintenance.publish import publish as publish_branch
 
         names = selected(manifest, select, exclude)
         tests = chosen_tests(manifest, select, exclude, {"data"})

@@ -142,7 +142,7 @@ def inline_query(manifest: Manifest, options: Options, text: str) -> exp.Query:
 
 def _ensure_showable(manifest: Manifest, node: ModelNode, adapter: SparkAdapter) -> None:
     """A session view (hadoop catalog) is created for this session; a table must exist."""
-    from lakewide.run.executor import run_models
+    from lakewide.run.models.executor import run_models
 
     if node.config.kind.is_view and not node.relation.catalog:
         failed = [r for r in run_models(manifest, [node.name], adapter) if r.status != "success"]

@@ -38,8 +38,8 @@ from lakewide.project.data_tests import DataTest
 from lakewide.project.manifest import Manifest
 
 if TYPE_CHECKING:
-    from lakewide.run.data_test_runner import TestResult
-    from lakewide.run.unit_tests import UnitTest
+    from lakewide.run.testing.data_test_runner import TestResult
+    from lakewide.run.testing.unit_tests import UnitTest
     from lakewide.spark.adapter import SparkAdapter
 
 
@@ -73,8 +73,8 @@ def data_test_command(
 
     def body(manifest: Manifest, adapter: SparkAdapter) -> int:
         from lakewide.artifacts.run_results import write_run_results
-        from lakewide.run.data_test_runner import run_tests
-        from lakewide.run.unit_tests_before_models import run_as_test_results
+        from lakewide.run.testing.data_test_runner import run_tests
+        from lakewide.run.testing.unit_tests_before_models import run_as_test_results
 
         adapter.start()  # its own step: not part of the first test's time
         started = time.time()

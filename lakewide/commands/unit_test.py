@@ -14,8 +14,8 @@ from lakewide.commands.services.spark_start import with_adapter
 from lakewide.project.manifest import Manifest
 
 if TYPE_CHECKING:
-    from lakewide.run.unit_tests import UnitTest
-    from lakewide.run.unit_tests.runner import UnitTestResult
+    from lakewide.run.testing.unit_tests import UnitTest
+    from lakewide.run.testing.unit_tests.runner import UnitTestResult
     from lakewide.spark.adapter import SparkAdapter
 
 
@@ -23,9 +23,9 @@ def selected_unit_tests(
     manifest: Manifest, select: tuple[str, ...], exclude: tuple[str, ...]
 ) -> list[UnitTest]:
     """The project's unit tests (checked) that ``--select``/``--exclude`` name."""
-    from lakewide.run.unit_tests import load_unit_tests
-    from lakewide.run.unit_tests.runner import check_unit_tests
-    from lakewide.run.unit_tests.select import select_unit_tests
+    from lakewide.run.testing.unit_tests import load_unit_tests
+    from lakewide.run.testing.unit_tests.runner import check_unit_tests
+    from lakewide.run.testing.unit_tests.select import select_unit_tests
 
     def split(values: tuple[str, ...]) -> list[str]:
         return [part for value in values for part in value.split()]
@@ -57,7 +57,7 @@ def unit_test(options: Options, select: tuple[str, ...], exclude: tuple[str, ...
     """Run the models' unit tests on inline data (the warehouse is not touched)."""
 
     def body(manifest: Manifest, adapter: SparkAdapter) -> int:
-        from lakewide.run.unit_tests.runner import run_unit_tests
+        from lakewide.run.testing.unit_tests.runner import run_unit_tests
 
         tests = selected_unit_tests(manifest, select, exclude)
         if not tests:

@@ -8,7 +8,8 @@ MAIN = "main"
 #: a branch name lakewide accepts: also a Spark identifier, so it needs no quoting anywhere
 BRANCH_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,63}")
 #: the suffix of the side branch where a branch run stages a model's commits until its
-#: changelog table holds their changes (lakewide.run.branch_stage); not a name of an environment
+#: changelog table holds their changes (lakewide.run.models.branch_stage); not a name of an
+#: environment
 STAGE_SUFFIX = "__lw_stage"
 
 

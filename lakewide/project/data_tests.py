@@ -3,7 +3,7 @@ merge-engine models, and singular tests (SQL files in ``test-paths``, default ``
 
 Every test becomes a ``DataTest``: its name, the models it depends on, its config (severity,
 thresholds, ``store_failures``, ``where``) and its failing-rows query as a sqlglot tree
-(``lakewide.compiler.data_test_queries``).
+(``lakewide.compiler.queries.data_test_queries``).
 """
 
 from __future__ import annotations
@@ -142,7 +142,7 @@ class DataTest:
     path: Path  # where it is declared (shown relative to the project)
     key: str | None
     # what it checks: a generic test's parts (the compiler builds its failing-rows query,
-    # lakewide.compiler.data_test_queries), or a singular test's own query
+    # lakewide.compiler.queries.data_test_queries), or a singular test's own query
     spec: TestQuery | exp.Query
     arguments: dict[str, Any] = field(default_factory=dict)
     description: str = ""

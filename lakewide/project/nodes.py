@@ -34,8 +34,8 @@ class Relation:
 
     @cached_property
     def key(self) -> str:
-        """Case-insensitive dotted name, as ``compiler.rewrite.table_key`` computes it from SQL:
-        the one key by which lakewide matches a relation to the tables a model's SQL names."""
+        """Case-insensitive dotted name, as ``compiler.trees.rewrite.table_key`` computes it from
+        SQL: the one key by which lakewide matches a relation to the tables a model's SQL names."""
         return ".".join(p for p in (self.catalog, self.namespace, self.name) if p).lower()
 
     @cached_property

@@ -47,11 +47,11 @@ class Session:
         self._owns_session = spark is None
         self._spark: Any = spark
         # the line each table is read and written on in place of the output's branch: a
-        # model's staging side branch during its run (lakewide.run.branch_stage)
+        # model's staging side branch during its run (lakewide.run.models.branch_stage)
         self.lines: dict[Relation, str] = {}
         # None: metadata is read through Spark
         self._metadata = metadata_reader(output, self.line)
-        self.java_options: list[str] = []  # added to the JVM's options (lakewide.run.jit)
+        self.java_options: list[str] = []  # added to the JVM's options (lakewide.run.models.jit)
         # whether a table has the output's branch, once known (lakewide.spark.branches)
         self.branched: dict[Relation, bool] = {}
 

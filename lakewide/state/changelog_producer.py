@@ -2,8 +2,8 @@
 
 Every MERGE commit of a producing model is followed by one append to ``<model>__changelog``
 whose Iceberg commit names the MERGE's snapshot (``lakewide.changelog-of``); the statements
-are the model's compiled plans (``lakewide.compiler.run_plan``). A run that stopped between the
-two is completed by the next run before it merges anything (``missing_changes``). A downstream
+are the model's compiled plans (``lakewide.compiler.plans.run_plan``). A run that stopped between
+the two is completed by the next run before it merges anything (``missing_changes``). A downstream
 ``ref()`` reads the appended changes (cheap append reads) instead of Iceberg's changelog scan,
 which refuses merge-on-read tables; it uses them only when every data commit in its range is
 covered (``range_covered``), else it falls back to the other read modes.
@@ -11,7 +11,7 @@ covered (``range_covered``), else it falls back to the other read modes.
 
 from __future__ import annotations
 
-from lakewide.plan import PRODUCES
+from lakewide.compiler.plans.steps import PRODUCES
 from lakewide.state.offsets import CHANGELOG_OF, OFFSETS, TableMeta, is_mark
 
 

@@ -1,5 +1,5 @@
 """A key table's contract in its table properties, per branch line: the one reader and writer
-of the keys lakewide.compiler.contract names (main's ``lakewide.contract`` and
+of the keys lakewide.compiler.schema.contract names (main's ``lakewide.contract`` and
 ``lakewide.contract-inputs``, and ``...@NAME`` for a run on Iceberg branch ``NAME``).
 
 Each write is one ``ALTER TABLE ... SET TBLPROPERTIES``: one metadata commit, no snapshot, so
@@ -17,7 +17,7 @@ from typing import Any, Protocol
 
 from sqlglot import exp
 
-from lakewide.compiler.contract import (
+from lakewide.compiler.schema.contract import (
     CONTRACT,
     CONTRACT_INPUTS,
     Contract,
@@ -26,7 +26,7 @@ from lakewide.compiler.contract import (
     line_published,
     stored_on_line,
 )
-from lakewide.compiler.schema_changes import set_properties
+from lakewide.compiler.schema.schema_changes import set_properties
 from lakewide.project.nodes import Relation
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from lakewide.compiler.upstream import branch_drivers, upstream_relations
+from lakewide.compiler.plans.upstream import branch_drivers, upstream_relations
 from lakewide.project.durations import parse_duration
 from lakewide.project.manifest import Manifest
 from lakewide.project.nodes import ModelNode, Relation

@@ -5,8 +5,8 @@ last commit, so two ``lakewide run`` processes (two machines) on one JDBC catalo
 the same model from the same offsets: the second waits, then plans from the first one's commit.
 The lease is a PostgreSQL session advisory lock: the server drops it when the holder's
 connection ends, so a killed run never leaves it behind. Catalogs without one (SQLite, REST,
-Hive) rely on the checks at commit time alone (``lakewide.run.key_table_run``); a hadoop warehouse
-has its own lock for the whole run (``lakewide.lock``).
+Hive) rely on the checks at commit time alone (``lakewide.run.models.key_table_run``); a hadoop
+warehouse has its own lock for the whole run (``lakewide.lock``).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from lakewide.compiler.upstream import branch_drivers, upstream_relations
+from lakewide.compiler.plans.upstream import branch_drivers, upstream_relations
 from lakewide.project.manifest import Manifest
 from lakewide.project.nodes import Relation
 from lakewide.state.definition import definition_changed
@@ -85,7 +85,7 @@ def fresh_models(manifest: Manifest, names: list[str]) -> set[str] | None:
     a local warehouse, JDBC catalogs). A model downstream of a model that will run is never
     fresh; a model whose table's metadata is unreadable is not fresh (its run reports the
     file), nor one whose definition changed since its last commit (a table is rebuilt, a key
-    table plans its schema changes: lakewide.run.schema_steps).
+    table plans its schema changes: lakewide.run.schema.schema_steps).
     """
     reader = metadata_reader(manifest.output)
     if reader is None:

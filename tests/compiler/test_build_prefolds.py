@@ -1,4 +1,4 @@
-"""Per-source pre-folds (lakewide.compiler.build_prefolds): the statements a wide model sends
+"""Per-source pre-folds (lakewide.compiler.folds.build_prefolds): the statements a wide model sends
 grow with its columns, not with sources x columns, and give the union fold's columns. Their
 rows equal the union fold's: the Spark property tests (tests/integration/test_properties.py,
 test_incremental.py) prove bootstrap == incremental == the plain-Python fold."""
@@ -9,19 +9,19 @@ from typing import Any
 
 import pytest
 
-from lakewide.compiler.build_bootstrap import (
+from lakewide.compiler.folds.build_prefolds import prefolds
+from lakewide.compiler.folds.fold_rows import Rows
+from lakewide.compiler.model.ordering import BRANCH_COLUMN
+from lakewide.compiler.model.wide_model import WideModel, analyze
+from lakewide.compiler.plans.validate import validate
+from lakewide.compiler.statements.build_bootstrap import (
     bootstrap_query,
     reduce_per_key,
     tagged_branch,
     union_all,
     union_of_branches,
 )
-from lakewide.compiler.build_merge import combined_batch
-from lakewide.compiler.build_prefolds import prefolds
-from lakewide.compiler.fold_rows import Rows
-from lakewide.compiler.ordering import BRANCH_COLUMN
-from lakewide.compiler.validate import validate
-from lakewide.compiler.wide_model import WideModel, analyze
+from lakewide.compiler.statements.build_merge import combined_batch
 from lakewide.dialect import to_sql
 from tests.compiler.fixtures import Case
 from tests.compiler.test_rules import node_for

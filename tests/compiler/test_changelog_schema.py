@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from lakewide.compiler.changelog_schema import changelog_changes
+from lakewide.compiler.schema.changelog_schema import changelog_changes
 from lakewide.dialect import to_sql
 from lakewide.project.nodes import Relation
 

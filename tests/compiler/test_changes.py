@@ -6,10 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from lakewide.compiler import build_changes, compile_model
+from lakewide.compiler import compile_model
+from lakewide.compiler.statements import build_changes
+from lakewide.compiler.trees.placeholders import bind
 from lakewide.dialect import to_sql
 from lakewide.errors import ConfigError
-from lakewide.plan import bind
 from lakewide.project.config.model_config import parse_model_config
 from lakewide.project.nodes import ModelNode, Relation
 from tests.compiler.fixtures import Case, load_cases, normalize

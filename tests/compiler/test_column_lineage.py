@@ -11,8 +11,8 @@ import pytest
 from sqlglot import exp
 
 from lakewide.compiler import analyze
-from lakewide.compiler.column_lineage import ColumnRef, model_lineage
-from lakewide.compiler.rewrite import table_key
+from lakewide.compiler.queries.column_lineage import ColumnRef, model_lineage
+from lakewide.compiler.trees.rewrite import table_key
 from lakewide.errors import CompileError
 from lakewide.project.config.model_config import parse_model_config
 from lakewide.project.manifest import Manifest, load_manifest
@@ -144,7 +144,7 @@ def test_sql_that_does_not_parse_is_a_compile_error_naming_the_model() -> None:
 
 def test_the_lineage_module_does_not_import_pyspark() -> None:
     code = (
-        "import sys, lakewide.compiler.column_lineage; "
+        "import sys, lakewide.compiler.queries.column_lineage; "
         "assert not any(m.startswith(('pyspark', 'py4j')) for m in sys.modules)"
     )
     subprocess.run([sys.executable, "-c", code], check=True, cwd=REPO)

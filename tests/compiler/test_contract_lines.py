@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from lakewide.compiler.contract import (
+from lakewide.compiler.schema.contract import (
     CONTRACT,
     CONTRACT_INPUTS,
     line_cleared,

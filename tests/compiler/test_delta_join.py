@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from lakewide import plan as p
+from lakewide.compiler.plans import steps as p
 from lakewide.errors import CompileError
-from lakewide.run.delta_join_run import derived_keys
+from lakewide.run.models.delta_join_run import derived_keys
 from tests.compiler.test_run_plan import _placeholders, _trees, compiled
 
 ORDERS = (

@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 
 from lakewide.compiler import compile_model
-from lakewide.compiler.build_merge import narrow_merge
-from lakewide.compiler.wide_model import analyze
+from lakewide.compiler.model.wide_model import analyze
+from lakewide.compiler.statements.build_merge import narrow_merge
+from lakewide.compiler.trees.placeholders import bind, exact_literal, param
 from lakewide.dialect import to_sql
 from lakewide.errors import CompileError
-from lakewide.plan import bind, exact_literal, param
 from lakewide.project.config.model_config import parse_model_config
 from lakewide.project.nodes import ModelNode, Relation
 
@@ -124,5 +124,5 @@ def test_narrow_merge_adds_the_key_range_to_on(low: Any, high: Any, literal: str
     ],
 )
 def test_inexact_bounds_are_not_bound_into_the_merge(low: Any, high: Any) -> None:
-    """A run then takes the compiled MERGE without the range (lakewide.run.step_runner)."""
+    """A run then takes the compiled MERGE without the range (lakewide.run.models.step_runner)."""
     assert not (exact_literal(low) and exact_literal(high))

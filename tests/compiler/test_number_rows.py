@@ -1,4 +1,4 @@
-"""Where a branch's rows are numbered (lakewide.compiler.number_rows): at the driving table's
+"""Where a branch's rows are numbered (lakewide.compiler.model.number_rows): at the driving table's
 read when the branch joins or computes a window, else on the branch's output."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 import sqlglot
 from sqlglot import exp
 
-from lakewide.compiler.number_rows import number_rows
-from lakewide.compiler.split_union import split_union
+from lakewide.compiler.model.number_rows import number_rows
+from lakewide.compiler.model.split_union import split_union
 from tests.compiler.fixtures import normalize
 
 

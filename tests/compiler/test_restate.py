@@ -1,13 +1,13 @@
 """``run --restate``'s plan (no JVM): the predicate's checks, the fold restricted to the keys,
-and the one MERGE replacing, inserting and deleting them (lakewide.compiler.build_restate)."""
+and the one MERGE replacing, inserting and deleting them (lakewide.compiler.statements.build_restate)."""
 
 from __future__ import annotations
 
 import pytest
 from sqlglot import exp
 
-from lakewide import plan as p
-from lakewide.compiler.build_restate import GONE, RESTATE_VIEW
+from lakewide.compiler.plans import steps as p
+from lakewide.compiler.statements.build_restate import GONE, RESTATE_VIEW
 from lakewide.dialect import to_sql
 from lakewide.errors import UsageError
 from tests.compiler.test_run_plan import compiled

@@ -8,7 +8,7 @@ import pytest
 import sqlglot
 
 from lakewide.compiler import compile_model
-from lakewide.compiler.split_union import split_union
+from lakewide.compiler.model.split_union import split_union
 from lakewide.dialect import to_sql
 from lakewide.project.config.model_config import parse_model_config
 from lakewide.project.nodes import ModelNode, Relation
@@ -87,7 +87,7 @@ AGGREGATES = load_cases("aggregates.sql", has_input=False)
 def test_aggregates(case: Case) -> None:
     from sqlglot import exp
 
-    from lakewide.compiler.aggregates import REGISTRY, Combine, FoldInput
+    from lakewide.compiler.aggregates.aggregates import REGISTRY, Combine, FoldInput
 
     options = {k: v for k, v in case.config.items() if k not in ("function", "retract")}
     function = REGISTRY[case.config["function"]]
@@ -109,6 +109,6 @@ def test_aggregates(case: Case) -> None:
 
 
 def test_every_registered_aggregate_has_a_fixture() -> None:
-    from lakewide.compiler.aggregates import REGISTRY
+    from lakewide.compiler.aggregates.aggregates import REGISTRY
 
     assert {c.config["function"] for c in AGGREGATES} == set(REGISTRY)

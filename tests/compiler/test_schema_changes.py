@@ -7,8 +7,9 @@ from typing import Any
 
 import pytest
 
-from lakewide.compiler.contract import Contract, contract_of, source_identities
-from lakewide.compiler.schema_changes import (
+from lakewide.compiler.model.wide_model import WideModel, analyze
+from lakewide.compiler.schema.contract import Contract, contract_of, source_identities
+from lakewide.compiler.schema.schema_changes import (
     SchemaPlan,
     add_columns,
     alter_type,
@@ -17,11 +18,10 @@ from lakewide.compiler.schema_changes import (
     promotable,
     set_property,
 )
-from lakewide.compiler.wide_model import WideModel, analyze
 from lakewide.dialect import to_sql
 from lakewide.project.config.model_config import parse_model_config
 from lakewide.project.nodes import ModelNode, Relation
-from lakewide.run.schema_steps import contract_options, reread_refusals
+from lakewide.run.schema.schema_steps import contract_options, reread_refusals
 
 PARTIAL = {"merge_engine": "partial_update", "primary_key": "k", "sequence_field": "ts"}
 SUMS = {"merge_engine": "aggregation", "primary_key": "k", "aggregates": {"a": "sum", "b": "sum"}}

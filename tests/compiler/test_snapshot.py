@@ -10,8 +10,8 @@ import sqlglot
 from sqlglot import exp
 
 from lakewide.compiler import CompiledModel
-from lakewide.compiler.snapshot_plan import SnapshotPlans
-from lakewide.compiler.upstream import compile_in
+from lakewide.compiler.plans.snapshot_plan import SnapshotPlans
+from lakewide.compiler.plans.upstream import compile_in
 from lakewide.dialect import to_sql
 from lakewide.errors import CompileError, ConfigError
 from lakewide.project.config.model_config import parse_model_config

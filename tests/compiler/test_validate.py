@@ -244,7 +244,7 @@ def test_accepted_combinations_compile(config: dict[str, Any]) -> None:
 
 
 def test_undeclared_types_of_typed_aggregates_are_probed_and_checked() -> None:
-    from lakewide.compiler.validate import check_probed_types, type_probes
+    from lakewide.compiler.plans.validate import check_probed_types, type_probes
 
     sql = "SELECT k, a, CAST(n AS BIGINT) AS n, b FROM src"
     node = ModelNode(
@@ -295,7 +295,7 @@ def test_numeric_declared_types_are_summed(declared: str) -> None:
 
 def test_probed_interval_is_not_numeric() -> None:
     """The run-time probe reads Spark's type name as a type too (``interval day``)."""
-    from lakewide.compiler.validate import check_probed_types
+    from lakewide.compiler.plans.validate import check_probed_types
 
     sql = "SELECT k, n FROM src"
     node = ModelNode(

@@ -15,7 +15,7 @@ import sqlglot
 from benchmarks import width, width_models
 from benchmarks.width_models import Shape
 from lakewide.compiler import CompiledModel, compile_model
-from lakewide.compiler.build_combined_changes import combined_changes
+from lakewide.compiler.statements.build_combined_changes import combined_changes
 from lakewide.dialect import DIALECT, to_sql
 from lakewide.project.by_name import positional
 from lakewide.project.nodes import ModelNode

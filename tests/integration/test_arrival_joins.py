@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from lakewide.run.executor import run_models
+from lakewide.run.models.executor import run_models
 from tests.integration.conftest import ModelRun
 from tests.oracle import engines as oracle
 from tests.oracle.engines import Spec

@@ -8,7 +8,7 @@ set ("Cannot override ref, already set snapshot id=..."), after the MERGE had co
 the branch was left with the model ahead of its changelog table. Here: the newcomer's project
 (a partial_update with sequence groups and an aggregation over it) through a branch build, a
 failing data test refusing publish, runs killed before and after a MERGE's changelog append
-(the model's branch never ahead of its changelog table: lakewide.run.branch_stage; the next
+(the model's branch never ahead of its changelog table: lakewide.run.models.branch_stage; the next
 run settles it), the fix, publish, production continuing, and a new column added in place on
 a branch (the model's changelog table migrated with it; main's rows unchanged, the column NULL
 there, until publish); then every chain the project allows, parametrised.
@@ -29,8 +29,8 @@ from typing import Any
 
 import pytest
 
-from lakewide.compiler.build_changes import changelog_relation
-from lakewide.compiler.contract import CONTRACT, line_key
+from lakewide.compiler.schema.contract import CONTRACT, line_key
+from lakewide.compiler.statements.build_changes import changelog_relation
 from lakewide.project.nodes import Relation
 from lakewide.state.branches import on_branch
 from lakewide.state.changelog_producer import missing_changes

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from lakewide.compiler.contract import CONTRACT, line_key
+from lakewide.compiler.schema.contract import CONTRACT, line_key
 from lakewide.project.nodes import Relation
 from lakewide.state.metadata import read_table_meta
 from tests.integration.test_branch_chains import (

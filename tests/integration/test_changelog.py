@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from lakewide.run.executor import run_models
+from lakewide.run.models.executor import run_models
 from tests.integration.conftest import ModelRun, null_first
 from tests.oracle import engines as oracle
 

@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from lakewide.cli import cli
-from lakewide.run.data_test_runner import run_tests
+from lakewide.run.testing.data_test_runner import run_tests
 from lakewide.spark.adapter import SparkAdapter
 from tests.integration.conftest import ProjectRun
 from tests.project_factory import make_project

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from lakewide.run.executor import run_models
+from lakewide.run.models.executor import run_models
 from tests.integration.conftest import ModelRun
 from tests.oracle.dimension_joins import Customer, Order, plain_join
 from tests.oracle.engines import Spec

@@ -242,7 +242,7 @@ def test_table_partitioned_as_configured(example: ProjectRun) -> None:
 
 def test_unused_path_is_not_read(example: ProjectRun, tmp_path: Path) -> None:
     """A model error fails that model (status error) and skips its downstream."""
-    from lakewide.run.executor import run_models
+    from lakewide.run.models.executor import run_models
 
     example.seed()
     broken = example.root / "models" / "wide" / "order_detail.sql"

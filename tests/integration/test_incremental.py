@@ -112,7 +112,7 @@ def test_aggregation_refolds_over_a_replaced_source_or_refuses_it(
         f"CREATE OR REPLACE TABLE lw.{m.run.seed_schema}.a USING iceberg "
         "AS SELECT 1 AS k, CAST(5 AS BIGINT) AS clicks"
     )
-    from lakewide.run.executor import run_models
+    from lakewide.run.models.executor import run_models
 
     manifest = m.run.manifest()
     [result] = run_models(manifest, ["m"], m.run.adapter(manifest))

@@ -21,7 +21,7 @@ from click.testing import CliRunner
 from lakewide.cli import cli
 from lakewide.commands.services.spark_start import shared_session
 from lakewide.project.nodes import Relation
-from lakewide.run.maintain import MAINTENANCE, TableResult, maintain_models
+from lakewide.run.maintenance.maintain import MAINTENANCE, TableResult, maintain_models
 from lakewide.state.metadata import read_table_meta
 from lakewide.state.offsets import last_commit, last_offsets
 from tests.integration.conftest import ModelRun, null_first

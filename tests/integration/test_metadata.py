@@ -12,7 +12,7 @@ import pytest
 from sqlglot import exp
 
 from lakewide.dialect import to_sql
-from lakewide.run.executor import run_models
+from lakewide.run.models.executor import run_models
 from lakewide.spark.adapter import SparkAdapter
 from lakewide.state.offsets import OFFSETS
 from lakewide.state.readers import metadata_reader

@@ -268,7 +268,7 @@ class Harness:
             self.seconds["run"] += time.perf_counter() - started
 
     def _run(self, root: Path, expected_plan: str) -> None:
-        from lakewide.run.executor import run_models
+        from lakewide.run.models.executor import run_models
         from lakewide.spark.adapter import SparkAdapter
         from tests.project_factory import manifest_of
 

@@ -1,6 +1,6 @@
 """refresh_mode: an incremental run reads its sources' changes or folds every source again
 into the table's own history, whichever the summaries say costs less (``auto``), or as forced;
-the rows and the offsets are those of the other path (lakewide.run.refresh_choice)."""
+the rows and the offsets are those of the other path (lakewide.run.models.refresh_choice)."""
 
 from __future__ import annotations
 

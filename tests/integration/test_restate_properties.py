@@ -63,7 +63,7 @@ def harness(spark: Any, warehouse: Path) -> Iterator[Harness]:
 
 
 def _run(harness: Harness, root: Any, restate: str | None = None) -> Any:
-    from lakewide.run.executor import run_models
+    from lakewide.run.models.executor import run_models
     from lakewide.spark.adapter import SparkAdapter
     from tests.project_factory import manifest_of
 

@@ -15,10 +15,10 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from lakewide import events
-from lakewide.compiler.contract import CONTRACT, CONTRACT_INPUTS
-from lakewide.compiler.versions import NON_NULL_PREFIX
-from lakewide.run.executor import run_models
-from lakewide.run.schema_steps import ModelSchema, SchemaChangeRefused
+from lakewide.compiler.model.versions import NON_NULL_PREFIX
+from lakewide.compiler.schema.contract import CONTRACT, CONTRACT_INPUTS
+from lakewide.run.models.executor import run_models
+from lakewide.run.schema.schema_steps import ModelSchema, SchemaChangeRefused
 from tests.integration.conftest import ModelRun, null_first
 from tests.integration.test_cli_runs import lakewide
 from tests.oracle import engines

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from lakewide.run.executor import run_models
+from lakewide.run.models.executor import run_models
 from lakewide.state.offsets import MARK, OFFSETS
 from tests.integration.conftest import ModelRun, ProjectRun
 from tests.oracle.scd2 import RunTime, Scd2

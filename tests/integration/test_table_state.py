@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from lakewide.compiler.upstream import compile_in
-from lakewide.run.executor import run_models
-from lakewide.run.key_table_run import KeyTableRun
-from lakewide.run.schema_steps import SchemaChangeRefused
+from lakewide.compiler.plans.upstream import compile_in
+from lakewide.run.models.executor import run_models
+from lakewide.run.models.key_table_run import KeyTableRun
+from lakewide.run.schema.schema_steps import SchemaChangeRefused
 from lakewide.state.definition import definition_digest
 from lakewide.state.metadata import current_metadata_file, table_dir
 from lakewide.state.nothing_new import fresh_models

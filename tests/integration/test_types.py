@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 import pytest
 
-from lakewide.run.executor import run_models
+from lakewide.run.models.executor import run_models
 from tests.integration.conftest import ModelRun
 
 pytestmark = [pytest.mark.spark]

@@ -32,7 +32,7 @@ same model rebuilt by ``--full-refresh`` (a twin project over the same sources):
 * ``dd``: deduplicate over ``p``;
 * ``dd2``: deduplicate over ``p`` and ``q``: ``q``'s row where ``q`` has the key (the
   higher source's record is the last one), else ``p``'s (its batch folded per source and put
-  together per key: lakewide.compiler.prefold_rows);
+  together per key: lakewide.compiler.folds.prefold_rows);
 * ``first``: first_row over ``p``: the first value a key ever had (first_row drops retracts);
 * ``even``: partial_update of ``p``'s rows with an even value, ``remove_record_on_delete``:
   the rows the filter keeps, as the branch sees its changes (a row updated to an odd value

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from lakewide.project.nodes import Relation
-from lakewide.run.watch import plan_refresh
+from lakewide.run.maintenance.watch import plan_refresh
 from lakewide.spark.adapter import SparkAdapter
 from lakewide.state.lag import BEHIND, FRESH, model_lags
 from lakewide.state.metadata import HadoopMetadataReader

@@ -2,7 +2,7 @@
 + Iceberg vs the plain-Python fold (tests/oracle/engines.py), as tests/integration/
 test_properties.py checks narrow models.
 
-These models take the per-source pre-folds (lakewide.compiler.build_prefolds; which models do
+These models take the per-source pre-folds (lakewide.compiler.folds.build_prefolds; which models do
 is pinned in tests/compiler/test_build_prefolds.py): the bootstrap and the combined batch fold
 each source over its own columns and put the folds together per key. Every example runs
 incrementally (the first run bootstraps, the later ones MERGE the combined batch of the
@@ -17,7 +17,7 @@ must equal the ordered fold of all records.
   columns fed by two or three sources (their per-source aggregates combined: sum, max, min,
   bool_or, bool_and, and the last_* / first_* functions by their stored versions), with or
   without a sequence_field; late records, ties and NULLs anywhere, as the narrow property.
-* deduplicate and first_row (lakewide.compiler.prefold_rows): 8-24 sources, columns of one
+* deduplicate and first_row (lakewide.compiler.folds.prefold_rows): 8-24 sources, columns of one
   to three sources; the key's row is the winning source's last (first) record, NULL in the
   columns that source does not own. deduplicate with or without a sequence_field (late
   records, ties, NULL sequences), with deletes (records older than a delete constrained as

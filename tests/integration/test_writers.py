@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from lakewide import faults
-from lakewide.run.executor import ATTEMPTS, run_models
+from lakewide.run.models.executor import ATTEMPTS, run_models
 from lakewide.state.offsets import CHANGELOG_OF
 from tests.integration.conftest import ModelRun
 from tests.integration.test_changelog_producer import BY_GROUP, SCHEMAS, WIDE, _groups

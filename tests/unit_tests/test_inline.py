@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from lakewide.compiler.upstream import compile_in
-from lakewide.run.unit_tests import load_unit_tests
-from lakewide.run.unit_tests.inline import runs_inline
+from lakewide.compiler.plans.upstream import compile_in
+from lakewide.run.testing.unit_tests import load_unit_tests
+from lakewide.run.testing.unit_tests.inline import runs_inline
 from tests.project_factory import make_project, manifest_of
 from tests.unit_tests.projects import group_project
 

@@ -8,8 +8,8 @@ from decimal import Decimal
 import pytest
 
 from lakewide.dialect import to_sql
-from lakewide.run.unit_tests.runner import diff
-from lakewide.run.unit_tests.values import (
+from lakewide.run.testing.unit_tests.runner import diff
+from lakewide.run.testing.unit_tests.values import (
     ValueMismatch,
     comparable,
     convert,

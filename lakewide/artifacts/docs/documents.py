@@ -18,8 +18,8 @@ from lakewide.artifacts.docs.column_types import (
 from lakewide.artifacts.docs.key_columns import merge_roles, owners_of
 from lakewide.artifacts.docs.properties import Described, model_properties, source_properties
 from lakewide.compiler import analyze
-from lakewide.compiler.column_lineage import ColumnLineage, ColumnRef, model_lineage
-from lakewide.compiler.upstream import compile_in
+from lakewide.compiler.plans.upstream import compile_in
+from lakewide.compiler.queries.column_lineage import ColumnLineage, ColumnRef, model_lineage
 from lakewide.errors import LakewideError
 from lakewide.project.graph import topological_order
 from lakewide.project.manifest import Manifest

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from lakewide.compiler import WideModel
-from lakewide.compiler.rewrite import driving_table
+from lakewide.compiler.trees.rewrite import driving_table
 
 
 def owners_of(model: WideModel, ids: dict[str, str]) -> dict[str, list[Any]]:

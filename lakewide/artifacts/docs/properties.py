@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from lakewide.compiler.data_test_queries import failing_rows
+from lakewide.compiler.queries.data_test_queries import failing_rows
 from lakewide.dialect import to_sql
 from lakewide.project.data_tests import DataTest
 from lakewide.project.manifest import Manifest

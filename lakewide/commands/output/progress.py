@@ -20,7 +20,7 @@ from lakewide.commands.output.console import console, progress_console
 from lakewide.commands.output.output import elapsed, loud, mode
 
 if TYPE_CHECKING:
-    from lakewide.run.outcomes import ModelResult
+    from lakewide.run.models.outcomes import ModelResult
 
 COLOURS = {"success": "green", "error": "red", "skipped": "yellow"}
 RUN, UNIT = "RUN", "UNIT"  # a model running, a unit test of it running before it

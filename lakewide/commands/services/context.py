@@ -210,7 +210,7 @@ def runnable(manifest: Manifest, names: list[str]) -> list[str]:
     Spark starts, instead of failing that model once Spark runs. A model that compiled from
     the same inputs before (the fingerprints of ``manifest.json``) is not parsed again."""
     from lakewide.artifacts.manifest_json import compiled_before
-    from lakewide.compiler.wide_model import parse_model_sql
+    from lakewide.compiler.model.wide_model import parse_model_sql
 
     known = compiled_before(manifest)
     for name in names:

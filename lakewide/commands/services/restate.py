@@ -1,6 +1,6 @@
 """``--restate PREDICATE`` of ``run`` and ``build``: the keys of the selected key tables that
-the predicate matches, folded again from every source (lakewide.compiler.build_restate), checked
-before anything is locked or Spark starts."""
+the predicate matches, folded again from every source (lakewide.compiler.statements.build_restate),
+checked before anything is locked or Spark starts."""
 
 from __future__ import annotations
 
@@ -41,7 +41,7 @@ def check_restate(
     accept. Nothing is read or written."""
     if predicate is None:
         return
-    from lakewide.compiler.upstream import compile_in
+    from lakewide.compiler.plans.upstream import compile_in
 
     if not select:
         raise UsageError(

@@ -22,10 +22,10 @@ from lakewide.errors import UsageError
 from lakewide.project.manifest import Manifest
 
 if TYPE_CHECKING:
-    from lakewide.run.outcomes import ModelResult
-    from lakewide.run.schema_steps import ModelSchema
-    from lakewide.run.tests_after_models import TestsAfterModels
-    from lakewide.run.unit_tests_before_models import UnitTestsBeforeModels
+    from lakewide.run.models.outcomes import ModelResult
+    from lakewide.run.schema.schema_steps import ModelSchema
+    from lakewide.run.testing.tests_after_models import TestsAfterModels
+    from lakewide.run.testing.unit_tests_before_models import UnitTestsBeforeModels
     from lakewide.spark.adapter import SparkAdapter
 
 
@@ -74,10 +74,10 @@ def run_options(func: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def check_branch(manifest: Manifest, names: list[str], full_refresh: bool) -> None:
-    """Refuse what a run on the output's branch cannot do (lakewide.run.branch_run)."""
+    """Refuse what a run on the output's branch cannot do (lakewide.run.models.branch_run)."""
     if manifest.output.branch is None:
         return
-    from lakewide.run.branch_run import check_branch_run
+    from lakewide.run.models.branch_run import check_branch_run
     from lakewide.state.readers import metadata_reader
 
     check_branch_run(manifest, names, full_refresh, metadata_reader(manifest.output))
@@ -91,7 +91,7 @@ def show_schema(schema: ModelSchema) -> None:
 
 def plan_only(manifest: Manifest, adapter: SparkAdapter, names: list[str]) -> int:
     """``run --dry-run``: print each selected key table's schema changes; write nothing."""
-    from lakewide.run.executor import run_models
+    from lakewide.run.models.executor import run_models
 
     shown: list[ModelSchema] = []
 
@@ -130,8 +130,8 @@ def run_and_report(
     from lakewide.artifacts.run_results import write_run_results
     from lakewide.commands.services.run_tag import refuse_taken, tag_run
     from lakewide.commands.services.tests import report_test
-    from lakewide.run.executor import run_models
-    from lakewide.run.jit import QUICK_JIT, merges_only
+    from lakewide.run.models.executor import run_models
+    from lakewide.run.models.jit import QUICK_JIT, merges_only
     from lakewide.state.lease import model_leases
 
     if not tag_checked:
@@ -139,7 +139,7 @@ def run_and_report(
     if not adapter.started and merges_only(
         manifest, names, adapter.exists_without_spark, flags.full_refresh
     ):
-        adapter.java_options.append(QUICK_JIT)  # a short run: C1 only (lakewide.run.jit)
+        adapter.java_options.append(QUICK_JIT)  # a short run: C1 only (lakewide.run.models.jit)
     adapter.start()  # its own step: not part of the first model's time
     started = time.time()
     total = len(names)
@@ -216,7 +216,7 @@ def run_args(
 def _nothing_to_do(manifest: Manifest, names: list[str]) -> bool:
     """True (and reported) when Iceberg metadata shows no model has new upstream data."""
     from lakewide.artifacts.run_results import write_run_results
-    from lakewide.run.outcomes import ModelResult
+    from lakewide.run.models.outcomes import ModelResult
     from lakewide.state.nothing_new import fresh_models
 
     started = time.time()

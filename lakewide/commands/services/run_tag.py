@@ -15,7 +15,7 @@ from lakewide.errors import ConfigError, LakewideError
 from lakewide.project.manifest import Manifest
 
 if TYPE_CHECKING:
-    from lakewide.run.outcomes import ModelResult
+    from lakewide.run.models.outcomes import ModelResult
     from lakewide.spark.adapter import SparkAdapter
 
 

@@ -9,7 +9,7 @@ from lakewide.commands.output.console import console
 from lakewide.project.manifest import Manifest
 
 if TYPE_CHECKING:
-    from lakewide.run.seed_load import SeedResult
+    from lakewide.run.models.seed_load import SeedResult
     from lakewide.spark.adapter import SparkAdapter
 
 
@@ -24,7 +24,7 @@ def load_and_report(manifest: Manifest, adapter: SparkAdapter) -> None:
     """Load every seed, a line each; all changed seeds' values are checked first, so a bad
     value in one seed leaves every seed table as it was."""
     from lakewide.project.seeds import seeds_to_load
-    from lakewide.run.seed_load import load_seeds
+    from lakewide.run.models.seed_load import load_seeds
 
     if manifest.seed_tables is not None:
         read = sorted(name for name, table in manifest.seed_tables.items() if table is None)

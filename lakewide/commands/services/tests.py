@@ -15,8 +15,8 @@ from lakewide.project.graph import select, topological_order
 from lakewide.project.manifest import Manifest
 
 if TYPE_CHECKING:
-    from lakewide.run.data_test_runner import TestResult
-    from lakewide.run.unit_tests import UnitTest
+    from lakewide.run.testing.data_test_runner import TestResult
+    from lakewide.run.testing.unit_tests import UnitTest
 
 TEST_TYPES = ("data", "unit")
 #: dbt's resource types (``--resource-type``) -> the kind of test (``test_type:``)
@@ -70,7 +70,7 @@ def _split(values: tuple[str, ...]) -> list[str]:
 
 
 def _unit_test_names(manifest: Manifest) -> set[str]:
-    from lakewide.run.unit_tests import load_unit_tests
+    from lakewide.run.testing.unit_tests import load_unit_tests
 
     return {t.name for t in load_unit_tests(manifest)}
 
@@ -151,9 +151,9 @@ def chosen_unit_tests(
     """The unit tests ``--select``/``--exclude`` choose (a unit test's name, or the tests of
     the models a model selector selects), checked (their rows fit their columns); none when
     ``kinds`` leaves out ``unit``."""
-    from lakewide.run.unit_tests import load_unit_tests
-    from lakewide.run.unit_tests.runner import check_unit_tests
-    from lakewide.run.unit_tests.select import select_unit_tests
+    from lakewide.run.testing.unit_tests import load_unit_tests
+    from lakewide.run.testing.unit_tests.runner import check_unit_tests
+    from lakewide.run.testing.unit_tests.select import select_unit_tests
 
     if "unit" not in (kinds_to_run(selectors, exclude) if kinds is None else kinds):
         return []

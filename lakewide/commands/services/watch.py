@@ -1,9 +1,9 @@
 """``lakewide run --watch``: one SparkSession kept for as long as it runs; every ``--interval``
 seconds it reads the models' lags from Iceberg metadata (lakewide.state.lag: metadata files, no
 Spark query) and refreshes, in DAG order, the models due to stay within their ``freshness``
-target (lakewide.run.watch). SIGINT and SIGTERM stop it between model commits, never inside one;
-it exits 0 with a one-line summary (1 when a model's last refresh failed). A second signal
-stops at once (exit 130; each Iceberg commit is atomic either way).
+target (lakewide.run.maintenance.watch). SIGINT and SIGTERM stop it between model commits, never
+inside one; it exits 0 with a one-line summary (1 when a model's last refresh failed). A second
+signal stops at once (exit 130; each Iceberg commit is atomic either way).
 """
 
 from __future__ import annotations
@@ -28,12 +28,12 @@ from lakewide.commands.services.context import Options, selected
 from lakewide.errors import ConfigError
 from lakewide.project.durations import describe
 from lakewide.project.manifest import Manifest
-from lakewide.run.watch import DueModels, plan_refresh, watched
+from lakewide.run.maintenance.watch import DueModels, plan_refresh, watched
 from lakewide.state.lag import model_lags
 from lakewide.state.lock import LockBusyError, warehouse_lock
 
 if TYPE_CHECKING:
-    from lakewide.run.outcomes import ModelResult
+    from lakewide.run.models.outcomes import ModelResult
     from lakewide.spark.adapter import SparkAdapter
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
@@ -113,8 +113,8 @@ def _refresh(
 ) -> None:
     """Run the plan's models one at a time under the warehouse lock, stopping between them."""
     from lakewide.artifacts.run_results import write_run_results
-    from lakewide.run.executor import run_models
-    from lakewide.run.outcomes import ModelResult
+    from lakewide.run.models.executor import run_models
+    from lakewide.run.models.outcomes import ModelResult
     from lakewide.state.lease import model_leases
 
     started, run_id = time.time(), uuid.uuid4().hex

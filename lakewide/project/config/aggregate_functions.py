@@ -1,8 +1,8 @@
 """The aggregate functions of the aggregation engine (Paimon's names): what a config may name.
 
 One entry per function, below both the config (which checks names and options) and the compiler
-(``lakewide.compiler.aggregates``, which owns each function's SQL and must register exactly
-these names).
+(``lakewide.compiler.aggregates.aggregates``, which owns each function's SQL and must register
+exactly these names).
 """
 
 from __future__ import annotations

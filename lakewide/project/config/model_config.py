@@ -4,7 +4,7 @@
 rejects unknown keys and keys the engine does not take, and checks the rules that need only
 the config (Paimon's, listed in
 docs/concepts/merge-engines.md#validation-compile-errors-paimons-rules) as model validators.
-Rules that need the model's columns are the compiler's (``lakewide.compiler.validate``).
+Rules that need the model's columns are the compiler's (``lakewide.compiler.plans.validate``).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """A ``partition_by`` entry read as Iceberg's Spark DDL writes it: ``col``, ``days(ts)``,
 ``bucket(16, id)``. The compiler builds the table's partition spec from it
-(``compiler/layout.py``); ``retention`` finds its column's time transform with it."""
+(``compiler/model/layout.py``); ``retention`` finds its column's time transform with it."""
 
 from __future__ import annotations
 

@@ -1,0 +1,261 @@
+"""Rule: the bootstrap of a wide model as one pre-fold per source, assembled per key.
+
+The UNION ALL-with-NULLs model says which source owns which column; sent to Spark as written,
+every branch carries every other source's NULL columns, so the statement and Spark's analysis
+of it grow with sources x columns (quadratic in the width; benchmarks/width_plans.py). Here
+each source is folded on its own over the columns it owns only (the fold a run gives one
+source's batch: ``reduce_per_key`` with the source's index as its place), then the folds are
+put together per key:
+
+* the key universe: the UNION of the folds' keys (partial_update without sequence groups:
+  of the keys of the folds' rows, so that each fold is read once: ``_key_read``);
+* each fold LEFT JOINed to it on the key (every side is grouped on the key already);
+* a column one source owns: that source's folded value (and stored version);
+* a column several sources own (or a sequence field, which every source carries): the
+  greatest of the owners' ``STRUCT(version, value)`` (the version holds the record's sequence
+  and source index, so the greatest is the last non-null record in (sequence, source,
+  arrival) order, as the one fold of every source picks it; a source without the key or
+  without a non-null value has a NULL version, the oldest);
+* a column of a sequence group (``prefold_columns``): the value of the group's last record,
+  taken from the fold of the source whose group sequence is the greatest;
+* an aggregation column (``prefold_aggregates``): its one source's aggregate, or the
+  combination of its sources' aggregates where the function allows one.
+
+Statements then grow with the columns, not with their square. Used for partial_update and
+aggregation without row kinds where every column can be put together so, and for
+deduplicate and first_row (``prefold_rows``: the row of the source whose version wins)
+(``prefolds``); other models keep the one fold of the union
+(``build_bootstrap.bootstrap_query``).
+"""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+from lakewide.compiler.folds.fold_per_key import ROWS_ALIAS, reduce_per_key, rows_of
+from lakewide.compiler.folds.fold_rows import Rows
+from lakewide.compiler.folds.prefold_aggregates import (
+    aggregate_helpers,
+    aggregated,
+    combinable,
+    row_count,
+)
+from lakewide.compiler.folds.prefold_columns import (
+    fold_name,
+    greatest,
+    group_apart,
+    group_helpers,
+    grouped,
+    joined,
+    struct_field,
+    typed,
+)
+from lakewide.compiler.folds.prefold_rows import rows_assembled
+from lakewide.compiler.model import versions
+from lakewide.compiler.model.ordering import ROW_COLUMN
+from lakewide.compiler.model.wide_model import Branch, WideModel
+from lakewide.compiler.trees.copying import copy_without
+
+KEYS = "__lw_keys"
+
+
+def prefolds(model: WideModel) -> bool:
+    """Whether the model's bootstrap is built from per-source pre-folds."""
+    if len(model.branches) < 2:
+        return False
+    if model.engine.picks_rows:  # row kinds included (prefold_rows)
+        return True
+    if model.row_kind is not None:
+        return False
+    if model.engine.aggregates_values:
+        return all(combinable(model, c) for c in model.aggregated)
+    return (
+        model.engine.updates_columns
+        and all(model.group_of(c) is not None for c in model.aggregated)
+        and all(group_apart(model, g) for g in model.groups)
+    )
+
+
+def _columns(model: WideModel, branch: Branch) -> list[str]:
+    return [c for c in model.stored if c in branch.owned]
+
+
+def _kind(model: WideModel, branch: Branch) -> list[str]:
+    """The row kind column, when the source carries one (deduplicate, first_row)."""
+    return [model.row_kind] if model.row_kind is not None and model.row_kind in branch.owned else []
+
+
+def narrowed(model: WideModel, branch: Branch, tagged: exp.Select) -> exp.Select:
+    """The branch's tagged SELECT (``build_bootstrap.tagged_branch``, reads bound) with only
+    the columns it owns (no NULL placeholders, no source index)."""
+    columns = {*_columns(model, branch), ROW_COLUMN, *_kind(model, branch)}
+    select = copy_without(tagged, "expressions")
+    select.set("expressions", [e.copy() for e in tagged.expressions if e.alias_or_name in columns])
+    return select
+
+
+def source_fold(
+    model: WideModel, branch: Branch, rows_of: exp.Select | None = None, *, into_empty: bool = True
+) -> exp.Select:
+    """The source's rows (``rows_of``: its owned columns, default as the model reads them)
+    folded per key over the columns it owns (values and versions)."""
+    columns = _columns(model, branch)
+    rows = Rows(
+        model,
+        columns,
+        with_branch=False,
+        has_row_kind=bool(_kind(model, branch)),
+        branch=branch.index,
+        into_empty=into_empty,
+    )
+    carried = [*columns, *_kind(model, branch)]
+    return reduce_per_key(
+        rows, branch.projected(carried, numbered=True) if rows_of is None else rows_of
+    )
+
+
+def _picked(model: WideModel, column: str) -> list[exp.Expr]:
+    """A value column (and its version) taken from its owners' folds."""
+    owners = [fold_name(b) for b in model.owners(column)]
+    version = model.versions.of(column)
+    if len(owners) == 1:
+        value = typed(model, column, exp.column(column, table=owners[0]))
+        out = [exp.alias_(value, column)]
+        if version is not None:
+            out.append(exp.alias_(exp.column(version, table=owners[0]), version))
+        return out
+    assert version is not None  # a column of several owners stores its version
+    pairs = [
+        exp.Struct(
+            expressions=[
+                exp.alias_(exp.column(version, table=f), "v"),
+                exp.alias_(exp.column(column, table=f), "c"),
+            ]
+        )
+        for f in owners
+    ]
+    return [
+        exp.alias_(
+            typed(model, column, struct_field(greatest([p.copy() for p in pairs]), "c")), column
+        ),
+        exp.alias_(struct_field(greatest(pairs), "v"), version),
+    ]
+
+
+def _sequence(model: WideModel, field: str) -> exp.Expr:
+    """A sequence field of the key's last record: the greatest sequence over the sources (a
+    source without the key has NULL fields, the oldest)."""
+    folds = [fold_name(b) for b in model.branches]
+    if len(model.sequence) == 1:
+        return exp.alias_(greatest([exp.column(field, table=f) for f in folds]), field)
+    structs = [
+        exp.Struct(
+            expressions=[
+                exp.alias_(exp.column(s, table=f), f"s{i}") for i, s in enumerate(model.sequence)
+            ]
+        )
+        for f in folds
+    ]
+    return exp.alias_(struct_field(greatest(structs), f"s{model.sequence.index(field)}"), field)
+
+
+def output_names(model: WideModel) -> list[str]:
+    """The bootstrap fold's columns, in ``bootstrap_query``'s order: the table's columns
+    (stored, then versions) when it stores versions or its fold has helper columns (sequence
+    groups, aggregated columns), else the keys first."""
+    table = model.table_columns
+    if len(table) > len(model.stored) or model.groups or model.aggregated:
+        return table
+    return [*model.primary_key, *(c for c in model.stored if c not in model.primary_key)]
+
+
+def assembled(
+    model: WideModel, folds: dict[int, exp.Select], *, helpers: bool = False
+) -> exp.Select:
+    """The per-source ``folds`` (branch index -> :func:`source_fold`, reads bound) put
+    together per key: the bootstrap's rows (``helpers``: with the helper columns a batch's
+    MERGE reads, as the union's fold has them)."""
+    if model.engine.picks_rows:
+        return rows_assembled(model, folds, helpers=helpers)
+    keys = model.primary_key
+    universe: exp.Query | None = None
+    # measured at 16 x 16, 20,000 keys, JVM CPU of the bootstrap SELECT (benchmarks/logs.md):
+    # partial_update with a sequence field 0.8-0.9x with the keys read from the rows, but
+    # aggregation (its folds sort-aggregate STRUCT versions) 1.35-1.5x: it keeps the folds'
+    # keys, and so do sequence groups (their folds sort-aggregate too; not measured)
+    from_rows = not model.groups and not model.engine.aggregates_values
+    for branch in model.branches:
+        narrow = (
+            _key_read(model, folds[branch.index])
+            if from_rows
+            else exp.select(*(exp.column(k) for k in keys)).from_(fold_name(branch))
+        )
+        universe = (
+            narrow if universe is None else exp.union(universe, narrow, distinct=True, copy=False)
+        )
+    assert universe is not None
+    projections: dict[str, exp.Expr] = {k: exp.column(k, table=KEYS) for k in keys}
+    for column in model.stored:
+        group = model.group_of(column)
+        if column in model.sequence:
+            projections[column] = _sequence(model, column)
+        elif group is not None:
+            projections[column] = grouped(model, group, column)
+        elif model.engine.aggregates_values and column not in keys:
+            projections.update((p.alias_or_name, p) for p in aggregated(model, column))
+        elif column not in keys:
+            projections.update((p.alias_or_name, p) for p in _picked(model, column))
+    if model.versions.count:
+        projections[versions.ROW_COUNT] = row_count(model)
+    names = output_names(model)
+    if helpers:
+        engine = model.engine
+        extra = aggregate_helpers(model) if engine.aggregates_values else group_helpers(model)
+        projections.update((p.alias_or_name, p) for p in extra)
+        names = [*names, *(p.alias_or_name for p in extra)]
+    select = exp.select(*(projections[n] for n in names), copy=False).from_(
+        universe.subquery(KEYS, copy=False), copy=False
+    )
+    select = joined(model, select, KEYS)
+    read: dict[str, set[str]] = {}
+    for node in select.find_all(exp.Column):
+        read.setdefault(node.table, set()).add(node.name)
+    for branch in model.branches:
+        fold = folds[branch.index]
+        # outputs nothing reads (a batch's helper counts, in the bootstrap) are not computed:
+        # Spark computed them in a CTE read twice (8% of an aggregation bootstrap at 16 x 16)
+        wanted = read.get(fold_name(branch), set())
+        fold.set("expressions", [e for e in fold.expressions if e.alias_or_name in wanted])
+        select = select.with_(fold_name(branch), as_=fold, copy=False)
+    return select
+
+
+def _key_read(model: WideModel, fold: exp.Select) -> exp.Select:
+    """The keys ``fold`` has, read from its rows (``SELECT k FROM rows WHERE k IS NOT NULL``)
+    rather than from the fold: a fold read twice (its keys, its values) is a CTE Spark does
+    not inline (its rows are numbered by a non-deterministic function), planned as a
+    round-robin shuffle of the fold's every column, shuffled again by key for the join; read
+    once, the fold stays partitioned by key and joins without another exchange. The rows are
+    narrowed to their key columns, as ``Branch.projected`` narrows a branch to its own."""
+    keys = model.primary_key
+    source = rows_of(fold)
+    assert isinstance(source, exp.Select)  # a branch's projected (narrowed) SELECT
+    narrow = copy_without(source, "expressions")
+    narrow.set("expressions", [e.copy() for e in source.expressions if e.alias_or_name in keys])
+    rows = narrow.subquery(ROWS_ALIAS, copy=False)
+    not_null = exp.and_(*(exp.column(k).is_(exp.null()).not_() for k in keys), copy=False)
+    return (
+        exp.select(*(exp.column(k) for k in keys), copy=False)
+        .from_(rows, copy=False)
+        .where(not_null, copy=False)
+    )
+
+
+def present(model: WideModel, branch: Branch) -> exp.Expr:
+    """Whether the source's fold has the key (it touched it)."""
+    return exp.column(model.primary_key[0], table=fold_name(branch)).is_(exp.null()).not_()
+
+
+def prefolded_bootstrap(model: WideModel) -> exp.Select:
+    """The bootstrap's fold of every source, built from per-source pre-folds."""
+    return assembled(model, {b.index: source_fold(model, b) for b in model.branches})

@@ -1,0 +1,106 @@
+"""Execute compiled plan steps on the Spark adapter: bind parameters, run, keep results."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from sqlglot import exp
+
+from lakewide import faults
+from lakewide.compiler.plans import steps as p
+from lakewide.compiler.trees import placeholders
+from lakewide.errors import ModelRunError
+from lakewide.project.nodes import Relation
+from lakewide.spark.adapter import SparkAdapter
+from lakewide.state.offsets import TableMeta
+
+#: commits a statement (bound) for a Commit step; returns the new snapshot, None when none
+Committer = Callable[[p.Commit, exp.Expression, placeholders.Params], "int | None"]
+
+
+class StepRunner:
+    """Runs the steps of one model's plans; ``metas``: upstream snapshots already read."""
+
+    def __init__(
+        self,
+        adapter: SparkAdapter,
+        plans: p.ModelPlans,
+        metas: dict[str, TableMeta | None],
+        commit: Committer,
+    ) -> None:
+        self.adapter, self.tables, self.metas = adapter, plans.tables, metas
+        self._commit = commit
+
+    def run(self, steps: list[p.Step], params: placeholders.Params) -> placeholders.Params:
+        """Run ``steps`` in order; results are added to ``params`` (returned)."""
+        for step in steps:
+            if step.when is not None and not params.get(step.when):
+                continue
+            self._step(step, params)
+        return params
+
+    def _step(self, step: p.Step, params: placeholders.Params) -> None:
+        adapter = self.adapter
+        if isinstance(step, p.Read):
+            self._read(step, params)
+        elif isinstance(step, p.Sequence):
+            params[step.into] = adapter.sequence_number(self.tables[step.table], params[step.of])
+        elif isinstance(step, p.Query):
+            _, rows = adapter.rows(placeholders.bind(step.query, params))
+            params.update(zip(step.into, rows[0]))
+        elif isinstance(step, p.Stage):
+            if step.checkpoint:
+                faults.checkpoint(step.checkpoint)
+            params[step.into] = adapter.stage(step.view, placeholders.bind(step.query, params))
+        elif isinstance(step, p.Refuse):
+            count = params.get(step.result) or 0
+            if count:
+                raise ModelRunError(step.message.format(**{**params, "count": count}))
+        elif isinstance(step, p.CheckTypes):
+            step.check(adapter.column_types(placeholders.bind(step.probe, params)))
+        elif isinstance(step, p.Commit):
+            self._commit_step(step, params)
+        else:
+            adapter.sql(placeholders.bind(step.statement, params))
+
+    def _read(self, step: p.Read, params: placeholders.Params) -> None:
+        if step.checkpoint:
+            faults.checkpoint(step.checkpoint)
+        relation: Relation = self.tables[step.table]
+        at = params.get(step.at) if step.at else None
+        if step.kind == "changes":
+            assert step.after is not None and at is not None, "a changes read is bounded"
+            self.adapter.register_changelog(
+                step.view,
+                relation,
+                params[step.after],
+                at,
+                self.metas.get(step.table),
+                retracts=step.retracts,
+            )
+        elif step.kind == "no_changes":
+            self.adapter.register_no_changes(step.view, relation, at)
+        elif step.kind == "version":  # one plain read: row order does not matter
+            self.adapter.register_read(step.view, relation, at, ordered=False, current_columns=True)
+        else:
+            after: int | None = None
+            if step.kind == "appends":
+                assert step.after is not None, "an appends read names its start"
+                after = params[step.after]
+            self.adapter.register_read(
+                step.view,
+                relation,
+                at,
+                after,
+                meta=self.metas.get(step.table),
+                empty=step.kind == "empty",
+            )
+
+    def _commit_step(self, step: p.Commit, params: placeholders.Params) -> None:
+        statement = step.statement
+        if step.narrowed is not None and step.bounds is not None:
+            _, [(low, high)] = self.adapter.rows(placeholders.bind(step.bounds, params))
+            if placeholders.exact_literal(low) and placeholders.exact_literal(high):
+                statement = step.narrowed
+                params.update(low=low, high=high)
+        self._commit(step, placeholders.bind(statement, params), params)
