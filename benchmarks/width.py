@@ -34,7 +34,6 @@ import gc
 import json
 import os
 import resource
-import shutil
 import statistics
 import sys
 import time
@@ -43,38 +42,18 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import generate  # noqa: E402
 import run  # noqa: E402
 import width_models  # noqa: E402
 import width_plan_only  # noqa: E402
 import width_report  # noqa: E402
 from sqlglot import exp  # noqa: E402
 from width_models import Shape  # noqa: E402
+from width_setup import STEPS, manifest_of, open_spark, start_shape, write_round  # noqa: E402
 
 from lakewide.compiler import compile_model  # noqa: E402
 from lakewide.dialect import to_sql  # noqa: E402
-from lakewide.project.manifest import load_manifest  # noqa: E402
-from lakewide.project.profiles_file import load_output  # noqa: E402
-from lakewide.project.settings import load_project  # noqa: E402
 from lakewide.spark.adapter import SparkAdapter  # noqa: E402
 from lakewide.spark.merge_planning import planned_as_merge  # noqa: E402
-
-STEPS = {  # step -> sources changed (None: every source), round
-    "bootstrap": (None, 0),
-    "one": ([0], 1),
-    "all": (None, 2),
-    "noop": ([], 3),
-}
-CHANGED = 0.01
-# the JOIN rebuild of 16 sources (15 nested COALESCE keys) needs more than the analyzer's 100
-# iterations of its Resolution batch; only a limit, the same for lakewide's statements
-ANALYZER = {"spark.sql.analyzer.maxIterations": "1000"}
-
-
-def manifest_of(project: Path) -> Any:
-    """The project's manifest, rendered as ``lakewide compile`` renders it."""
-    settings = load_project(project)
-    return load_manifest(settings, load_output(project / "profiles.yml", "bench", None, project))
 
 
 def compile_figures(project: Path, engines: list[str]) -> dict[str, Any]:
@@ -170,14 +149,6 @@ def plan_merges(spark: Any, clock: run.Clock, manifest: Any, engines: list[str])
     return out
 
 
-def write_round(spark: Any, shape: Shape, keys: int, step: str) -> None:
-    changed, round_no = STEPS[step]
-    for i in range(shape.sources) if changed is None else changed:
-        fraction = 1.0 if step == "bootstrap" else CHANGED
-        frame = width_models.source_frame(spark, shape, i, keys, round_no, fraction)
-        generate.append(spark, frame, f"lw.bench.s{i}")
-
-
 def noop_cli(project: Path, engines: list[str], runs: int = 3) -> dict[str, Any]:
     """``lakewide run`` of the engines' models as its own process when none has new input
     (what a user starts): its CPU seconds (user + system; it starts no JVM) and wall seconds,
@@ -197,36 +168,6 @@ def noop_cli(project: Path, engines: list[str], runs: int = 3) -> dict[str, Any]
             cpu.append(used)
             wall.append(seconds)
     return {"cpu": round(statistics.median(cpu), 3), "s": round(statistics.median(wall), 3)}
-
-
-def start_shape(
-    shape: Shape, engines: list[str], out: Path, result: dict[str, Any], kind: str
-) -> tuple[dict[str, Any], Path]:
-    """A shape's record (its figures go under ``kind``), added to ``result``, and its project
-    over an empty warehouse (both named for ``kind`` and the shape)."""
-    record: dict[str, Any] = {
-        "shape": shape.name,
-        "sources": shape.sources,
-        "columns": shape.width,
-        kind: {},
-        "equal": {},
-    }
-    result["shapes"].append(record)
-    tag = "" if kind == "steps" else f"{kind}_"
-    warehouse = out / f"warehouse_{tag}{shape.name}"
-    shutil.rmtree(warehouse, ignore_errors=True)
-    project = width_models.write_project(
-        out / f"project_{tag}{shape.name}", warehouse, shape, engines
-    )
-    return record, project
-
-
-def open_spark(project: Path) -> Any:
-    """A Spark session on the project's profile, its namespaces created."""
-    _output, _conf, spark = run.open_session(project, "lakewide-width", lambda conf: ANALYZER)
-    for namespace in ("lw.bench", "lw.wide"):
-        spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {namespace}")
-    return spark
 
 
 def bench_shape(

@@ -23,6 +23,7 @@ from typing import Any
 
 import run
 import width_models
+import width_setup
 from sqlglot import exp
 from width_models import Shape
 
@@ -130,25 +131,23 @@ def plan_shape(
 ) -> None:
     """Every statement of every step of ``shape`` planned apart; the JOIN's planning; the
     rows compared with the JOIN's after the last step."""
-    import width
-
-    record, project = width.start_shape(shape, engines, out, result, "plans")
-    spark = width.open_spark(project)
+    record, project = width_setup.start_shape(shape, engines, out, result, "plans")
+    spark = width_setup.open_spark(project)
     recorder = Recorder(run.Clock(spark), repeat)
     original = SparkAdapter.sql
     SparkAdapter.sql = recorder.wrap(original)  # type: ignore[method-assign]
     try:
-        manifest = width.manifest_of(project)
+        manifest = width_setup.manifest_of(project)
         adapter = SparkAdapter(manifest.output, spark=spark)
         for step in STEPS:
-            width.write_round(spark, shape, keys, step)
+            width_setup.write_round(spark, shape, keys, step)
             for engine in engines:
                 plans = record["plans"].setdefault(engine, {})
                 if step == "bootstrap":
                     join = width_models.join_select(engine, shape)
                     plans["join"] = {"JOIN rebuild": recorder.explain(spark, join)}
                 recorder.where = plans.setdefault(step, {})
-                again = width.manifest_of(project) if step == "noop" else manifest
+                again = width_setup.manifest_of(project) if step == "noop" else manifest
                 run._run(again, f"wide_{engine}", adapter)
                 recorder.where = None
             save()
