@@ -13,7 +13,7 @@ import pytest
 
 from lakewide.errors import ConfigError
 from lakewide.project.profiles_file import load_output
-from tests.project_factory import make_project, run_main
+from tests.support.project_factory import make_project, run_main
 
 MODEL = """\
 {{ config(materialized='table', tags=['daily']) }}
@@ -449,7 +449,7 @@ def test_bad_seed_files(
 
 def test_seed_with_a_bom_and_types_passes_the_checks(tmp_path: Path) -> None:
     from lakewide.project.seeds import find_seeds
-    from tests.project_factory import manifest_of
+    from tests.support.project_factory import manifest_of
 
     root = make_project(
         tmp_path,
@@ -667,7 +667,7 @@ def test_top_level_with_compiles_to_standalone_branches(tmp_path: Path) -> None:
     (Spark refuses one inside a union) and each MERGE stages only its own source."""
     from lakewide.compiler import compile_model
     from lakewide.dialect import to_sql
-    from tests.project_factory import manifest_of
+    from tests.support.project_factory import manifest_of
 
     root = make_project(
         tmp_path,

@@ -16,7 +16,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-from tests.project_factory import DEFAULT_PROFILES, make_project, run_main
+from tests.support.project_factory import DEFAULT_PROFILES, make_project, run_main
 
 GOOD = "SELECT 1 AS n\n"
 

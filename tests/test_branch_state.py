@@ -10,7 +10,7 @@ import pytest
 from lakewide.errors import ConfigError
 from lakewide.state.branches import branch_state, on_branch
 from lakewide.state.offsets import Snapshot, TableMeta
-from tests.project_factory import DEFAULT_PROFILES, make_project, manifest_of, run_main
+from tests.support.project_factory import DEFAULT_PROFILES, make_project, manifest_of, run_main
 
 
 def _meta(**branches: int) -> TableMeta:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from lakewide.project.nodes import ModelNode
-from tests.project_factory import copy_example_project, manifest_of, run_main
+from tests.support.project_factory import copy_example_project, manifest_of, run_main
 
 
 @pytest.fixture()

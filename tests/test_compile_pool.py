@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from lakewide.artifacts.compiled_files import SERIAL_BELOW
-from tests.project_factory import make_project, run_main
+from tests.support.project_factory import make_project, run_main
 
 SOURCES = """
 version: 2

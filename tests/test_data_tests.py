@@ -17,7 +17,7 @@ from lakewide.compiler.data_test_queries import failing_rows
 from lakewide.errors import ConfigError
 from lakewide.project.data_tests import default_test_name as default_name
 from lakewide.project.data_tests import threshold_holds
-from tests.project_factory import REPO_ROOT, make_project, manifest_of
+from tests.support.project_factory import REPO_ROOT, make_project, manifest_of
 
 SOURCES = """\
 sources:

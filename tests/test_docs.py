@@ -24,8 +24,8 @@ from lakewide.cli import cli
 from lakewide.project.nodes import Relation
 from lakewide.state.metadata import table_dir
 from lakewide.state.readers import metadata_reader
-from tests import iceberg_files
-from tests.project_factory import copy_example_project, make_project, manifest_of
+from tests.support import iceberg_files
+from tests.support.project_factory import copy_example_project, make_project, manifest_of
 from tests.test_cli import _no_outside_profiles  # noqa: F401 - autouse fixture
 
 

@@ -18,7 +18,7 @@ from sqlglot import exp
 from lakewide.cli import cli
 from lakewide.compiler import analyze
 from lakewide.compiler.rewrite import driving_table
-from tests.project_factory import copy_example_project, manifest_of
+from tests.support.project_factory import copy_example_project, manifest_of
 
 CHROMIUM = next(
     (found for name in ("chromium", "chromium-browser") if (found := shutil.which(name))), None

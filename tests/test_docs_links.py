@@ -12,7 +12,7 @@ import re
 import unicodedata
 from pathlib import Path
 
-from tests.project_factory import REPO_ROOT
+from tests.support.project_factory import REPO_ROOT
 
 REFERENCE = re.compile(r"(?<![\w/.])((?:docs|benchmarks)/[\w./-]+?\.md)(#[\w-]+)?")
 README_SECTION = re.compile(r"README(?:'s)?\s+\"")

@@ -12,7 +12,7 @@ from typing import Any
 
 import yaml
 
-from tests.project_factory import REPO_ROOT
+from tests.support.project_factory import REPO_ROOT
 
 HOME = "index.md"
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import re
 
-from tests.project_factory import REPO_ROOT
 from tests.support.docs_reference import CLI_USAGE_PAGE, commands, pages, param_name
+from tests.support.project_factory import REPO_ROOT
 
 
 def test_committed_reference_pages_match_the_code() -> None:

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.project_factory import REPO_ROOT
+from tests.support.project_factory import REPO_ROOT
 from tests.test_docs_browser import _browser, _Dom
 
 

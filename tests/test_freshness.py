@@ -15,7 +15,7 @@ from lakewide.run.watch import is_due, plan_refresh
 from lakewide.state.definition import definition_digest
 from lakewide.state.lag import BEHIND, FRESH, NOT_BUILT, ModelLag, first_unconsumed
 from lakewide.state.offsets import Snapshot, TableMeta
-from tests.project_factory import make_project, manifest_of, run_main
+from tests.support.project_factory import make_project, manifest_of, run_main
 
 
 @pytest.mark.parametrize(

@@ -15,7 +15,7 @@ from lakewide.project.profiles_file import load_output
 from lakewide.spark.runtime import spark_conf
 from lakewide.state.lock import lock_path
 from lakewide.state.readers import metadata_reader
-from tests.project_factory import make_project, run_main
+from tests.support.project_factory import make_project, run_main
 
 REPO = Path(__file__).resolve().parents[1]
 SECRET = "S3cr3t-pw:@/?"

@@ -12,8 +12,8 @@ from lakewide.errors import RuntimeSetupError
 from lakewide.project.nodes import Relation
 from lakewide.project.profiles_file import load_output
 from lakewide.state.jdbc_metadata import JdbcMetadataReader
-from tests.postgres_server import PostgresServer, missing_prerequisite
-from tests.project_factory import make_project, run_main
+from tests.support.postgres_server import PostgresServer, missing_prerequisite
+from tests.support.project_factory import make_project, run_main
 
 #: the login as the profile's own keys, and as Iceberg's catalog properties (as Spark users
 #: write them); lakewide's metadata reads take either, as Spark does

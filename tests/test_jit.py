@@ -12,7 +12,7 @@ from lakewide.project.nodes import Relation
 from lakewide.run.jit import QUICK_JIT, merges_only
 from lakewide.spark.adapter import SparkAdapter
 from lakewide.spark.runtime import JAVA_OPTIONS
-from tests.project_factory import make_project, manifest_of
+from tests.support.project_factory import make_project, manifest_of
 
 SOURCES = "sources:\n  - name: src\n    tables:\n      - name: a\n"
 MODELS = {

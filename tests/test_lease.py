@@ -19,7 +19,7 @@ from lakewide.state.lease import (
     PostgresLeases,
     model_leases,
 )
-from tests.postgres_server import PostgresServer, missing_prerequisite
+from tests.support.postgres_server import PostgresServer, missing_prerequisite
 
 REPO = Path(__file__).resolve().parents[1]
 

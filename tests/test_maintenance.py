@@ -21,7 +21,7 @@ from lakewide.project.durations import parse_age
 from lakewide.run.maintenance_steps import expire_before, floor_to, plan_table, protected_snapshots
 from lakewide.state.definition import definition_digest
 from lakewide.state.offsets import OFFSETS, Snapshot, TableColumn, TableMeta
-from tests.project_factory import make_project, manifest_of
+from tests.support.project_factory import make_project, manifest_of
 
 KEY = {"merge_engine": "deduplicate", "primary_key": ["k"]}
 

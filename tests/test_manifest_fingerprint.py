@@ -11,7 +11,7 @@ import pytest
 from lakewide.artifacts import manifest_json
 from lakewide.artifacts.manifest_json import manifest_document, write_manifest_json
 from lakewide.errors import CompileError
-from tests.project_factory import copy_example_project, manifest_of
+from tests.support.project_factory import copy_example_project, manifest_of
 
 
 def compiled(document: dict[str, Any]) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from lakewide.state.metadata import (
 )
 from lakewide.state.offsets import OFFSETS, Snapshot, TableColumn
 from lakewide.state.readers import metadata_reader
-from tests import iceberg_files
+from tests.support import iceberg_files
 
 T = Relation("lw", "ns", "t")
 

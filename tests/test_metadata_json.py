@@ -16,7 +16,7 @@ from pyiceberg.table.update import SetPropertiesUpdate, SetSnapshotRefUpdate, up
 from lakewide.project.nodes import Relation
 from lakewide.state.metadata import read_table_meta, table_meta_of
 from lakewide.state.metadata_json import plain_table_meta
-from tests import iceberg_files
+from tests.support import iceberg_files
 
 T = Relation("lw", "ns", "t")
 

@@ -31,8 +31,8 @@ from lakewide.run.change_plan import key_contract
 from lakewide.state.definition import definition_digest
 from lakewide.state.metadata import table_dir
 from lakewide.state.offsets import DEFINITION, OFFSETS
-from tests import iceberg_files
-from tests.project_factory import PROD_DEV_PROFILES, make_project, manifest_of, run_main
+from tests.support import iceberg_files
+from tests.support.project_factory import PROD_DEV_PROFILES, make_project, manifest_of, run_main
 
 SOURCES = (
     "sources:\n  - name: src\n    tables:\n      - name: a\n      - name: b\n      - name: c\n"

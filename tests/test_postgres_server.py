@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.postgres_server import PostgresServer, missing_prerequisite
+from tests.support.postgres_server import PostgresServer, missing_prerequisite
 
 
 def test_server_takes_the_password_and_refuses_a_wrong_one(postgres_server: PostgresServer) -> None:

@@ -10,7 +10,7 @@ from lakewide.errors import ConfigError
 from lakewide.project.nodes import Relation
 from lakewide.project.profiles_file import find_profiles_file, load_output
 from lakewide.project.settings import load_project
-from tests.project_factory import make_project, manifest_of
+from tests.support.project_factory import make_project, manifest_of
 
 SOURCES = """\
 sources:

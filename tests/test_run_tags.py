@@ -18,7 +18,7 @@ from lakewide.state.tags import (
     create_tag,
     model_lineages,
 )
-from tests.project_factory import make_project, manifest_of
+from tests.support.project_factory import make_project, manifest_of
 
 S = "lw.ods.s"  # a source
 A, B, C = "lw.analytics.a", "lw.analytics.b", "lw.analytics.c"

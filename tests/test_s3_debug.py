@@ -1,9 +1,9 @@
-"""``lakewide debug``'s storage check against moto's S3 server (tests/s3_server.py), no Spark:
+"""``lakewide debug``'s storage check against moto's S3 server (tests/support/s3_server.py), no Spark:
 a small object written, read back and deleted; an unreachable endpoint, a wrong secret, a key
 that may only read, a missing bucket and a missing AWS bundle jar each exit 2 before Spark
 starts, saying what to fix and never showing the secret. A REST catalog whose profile names no
 warehouse has the storage it hands out probed, on moto and on s3proxy
-(tests/s3proxy_server.py)."""
+(tests/support/s3proxy_server.py)."""
 
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ from lakewide.project.profiles_file import load_output
 from lakewide.state.rest_metadata import RestMetadataReader
 from lakewide.state.s3_objects import S3Client, S3RequestError
 from lakewide.state.warehouse_probe import probe_warehouse
-from tests.project_factory import make_project, run_main
-from tests.s3_server import S3Server
+from tests.support.project_factory import make_project, run_main
+from tests.support.s3_server import S3Server
 
 SECRET_ENV = "LW_T_S3_SECRET"
 

@@ -13,7 +13,7 @@ from lakewide.project.profiles import Output
 from lakewide.project.profiles_file import load_output
 from lakewide.spark.session import Session
 from lakewide.state.s3_objects import S3Client, split_location
-from tests.project_factory import make_project
+from tests.support.project_factory import make_project
 
 SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
 PROFILE = """\

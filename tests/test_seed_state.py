@@ -11,7 +11,7 @@ from lakewide.artifacts.seed_state import deferred_seeds
 from lakewide.artifacts.state_compare import compare, load_state
 from lakewide.project.nodes import Relation
 from lakewide.project.seeds import seeds_to_load
-from tests.project_factory import (
+from tests.support.project_factory import (
     DEFAULT_PYPROJECT,
     PROD_DEV_PROFILES,
     manifest_of,

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.project_factory import make_project, no_java_env
+from tests.support.project_factory import make_project, no_java_env
 
 pa = pytest.importorskip("pyarrow")
 sql_catalog = pytest.importorskip("pyiceberg.catalog.sql")

@@ -14,7 +14,7 @@ from lakewide.artifacts.state_compare import compare, deferred_relations, load_s
 from lakewide.errors import ConfigError
 from lakewide.project.graph import select
 from lakewide.project.nodes import Relation
-from tests.project_factory import (
+from tests.support.project_factory import (
     PROD_DEV_PROFILES,
     make_project,
     manifest_of,

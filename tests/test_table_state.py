@@ -16,8 +16,8 @@ from lakewide.state.lock import LockBusyError, WarehouseLock, lock_path, warehou
 from lakewide.state.metadata import CorruptMetadataError, read_table_meta, table_dir
 from lakewide.state.nothing_new import fresh_models
 from lakewide.state.offsets import commit_properties, offset_key
-from tests import iceberg_files
-from tests.project_factory import make_project, manifest_of
+from tests.support import iceberg_files
+from tests.support.project_factory import make_project, manifest_of
 
 KEY_MODEL = """\
 {{ config(merge_engine='partial_update', primary_key='k') }}

@@ -10,7 +10,7 @@ import pytest
 from lakewide.commands.output.console import console
 from lakewide.commands.output.diff_report import DiffOutcome, show
 from lakewide.commands.output.tables import print_table, rows_table
-from tests.project_factory import REPO_ROOT
+from tests.support.project_factory import REPO_ROOT
 
 
 def _printed(monkeypatch: pytest.MonkeyPatch, width: int, draw: object) -> str:

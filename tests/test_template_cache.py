@@ -10,7 +10,7 @@ import pytest
 from jinja2 import Environment
 
 from lakewide.project.render import Renderer, RenderResult, template_cache
-from tests.project_factory import copy_example_project, manifest_of
+from tests.support.project_factory import copy_example_project, manifest_of
 
 
 def test_the_next_process_reads_compiled_templates_from_the_cache(

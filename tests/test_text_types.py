@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from lakewide.project.seeds import find_seeds
 from lakewide.project.text_types import infer_text_type, text_kind
 from lakewide.run.unit_tests.values import infer_type
-from tests.project_factory import make_project, manifest_of
+from tests.support.project_factory import make_project, manifest_of
 
 # the values Spark's CSV inference mistypes, and what lakewide infers for them
 COLUMNS = {

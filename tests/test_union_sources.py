@@ -11,7 +11,7 @@ from lakewide.compiler import compile_model
 from lakewide.dialect import DIALECT
 from lakewide.errors import ConfigError
 from lakewide.project.manifest import Manifest
-from tests.project_factory import make_project, manifest_of
+from tests.support.project_factory import make_project, manifest_of
 
 SOURCES = """\
 sources:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from lakewide.run.scheduler import schedule
-from tests.project_factory import copy_example_project, make_project, run_main
+from tests.support.project_factory import copy_example_project, make_project, run_main
 
 
 @dataclass

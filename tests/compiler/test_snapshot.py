@@ -15,7 +15,7 @@ from lakewide.compiler.upstream import compile_in
 from lakewide.dialect import to_sql
 from lakewide.errors import CompileError, ConfigError
 from lakewide.project.config.model_config import parse_model_config
-from tests.project_factory import make_project, manifest_of, run_main
+from tests.support.project_factory import make_project, manifest_of, run_main
 
 SOURCES = """
 sources:

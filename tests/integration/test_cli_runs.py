@@ -14,7 +14,7 @@ import pytest
 
 from lakewide.state.lock import WarehouseLock
 from tests.integration.test_incremental import COUNTERS
-from tests.project_factory import copy_example_project, make_project
+from tests.support.project_factory import copy_example_project, make_project
 from tests.test_tables import readme_table
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]

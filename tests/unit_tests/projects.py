@@ -121,7 +121,7 @@ unit_tests:
 
 
 def group_project() -> dict[str, str]:
-    """Files of the project (for tests.project_factory.make_project)."""
+    """Files of the project (for tests.support.project_factory.make_project)."""
     return {
         "models/sources.yml": SOURCES,
         "models/m.sql": GROUPS_MODEL,

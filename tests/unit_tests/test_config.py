@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from lakewide.run.unit_tests.inputs import declared_types
-from tests.project_factory import make_project, manifest_of, run_main
+from tests.support.project_factory import make_project, manifest_of, run_main
 from tests.unit_tests.projects import GROUPS_MODEL, SOURCES
 
 TABLE_MODEL = (

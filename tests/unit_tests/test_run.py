@@ -13,7 +13,7 @@ from lakewide.commands.output.progress import RunProgress
 from lakewide.run.unit_tests import load_unit_tests
 from lakewide.run.unit_tests.runner import run_unit_tests
 from lakewide.spark.adapter import SparkAdapter
-from tests.project_factory import copy_example_project, make_project, manifest_of, run_main
+from tests.support.project_factory import copy_example_project, make_project, manifest_of, run_main
 from tests.unit_tests.projects import group_project
 
 pytestmark = pytest.mark.spark

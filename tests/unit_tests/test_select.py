@@ -11,7 +11,7 @@ from lakewide.commands.services.tests import chosen_tests, chosen_unit_tests, ki
 from lakewide.errors import ConfigError
 from lakewide.run.unit_tests import load_unit_tests
 from lakewide.run.unit_tests.select import select_unit_tests
-from tests.project_factory import REPO_ROOT, copy_example_project, manifest_of
+from tests.support.project_factory import REPO_ROOT, copy_example_project, manifest_of
 
 
 @pytest.mark.parametrize(

@@ -34,9 +34,9 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.postgres_server import missing_prerequisite, stop_process
+from tests.support.postgres_server import missing_prerequisite, stop_process
 
-POM = Path(__file__).resolve().parent / "rest_catalog" / "pom.xml"
+POM = Path(__file__).resolve().parents[1] / "rest_catalog" / "pom.xml"
 LAUNCHER = POM.parent / "LoopbackRestServer.java"
 
 

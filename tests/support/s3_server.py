@@ -37,7 +37,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.postgres_server import free_port, missing_prerequisite, stop_process
+from tests.support.postgres_server import free_port, missing_prerequisite, stop_process
 
 AWS_BUNDLE_VERSION = "1.10.1"  # the newest 1.10.x Maven Central serves (the runtime is 1.10.2)
 _M2 = Path.home() / ".m2" / "repository" / "org" / "apache" / "iceberg" / "iceberg-aws-bundle"

@@ -1,5 +1,5 @@
 """A second S3 implementation for the tests: s3proxy (``org.gaul:s3proxy``, Apache 2.0) on
-127.0.0.1 over a folder (jclouds' ``filesystem`` blobstore), beside moto (tests/s3_server.py).
+127.0.0.1 over a folder (jclouds' ``filesystem`` blobstore), beside moto (tests/support/s3_server.py).
 
 moto emulates AWS; s3proxy is what many teams run in front of other storage, and like most
 S3-compatible stores it rejects the request checksums the AWS SDK v2 in Iceberg's
@@ -35,7 +35,7 @@ from typing import Any
 import pytest
 
 from lakewide.state.s3_objects import S3Client
-from tests.postgres_server import free_port, missing_prerequisite, stop_process
+from tests.support.postgres_server import free_port, missing_prerequisite, stop_process
 
 S3PROXY_VERSION = "2.4.1"
 _JAR = (

@@ -15,7 +15,7 @@ from lakewide.project.manifest import Manifest, load_manifest
 from lakewide.project.profiles_file import find_profiles_file, load_output
 from lakewide.project.settings import load_project
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
+REPO_ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE_PARTS = ("pyproject.toml", "profiles.yml", "models", "macros", "seeds", "data-tests")
 
 DEFAULT_PYPROJECT = """\
@@ -117,7 +117,7 @@ def no_java_env() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in ("JAVA_HOME", "SPARK_HOME")}
     folders = env.get("PATH", "").split(os.pathsep)
     env["PATH"] = os.pathsep.join(d for d in folders if d and not (Path(d) / "java").exists())
-    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[1])
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[2])
     assert shutil.which("java", path=env["PATH"]) is None
     return env
 

@@ -30,7 +30,7 @@ from typing import Any
 
 import pytest
 
-from tests.postgres_server import free_port, missing_prerequisite
+from tests.support.postgres_server import free_port, missing_prerequisite
 
 MASTER_CLASS = "org.apache.spark.deploy.master.Master"
 WORKER_CLASS = "org.apache.spark.deploy.worker.Worker"
