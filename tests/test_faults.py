@@ -18,8 +18,8 @@ import pytest
 
 from lakewide.project.profiles import Output
 from lakewide.state.lock import WarehouseLock
+from tests.features.test_bad_inputs import MODEL, assert_clean_failure, run_main, session_adapter  # noqa: F401
 from tests.support.project_factory import make_project
-from tests.test_bad_inputs import MODEL, assert_clean_failure, run_main, session_adapter  # noqa: F401
 
 PROFILE = """\
 demo:

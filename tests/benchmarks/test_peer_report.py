@@ -10,7 +10,7 @@ import pytest
 
 from benchmarks import peer_report
 
-RESULTS = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "peers_1m.json"
+RESULTS = Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "peers_1m.json"
 
 
 def _saved() -> dict[str, object]:

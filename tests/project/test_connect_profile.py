@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from lakewide.project.connect_profile import connect_address
-from tests.test_bad_inputs import assert_clean_failure, run_main
+from tests.features.test_bad_inputs import assert_clean_failure, run_main
 from tests.test_faults import project_with
 
 SECRET = "sekr1t-token-value"

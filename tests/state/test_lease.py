@@ -21,7 +21,7 @@ from lakewide.state.lease import (
 )
 from tests.support.postgres_server import PostgresServer, missing_prerequisite
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def jdbc_output(uri: str, user: str | None = None, password: str | None = None) -> Output:

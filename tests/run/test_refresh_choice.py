@@ -12,7 +12,7 @@ from lakewide.compiler.build_changelog_read import refolds_exactly
 from lakewide.run.refresh_choice import PlannedRead, choose_refresh
 from lakewide.state.offsets import Snapshot, TableMeta
 from lakewide.state.read_cost import CHANGELOG_FACTOR, WRITE_FACTOR, read_bytes
-from tests.test_read_plan import model
+from tests.run.test_read_plan import model
 
 MIB = 2**20
 

@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 import yaml
 
+from tests.commands.test_docs_browser import _browser, _Dom
 from tests.support.project_factory import REPO_ROOT
-from tests.test_docs_browser import _browser, _Dom
 
 
 def _nav() -> list[dict[str, Any]]:

@@ -102,7 +102,7 @@ def _no_jvm_plan(root: Path, tmp_path: Path, *args: str) -> tuple[int, str]:
         text=True,
         timeout=120,
         env={
-            "PYTHONPATH": f"{fake}:{Path(__file__).resolve().parents[1]}",
+            "PYTHONPATH": f"{fake}:{Path(__file__).resolve().parents[2]}",
             "JAVA_HOME": "/no",
             "PATH": "/usr/bin:/bin",
             "COLUMNS": "200",

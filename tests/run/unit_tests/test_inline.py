@@ -8,8 +8,8 @@ from pathlib import Path
 from lakewide.compiler.upstream import compile_in
 from lakewide.run.unit_tests import load_unit_tests
 from lakewide.run.unit_tests.inline import runs_inline
+from tests.run.unit_tests.projects import group_project
 from tests.support.project_factory import make_project, manifest_of
-from tests.unit_tests.projects import group_project
 
 HARD_CODED = "{{ config(materialized='table') }}\nSELECT k FROM lw.elsewhere.t\n"
 

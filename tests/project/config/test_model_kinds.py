@@ -11,7 +11,7 @@ import pytest
 from lakewide.project.config.kinds import ModelKind, kind_of
 from lakewide.project.config.model_config import parse_model_config
 
-LAKEWIDE = Path(__file__).resolve().parent.parent / "lakewide"
+LAKEWIDE = Path(__file__).resolve().parents[3] / "lakewide"
 CONFIG_PACKAGE = Path("project/config")
 NAMES = {kind.value for kind in ModelKind}
 # what a kind is read from: ``node.config.kind``, ``compiled.kind``, a config's ``materialized``

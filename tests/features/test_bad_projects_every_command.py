@@ -1,6 +1,6 @@
 """Each broken project through every command that loads the project: the same clear error
 (exit 2, the file and line or key named, no traceback) as ``compile``, raised before Spark
-starts (a Spark start fails the test). The single-command matrix is tests/test_bad_inputs.py."""
+starts (a Spark start fails the test). The single-command matrix is tests/features/test_bad_inputs.py."""
 
 from __future__ import annotations
 

@@ -13,8 +13,8 @@ from lakewide.commands.output.progress import RunProgress
 from lakewide.run.unit_tests import load_unit_tests
 from lakewide.run.unit_tests.runner import run_unit_tests
 from lakewide.spark.adapter import SparkAdapter
+from tests.run.unit_tests.projects import group_project
 from tests.support.project_factory import copy_example_project, make_project, manifest_of, run_main
-from tests.unit_tests.projects import group_project
 
 pytestmark = pytest.mark.spark
 
@@ -113,7 +113,7 @@ def test_a_stored_value_that_does_not_fit_is_a_config_error(
 
 def test_the_docs_example_passes(tmp_path: Path, spark: Any) -> None:
     """The first example of docs/how-to/unit-tests.md, added to the example project, passes."""
-    page = Path(__file__).resolve().parents[2] / "docs" / "how-to" / "unit-tests.md"
+    page = Path(__file__).resolve().parents[3] / "docs" / "how-to" / "unit-tests.md"
     example = page.read_text().split("```yaml\n", 1)[1].split("```", 1)[0]
     root = copy_example_project(tmp_path / "example")
     (root / "models" / "readme_unit.yml").write_text(example)

@@ -17,7 +17,7 @@ from lakewide.state.lock import lock_path
 from lakewide.state.readers import metadata_reader
 from tests.support.project_factory import make_project, run_main
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SECRET = "S3cr3t-pw:@/?"
 
 PG_PROFILE = """\

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from lakewide.run.unit_tests.inputs import declared_types
+from tests.run.unit_tests.projects import GROUPS_MODEL, SOURCES
 from tests.support.project_factory import make_project, manifest_of, run_main
-from tests.unit_tests.projects import GROUPS_MODEL, SOURCES
 
 TABLE_MODEL = (
     "{{ config(materialized='table') }}\nSELECT k, COUNT(*) AS n FROM {{ ref('m') }} GROUP BY k\n"

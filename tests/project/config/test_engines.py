@@ -16,7 +16,7 @@ from lakewide.project.config.model_config import parse_model_config
 from tests.compiler.fixtures import Case
 from tests.compiler.test_rules import node_for
 
-LAKEWIDE = Path(__file__).resolve().parent.parent / "lakewide"
+LAKEWIDE = Path(__file__).resolve().parents[3] / "lakewide"
 ENGINES_PACKAGE = Path("project/config/engines")
 # files (relative to lakewide/) that may write an engine name as a string literal, and why
 ALLOWED: dict[str, str] = {}
