@@ -15,7 +15,7 @@ from lakewide.compiler import upstream
 from lakewide.errors import CompileError
 from lakewide.state.definition import definition_digest
 from lakewide.state.nothing_new import fresh_models
-from tests.state.test_table_state import KEY_MODEL, build_state, project
+from tests.state.test_table_readback import KEY_MODEL, build_state, project
 from tests.support.project_factory import no_java_env
 
 # the modules a lakewide process loaded, printed after its command ended
