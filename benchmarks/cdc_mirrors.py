@@ -17,7 +17,7 @@ in one source or in every source. Upstream write modes (one set of source tables
 
 * ``eq-v2``: format v2, kept as Flink's Iceberg upsert sink keeps a table: per step one commit
   of the new rows and an equality delete file on ``k`` (written through Iceberg's Java API,
-  tests/equality_upsert.py: Spark SQL never writes equality deletes).
+  tests/support/equality_upsert.py: Spark SQL never writes equality deletes).
 
 Per (mode, step): ``lakewide run`` of the model in-process vs the FULL OUTER JOIN rebuild over
 the same tables, wall and JVM CPU seconds, their order alternated step by step, rows compared;
@@ -51,7 +51,7 @@ from lakewide.run.models.executor import run_models  # noqa: E402
 from lakewide.spark.adapter import SparkAdapter  # noqa: E402
 from lakewide.spark.position_changes import PositionChanges  # noqa: E402
 from lakewide.spark.staged_scan import StagedScans  # noqa: E402
-from tests.equality_upsert import upsert  # noqa: E402
+from tests.support.equality_upsert import upsert  # noqa: E402
 
 SOURCES = 4
 CHANGED = 0.01

@@ -1,9 +1,9 @@
 """Reading an upstream kept by equality deletes (Flink's upsert sink): by key against marked.
 
 One source table of ``generate.py`` (``keys`` rows, 4 value columns), format 2, then two commits
-as Flink's Iceberg upsert sink makes them (tests/equality_upsert.py): each the new rows of 1% of
-the keys spread over the table, and an equality delete file on ``k`` with those keys and 0.2%
-more (deleted). The second commit is read (its parent has equality deletes already, as in a
+as Flink's Iceberg upsert sink makes them (tests/support/equality_upsert.py): each the new rows
+of 1% of the keys spread over the table, and an equality delete file on ``k`` with those keys
+and 0.2% more (deleted). The second commit is read (its parent has equality deletes already, as in a
 mirror's steady state). Then, alternated, ``rounds`` times each, in one session, each read
 materialized (``localCheckpoint``, as a run does):
 

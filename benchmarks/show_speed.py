@@ -27,7 +27,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from tests.project_factory import copy_example_project, no_java_env  # noqa: E402
+from tests.support.project_factory import copy_example_project, no_java_env  # noqa: E402
 
 RESULTS = REPO / "benchmarks" / "results"
 COMMAND = ["show", "user_rec_wide"]

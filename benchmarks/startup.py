@@ -3,7 +3,7 @@
     /work/venv4/bin/python benchmarks/startup.py --rounds 5 [--name startup_connect]
 
 Run it with a Python that has pyspark 4.x (the Connect server is started from that pyspark's
-jars with ``tests/connect_server.py``, plus Iceberg's Spark 4 runtime from ``~/.m2`` as
+jars with ``tests/support/connect_server.py``, plus Iceberg's Spark 4 runtime from ``~/.m2`` as
 ``.ci/run`` fetches it). It copies the example project (models, macros, seeds, data tests) into a
 temporary folder with two targets on separate hadoop warehouses:
 
@@ -45,8 +45,8 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from tests.connect_server import ICEBERG, start_connect  # noqa: E402
-from tests.project_factory import no_java_env  # noqa: E402
+from tests.support.connect_server import ICEBERG, start_connect  # noqa: E402
+from tests.support.project_factory import no_java_env  # noqa: E402
 
 RESULTS = REPO / "benchmarks" / "results"
 TARGETS = ("local", "connect")

@@ -26,7 +26,7 @@ from lakewide.run.models.executor import run_models  # noqa: E402
 from lakewide.spark.adapter import SparkAdapter  # noqa: E402
 from lakewide.spark.runtime import create_session, spark_conf  # noqa: E402
 from tests.integration.conftest import ProjectRun  # noqa: E402
-from tests.project_factory import make_project  # noqa: E402
+from tests.support.project_factory import make_project  # noqa: E402
 
 MODEL = """\
 {{{{ config(merge_engine='partial_update', primary_key=['k']) }}}}

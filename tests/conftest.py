@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from tests.postgres_server import postgres_server  # noqa: F401 - the session's PostgreSQL
-from tests.s3_server import aws_bundle_jar, s3_server  # noqa: F401 - the session's S3 server
-from tests.s3proxy_server import s3_store, s3proxy_server  # noqa: F401 - a second S3 server
+from tests.support.postgres_server import postgres_server  # noqa: F401 - the session's PostgreSQL
+from tests.support.s3_server import aws_bundle_jar, s3_server  # noqa: F401 - the session's S3 server
+from tests.support.s3proxy_server import s3_store, s3proxy_server  # noqa: F401 - a second S3 server
 
 
 def pytest_configure(config: pytest.Config) -> None:

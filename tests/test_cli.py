@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 import lakewide
 from lakewide.cli import cli
-from tests.project_factory import REPO_ROOT, copy_example_project, run_main
+from tests.support.project_factory import REPO_ROOT, copy_example_project, run_main
 
 # what `compile --all-plans` writes for each key table (by default: its summary.md alone)
 PK_MODELS = {

@@ -18,8 +18,8 @@ import pytest
 
 from lakewide.project.profiles import Output
 from lakewide.state.lock import WarehouseLock
-from tests.project_factory import make_project
-from tests.test_bad_inputs import MODEL, assert_clean_failure, run_main, session_adapter  # noqa: F401
+from tests.features.test_bad_inputs import MODEL, assert_clean_failure, run_main, session_adapter  # noqa: F401
+from tests.support.project_factory import make_project
 
 PROFILE = """\
 demo:
@@ -102,7 +102,7 @@ def test_bad_master_from_env_var_is_not_echoed(
     ],
 )
 def test_accepted_master_urls(tmp_path: Path, master: str) -> None:
-    from tests.project_factory import manifest_of
+    from tests.support.project_factory import manifest_of
 
     root = project_with(tmp_path, master=f"'{master}'")
     assert manifest_of(root).output.master == master

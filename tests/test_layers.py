@@ -11,7 +11,7 @@ import sys
 
 import grimp
 
-from tests.project_factory import REPO_ROOT
+from tests.support.project_factory import REPO_ROOT
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -4,7 +4,7 @@ Its folders by stage, each importing only the folders below it: ``plans`` (run p
 output) above ``queries``, ``schema`` and ``statements``, above ``folds``, above ``model``,
 above ``aggregates`` and ``trees``. Run-time modules import only these names, the step types
 (``plans.steps``, ``trees.placeholders``) and ``plans.upstream``
-(``tests/compiler/test_run_plan.py`` checks it).
+(``tests/compiler/plans/test_run_plan.py`` checks it).
 """
 
 from lakewide.compiler.model.wide_model import WideModel, analyze

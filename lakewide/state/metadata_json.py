@@ -5,7 +5,7 @@ Importing pyiceberg's table metadata model costs about 0.2 s of CPU, the largest
 ``lakewide run`` with nothing new, which reads one metadata file per table. Anything outside
 the plain shape (format 1, a nested or parameterized column type, a field missing, mistyped or
 pointing nowhere) gives None, and pyiceberg parses the file: the same ``TableMeta``, or the
-error it names. ``tests/test_metadata_json.py`` holds both readers to the same result.
+error it names. ``tests/state/test_metadata_json.py`` holds both readers to the same result.
 """
 
 from __future__ import annotations

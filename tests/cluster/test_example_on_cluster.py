@@ -1,7 +1,7 @@
 """The example project built by ``lakewide build`` on a Spark standalone cluster (one master, two
-workers, tests/spark_cluster.py) gives the same tables, row for row, as the same project built
+workers, tests/support/spark_cluster.py) gives the same tables, row for row, as the same project built
 on local Spark, on the hadoop catalog and on a JDBC catalog in PostgreSQL (the session's
-private server, tests/postgres_server.py).
+private server, tests/support/postgres_server.py).
 
 The cluster build is one CLI subprocess, the driver, with ``master: spark://...`` in its profile
 and nothing else changed but the driver's address; the local build runs on the test session's
@@ -27,8 +27,8 @@ from lakewide.project.profiles import Output
 from lakewide.spark.jars import bundled_jars
 from tests.integration.conftest import REPO, copy_project, null_first
 from tests.integration.test_jdbc_catalog import add_catalog, require_jdbc
-from tests.postgres_server import PostgresServer
-from tests.spark_cluster import StandaloneCluster
+from tests.support.postgres_server import PostgresServer
+from tests.support.spark_cluster import StandaloneCluster
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 

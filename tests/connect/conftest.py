@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from tests.connect_server import ConnectServer, start_connect
+from tests.support.connect_server import ConnectServer, start_connect
 
 
 def _spark_major() -> int:

@@ -21,8 +21,8 @@ import pytest
 from lakewide.project.nodes import Relation
 from lakewide.state.metadata import HadoopMetadataReader
 from tests.connect.conftest import Client
-from tests.connect_server import ConnectServer
-from tests.project_factory import make_project, no_java_env
+from tests.support.connect_server import ConnectServer
+from tests.support.project_factory import make_project, no_java_env
 
 pytestmark = pytest.mark.slow
 TOKEN = "tok-9f8e7d6c5b4a"  # the Connect token, through env_var(): never in any output

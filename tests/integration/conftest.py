@@ -19,7 +19,7 @@ from lakewide.project.settings import load_project
 from lakewide.run.models.executor import ModelResult, run_models
 from lakewide.run.models.seed_load import load_seeds
 from lakewide.spark.adapter import SparkAdapter
-from tests.project_factory import run_main
+from tests.support.project_factory import run_main
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE_PARTS = ("pyproject.toml", "models", "macros", "seeds", "data-tests")

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.project_factory import make_project
+from tests.support.project_factory import make_project
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 

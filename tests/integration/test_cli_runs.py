@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 from lakewide.state.lock import WarehouseLock
+from tests.commands.output.test_tables import readme_table
 from tests.integration.test_incremental import COUNTERS
-from tests.project_factory import copy_example_project, make_project
-from tests.test_tables import readme_table
+from tests.support.project_factory import copy_example_project, make_project
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 

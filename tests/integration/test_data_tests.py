@@ -19,7 +19,7 @@ from lakewide.cli import cli
 from lakewide.run.testing.data_test_runner import run_tests
 from lakewide.spark.adapter import SparkAdapter
 from tests.integration.conftest import ProjectRun
-from tests.project_factory import make_project
+from tests.support.project_factory import make_project
 
 pytestmark = [pytest.mark.spark]
 _counter = itertools.count(1)

@@ -29,7 +29,7 @@ from lakewide.spark.runtime import ICEBERG_CATALOG, set_catalog_conf
 from lakewide.state.metadata import table_meta_of
 from lakewide.state.readers import metadata_reader
 from tests.integration.conftest import EXAMPLE_PARTS, REPO, ProjectRun, copy_project, null_first
-from tests.postgres_server import PostgresServer, missing_prerequisite
+from tests.support.postgres_server import PostgresServer, missing_prerequisite
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 

@@ -17,7 +17,7 @@ import pytest
 
 from lakewide.commands.services.spark_start import shared_session
 from tests.integration.conftest import ProjectRun
-from tests.project_factory import no_java_env, run_main
+from tests.support.project_factory import no_java_env, run_main
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 

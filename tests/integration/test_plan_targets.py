@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from tests.project_factory import PROD_DEV_PROFILES, make_project
+from tests.support.project_factory import PROD_DEV_PROFILES, make_project
 
 pytestmark = [pytest.mark.spark]
 

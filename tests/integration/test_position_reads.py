@@ -8,7 +8,7 @@ equality deletes (and every commit over Spark Connect) is read whole with Iceber
 commit, a copy-on-write rewrite and a compaction among them) and must agree; the commits'
 rows are also checked against what the table held before and after each commit, and so are
 the marked reads of two commits with equality deletes as Flink's upsert sink writes them
-(tests/equality_upsert.py).
+(tests/support/equality_upsert.py).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from lakewide.project.profiles import Output
 from lakewide.spark.adapter import SparkAdapter
 from lakewide.spark.position_changes import COMMIT
 from lakewide.state.upstream_changes import data_commits, equality_deletes_added
-from tests.equality_upsert import upsert
+from tests.support.equality_upsert import upsert
 
 pytestmark = [pytest.mark.spark]
 

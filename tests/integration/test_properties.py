@@ -270,7 +270,7 @@ class Harness:
     def _run(self, root: Path, expected_plan: str) -> None:
         from lakewide.run.models.executor import run_models
         from lakewide.spark.adapter import SparkAdapter
-        from tests.project_factory import manifest_of
+        from tests.support.project_factory import manifest_of
 
         manifest = manifest_of(root)
         [result] = run_models(manifest, ["m"], SparkAdapter(manifest.output, spark=self.spark))

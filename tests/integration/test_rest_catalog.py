@@ -1,5 +1,5 @@
 """The example's wide table on a REST catalog: Apache Iceberg's REST catalog test server
-(tests/rest_server.py, one per module, SQLite-backed), Spark's Iceberg REST client from the
+(tests/support/rest_server.py, one per module, SQLite-backed), Spark's Iceberg REST client from the
 bundled runtime jar, pyiceberg's REST client for the JVM-free no-op run; bad URIs and
 credentials fail before Spark with exit 2 and without the secret.
 """
@@ -21,8 +21,8 @@ from tests.integration.test_jdbc_catalog import (
     no_java,
     table_rows,
 )
-from tests.project_factory import run_main
-from tests.rest_server import RestServer, rest_classpath, start_rest
+from tests.support.project_factory import run_main
+from tests.support.rest_server import RestServer, rest_classpath, start_rest
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 

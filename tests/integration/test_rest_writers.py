@@ -10,7 +10,7 @@ checked against the plain-Python oracle of tests/integration/test_writers_race.p
 model's offsets, against the sources' current snapshots and against a full refresh.
 
 The catalog comes from one fixture, ``catalog``: a REST catalog server keeping its tables on S3
-(moto's S3 server, tests/s3_server.py) here; tests/integration/test_rest_faults.py swaps it for
+(moto's S3 server, tests/support/s3_server.py) here; tests/integration/test_rest_faults.py swaps it for
 one with a local warehouse.
 """
 
@@ -30,9 +30,9 @@ from pathlib import Path
 import pytest
 
 from tests.integration.test_writers_race import Race, Sources, check, open_race
-from tests.postgres_server import missing_prerequisite
-from tests.rest_server import RestServer, rest_classpath, start_rest
-from tests.s3_server import S3Server, aws_bundle_jar
+from tests.support.postgres_server import missing_prerequisite
+from tests.support.rest_server import RestServer, rest_classpath, start_rest
+from tests.support.s3_server import S3Server, aws_bundle_jar
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 

@@ -65,7 +65,7 @@ def harness(spark: Any, warehouse: Path) -> Iterator[Harness]:
 def _run(harness: Harness, root: Any, restate: str | None = None) -> Any:
     from lakewide.run.models.executor import run_models
     from lakewide.spark.adapter import SparkAdapter
-    from tests.project_factory import manifest_of
+    from tests.support.project_factory import manifest_of
 
     manifest = manifest_of(root)
     adapter = SparkAdapter(manifest.output, spark=harness.spark)

@@ -17,7 +17,7 @@ from lakewide.project.nodes import Relation
 from lakewide.state.metadata import read_table_meta
 from lakewide.state.offsets import TableMeta
 from tests.integration.test_cli_runs import lakewide
-from tests.project_factory import make_project
+from tests.support.project_factory import make_project
 
 pytestmark = [pytest.mark.spark]
 

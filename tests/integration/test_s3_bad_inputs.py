@@ -26,8 +26,8 @@ from tests.integration.test_s3_warehouse import (
     s3_profile,
     write_project,
 )
-from tests.project_factory import run_main
-from tests.s3_server import READ_ONLY, S3Server
+from tests.support.project_factory import run_main
+from tests.support.s3_server import READ_ONLY, S3Server
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 

@@ -1,5 +1,5 @@
 """An S3-compatible store that refuses the AWS SDK's default request checksums: s3proxy
-(tests/s3proxy_server.py) behind Iceberg's REST catalog test server. With the documented REST +
+(tests/support/s3proxy_server.py) behind Iceberg's REST catalog test server. With the documented REST +
 S3 profile (``s3_endpoint`` set, ``s3_checksums`` left out: ``when_required``), the first write,
 ``lakewide load``, lands; with ``s3_checksums: when_supported`` (the SDK's default) the store
 refuses it and the command exits 1 with the store's error in one line and the Java trace in
@@ -22,7 +22,7 @@ from tests.integration.test_s3_warehouse import (
     s3_profile,
     write_project,
 )
-from tests.s3proxy_server import S3ProxyServer
+from tests.support.s3proxy_server import S3ProxyServer
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 

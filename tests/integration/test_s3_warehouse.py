@@ -1,7 +1,7 @@
 """A 4-source partial_update wide table whose warehouse is on S3 (moto's server on 127.0.0.1,
-tests/s3_server.py) behind a JDBC catalog in PostgreSQL and behind Iceberg's REST catalog test
-server (tests/rest_server.py, S3FileIO on its side too; the REST tests run on s3proxy too,
-tests/s3proxy_server.py, an S3-compatible store that refuses the AWS SDK's default request
+tests/support/s3_server.py) behind a JDBC catalog in PostgreSQL and behind Iceberg's REST catalog test
+server (tests/support/rest_server.py, S3FileIO on its side too; the REST tests run on s3proxy too,
+tests/support/s3proxy_server.py, an S3-compatible store that refuses the AWS SDK's default request
 checksums, with the documented profile): bootstrap, an incremental run exact
 against a plain-Python fold, the no-op run, ``lineage`` and ``docs generate`` reading metadata
 without a JVM (JDBC: the metadata file over S3; REST: inline in the server's answer), run tags, ``maintain`` and a ``--full-refresh`` twin. Spark writes through Iceberg's
@@ -35,10 +35,10 @@ from tests.integration.test_jdbc_catalog import (
     table_rows,
 )
 from tests.integration.test_newcomer import SOURCES, _fold, _model, _rows
-from tests.postgres_server import PostgresServer, missing_prerequisite
-from tests.project_factory import run_main
-from tests.rest_server import rest_classpath, start_rest
-from tests.s3_server import S3Server, aws_bundle_jar
+from tests.support.postgres_server import PostgresServer, missing_prerequisite
+from tests.support.project_factory import run_main
+from tests.support.rest_server import rest_classpath, start_rest
+from tests.support.s3_server import S3Server, aws_bundle_jar
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 

@@ -13,7 +13,7 @@ by hypothesis (keys 1-4, 2-4 runs). Each example writes the sources in one mode:
 * ``mor_v3``: format v3, merge-on-read: deletion vectors (read by row position); the delete
   files' formats are checked in the ``delete_files`` metadata table;
 * ``eq``: format v2, kept as Flink's upsert sink keeps a table: each run one commit of the new
-  rows and an equality delete file on ``k`` (tests/equality_upsert.py; read with Iceberg's
+  rows and an equality delete file on ``k`` (tests/support/equality_upsert.py; read with Iceberg's
   ``_deleted`` column, the only read that sees equality deletes).
 
 A run may also compact ``p`` (``rewrite_data_files``, a ``replace`` snapshot) between its
@@ -55,9 +55,9 @@ import pytest
 from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 
-from tests.equality_upsert import upsert
 from tests.integration.conftest import ProjectRun, hadoop_project
 from tests.integration.test_properties import _examples
+from tests.support.equality_upsert import upsert
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from tests.integration.conftest import REPO, copy_project, null_first
-from tests.project_factory import make_project
+from tests.support.project_factory import make_project
 
 pytestmark = [pytest.mark.spark]
 

@@ -28,8 +28,8 @@ import pytest
 from lakewide.state.offsets import CHANGELOG_OF, Snapshot, TableMeta, last_offsets
 from tests.integration.spark_worker import SparkWorker
 from tests.oracle.partial_update import bootstrap
-from tests.postgres_server import PostgresServer, missing_prerequisite
-from tests.project_factory import make_project
+from tests.support.postgres_server import PostgresServer, missing_prerequisite
+from tests.support.project_factory import make_project
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 

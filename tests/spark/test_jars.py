@@ -133,7 +133,7 @@ def test_build_on_spark_4_without_the_runtime_exits_2_naming_what_to_fetch(tmp_p
     import subprocess
     import sys
 
-    from tests.project_factory import REPO_ROOT, copy_example_project
+    from tests.support.project_factory import REPO_ROOT, copy_example_project
 
     project = copy_example_project(tmp_path / "example")
     env = {k: v for k, v in os.environ.items() if not k.startswith("LAKEWIDE_")}

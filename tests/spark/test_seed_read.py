@@ -57,7 +57,7 @@ def test_seed_keeps_what_spark_would_mistype(tmp_path: Path, warehouse: Path, sp
     """``T1`` ids, ``1e5`` codes, ``00123`` zips, ``yes`` answers and non-ISO dates load as the
     text written; canonical values get their types (lakewide.project.text_types)."""
     from lakewide.project.seeds import find_seeds
-    from tests.project_factory import make_project, manifest_of
+    from tests.support.project_factory import make_project, manifest_of
 
     text = (
         "ticket_id,code,zip,flag,answer,day,us_day,at\n"

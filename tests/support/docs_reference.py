@@ -2,7 +2,7 @@
 (from the pydantic models).
 
 ``python -m tests.support.docs_reference`` rewrites ``docs/reference/commands.md`` and
-``docs/reference/config.md``; ``tests/test_docs_reference.py`` fails when the committed pages
+``docs/reference/config.md``; ``tests/docs_site/test_docs_reference.py`` fails when the committed pages
 differ from what this prints. Every import of lakewide's config modules is in this file (so a
 move of those modules changes only the imports below).
 """

@@ -4,7 +4,7 @@ A model is a view, a table rebuilt from its query, an incremental (append-only) 
 *key table* (a primary-key table folded by a merge engine: ``materialized='primary_key'``, or
 any model with ``merge_engine``), or a snapshot (versions of rows by key). Other modules ask a
 kind's traits (``kind.stores_rows``, ``kind.is_key_table``...) instead of comparing its name:
-no module outside this package writes a kind's name (``tests/project/test_kinds.py``).
+no module outside this package writes a kind's name (``tests/project/config/test_kinds.py``).
 
 ``ModelKind`` is a ``str`` enum whose values are the ``materialized`` values, so the name in
 ``manifest.json``, ``run_results.json`` and the compiled file names stays the config's word.
