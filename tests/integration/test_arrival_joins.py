@@ -22,6 +22,7 @@ from lakewide.run.models.executor import run_models
 from tests.integration.conftest import ModelRun
 from tests.oracle import engines as oracle
 from tests.oracle.engines import Spec
+from tests.support.suite_profile import examples
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
@@ -181,7 +182,7 @@ def histories(draw: Any) -> dict[str, Any]:
 
 
 @settings(
-    max_examples=10,
+    max_examples=examples(10),  # tests.support.suite_profile: 4 by default
     deadline=None,
     derandomize=True,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],

@@ -11,7 +11,7 @@ failing data test refusing publish, runs killed before and after a MERGE's chang
 (the model's branch never ahead of its changelog table: lakewide.run.models.branch_stage; the next
 run settles it), the fix, publish, production continuing, and a new column added in place on
 a branch (the model's changelog table migrated with it; main's rows unchanged, the column NULL
-there, until publish); then every chain the project allows, parametrised.
+there, until publish); then every other chain the project allows, parametrised.
 """
 
 from __future__ import annotations
@@ -477,8 +477,13 @@ def test_newcomer_chain_on_a_branch_tested_repaired_and_published(
     assert "\tat org.apache" not in refused.stdout + refused.stderr  # no Java trace
 
 
+#: every chain but aggregation_over_partial_update: its two models are aggregation_over_aggregation's
+#: first two, with the same checks (and the newcomer test above runs it through a branch)
+BRANCH_CHAINS = [name for name in CHAINS if name != "aggregation_over_partial_update"]
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("name", list(CHAINS))
+@pytest.mark.parametrize("name", BRANCH_CHAINS)
 def test_every_chain_builds_on_a_branch_and_publishes(
     tmp_path: Path,
     spark: Any,

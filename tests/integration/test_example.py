@@ -1,14 +1,19 @@
-"""The example project end to end on real Spark + Iceberg."""
+"""The example project end to end on real Spark + Iceberg.
+
+The tests that read the example as its first build leaves it, or run it again without new
+data, share one build (``built``); the others seed and build a copy of their own."""
 
 from __future__ import annotations
 
 import csv
 import datetime as dt
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from tests.integration.conftest import REPO, ProjectRun, null_first
+from lakewide.run.models.executor import ModelResult
+from tests.integration.conftest import REPO, ProjectRun, copy_project, null_first
 from tests.oracle import engines
 from tests.oracle import partial_update as oracle
 
@@ -66,9 +71,20 @@ def order_records() -> list[tuple[int, dict]]:
     return records
 
 
-def test_build_gives_the_articles_wide_table(example: ProjectRun) -> None:
-    example.seed()
-    results = example.run()
+@pytest.fixture(scope="module")
+def built(
+    tmp_path_factory: pytest.TempPathFactory, spark: Any, warehouse: Path
+) -> tuple[ProjectRun, dict[str, ModelResult]]:
+    """A copy of the example, seeded and built once: the project and the build's results."""
+    project = copy_project(tmp_path_factory.mktemp("example"), spark, warehouse, REPO)
+    project.seed()
+    return project, project.run()
+
+
+def test_build_gives_the_articles_wide_table(
+    built: tuple[ProjectRun, dict[str, ModelResult]],
+) -> None:
+    example, results = built
     assert results["user_rec_wide"].plan == "bootstrap"
     assert example.rows("user_rec_wide") == USER_REC_WIDE
     expected = oracle.as_rows(
@@ -82,9 +98,10 @@ def test_build_gives_the_articles_wide_table(example: ProjectRun) -> None:
     assert example.rows("order_status_counts") == sorted(counts.items(), key=null_first)
 
 
-def test_second_run_without_new_data_changes_nothing(example: ProjectRun) -> None:
-    example.seed()
-    example.run()
+def test_second_run_without_new_data_changes_nothing(
+    built: tuple[ProjectRun, dict[str, ModelResult]],
+) -> None:
+    example, _ = built
     before = {m: example.rows(m) for m in ("user_rec_wide", "order_detail")}
     results = example.run()
     assert results["user_rec_wide"].plan == "incremental"
@@ -219,18 +236,18 @@ def test_sequence_groups_example_matches_the_oracle(example: ProjectRun) -> None
     assert by_id[1003]["end_city_name"] == "Wuhan"
 
 
-def test_full_refresh_equals_bootstrap(example: ProjectRun) -> None:
-    example.seed()
-    example.run()
+def test_full_refresh_equals_bootstrap(built: tuple[ProjectRun, dict[str, ModelResult]]) -> None:
+    example, _ = built
     first = example.rows("order_detail")
     results = example.run("order_detail", full_refresh=True)
     assert results["order_detail"].plan == "full-refresh"
     assert example.rows("order_detail") == first
 
 
-def test_table_partitioned_as_configured(example: ProjectRun) -> None:
-    example.seed()
-    example.run("order_detail")
+def test_table_partitioned_as_configured(
+    built: tuple[ProjectRun, dict[str, ModelResult]],
+) -> None:
+    example, _ = built
     spec = example.spark.sql(f"DESCRIBE TABLE EXTENDED lw.{example.namespace}.order_detail")
     text = " ".join(str(tuple(r)) for r in spec.collect())
     assert "bucket(4, order_id)" in text

@@ -26,6 +26,7 @@ from lakewide.state.metadata import read_table_meta
 from lakewide.state.offsets import last_commit, last_offsets
 from tests.integration.conftest import ModelRun, null_first
 from tests.integration.test_cli_runs import lakewide, no_jvm_env
+from tests.support.equality_upsert import java_table
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
@@ -99,13 +100,16 @@ def test_maintenance_between_runs_keeps_the_downstream_chain_exact(
     # per-run tags with a ref age: the first snapshot's tag expires, the other's lives on
     first = min(before.snapshots.values(), key=lambda s: s.timestamp_ms)
     second = sorted(before.snapshots.values(), key=lambda s: s.timestamp_ms)[1]
-    m.run.sql(
-        f"ALTER TABLE {{ns}}.wide CREATE TAG `lw-run-old` AS OF VERSION {first.id} RETAIN 1 MINUTES"
-    )
+    # a ref age of one second (SQL's RETAIN counts whole minutes: a minute's wait), through
+    # Iceberg's table API; a tag's age is its snapshot's
+    table = java_table(m.run.spark, f"lw.{m.run.namespace}.wide")
+    table.manageSnapshots().createTag("lw-run-old", first.id).setMaxRefAgeMs(
+        "lw-run-old", 1000
+    ).commit()
     m.run.sql(
         f"ALTER TABLE {{ns}}.wide CREATE TAG `lw-run-kept` AS OF VERSION {second.id} RETAIN 30 DAYS"
     )
-    time.sleep(max(0.0, first.timestamp_ms / 1000 + 61 - time.time()))  # past the 1 minute
+    time.sleep(max(0.0, first.timestamp_ms / 1000 + 2 - time.time()))  # past the 1 second
 
     [wide_result] = _maintain(m, "wide")
 

@@ -32,14 +32,13 @@ and the ordered fold agree on every column compared with the fold.
 
 Sizes: 1-3 sources, 1-4 keys (NULL now and then), 2/3/1 batches of 1-10 records. Deterministic
 scenarios at the end aim at contract clauses random generation reaches rarely. Example counts
-are sized for a budget of about 8 minutes on 2 cores; ``LW_PROPERTY_SCALE=5`` (say)
-multiplies them for a deeper run.
+are the long profile's (``LW_SOAK=long``, about 8 minutes on 2 cores); the default suite runs
+``tests.support.suite_profile.FAST_SCALE`` of them, ``LW_PROPERTY_SCALE=5`` (say) five times them.
 """
 
 from __future__ import annotations
 
 import itertools
-import os
 import tempfile
 import textwrap
 import time
@@ -60,6 +59,7 @@ from tests.oracle.test_oracle import (
     paimon_removal_batches,
     paimon_removal_spec,
 )
+from tests.support.suite_profile import examples
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
@@ -79,8 +79,8 @@ SETTINGS = dict(
 
 
 def _examples(n: int) -> int:
-    """``LW_PROPERTY_SCALE`` (default 1) scales every property's example count."""
-    return max(1, round(n * float(os.environ.get("LW_PROPERTY_SCALE", "1"))))
+    """Every property's example count for the run's profile (tests.support.suite_profile)."""
+    return examples(n)
 
 
 # every spelling, adds a bit more often than retracts

@@ -40,8 +40,9 @@ same model rebuilt by ``--full-refresh`` (a twin project over the same sources):
   the old images, so they keep ``v`` where partial_update needs only their key
   (``retract_columns``).
 
-Two examples per mode (``LW_PROPERTY_SCALE`` multiplies them), shrinking off (a Spark example
-shrinks for minutes): about 2.5 minutes in all on 2 loaded cores.
+The ``COMPACTED`` example and generated ones per mode: two in the long profile
+(``LW_SOAK=long``, about 5 minutes in all on 2 loaded cores), one by default
+(tests.support.suite_profile), shrinking off (a Spark example shrinks for minutes).
 """
 
 from __future__ import annotations

@@ -7,6 +7,9 @@ delay or at a random crash point, waits for both, then checks every model agains
 plain-Python oracle at the offsets its last commit recorded: whatever a model committed must
 be exactly the sources at those snapshots (a batch applied twice shows as a wrong sum, a lost
 or skipped one as a missing row). A last clean run must then have consumed everything.
+
+The default suite races 3 rounds; the long soak, 12: ``LW_SOAK=long python -m pytest
+tests/integration/test_writers_race.py`` (``LAKEWIDE_RACE_ROUNDS=<n>`` for any other count).
 """
 
 from __future__ import annotations
@@ -30,11 +33,14 @@ from tests.integration.spark_worker import SparkWorker
 from tests.oracle.partial_update import bootstrap
 from tests.support.postgres_server import PostgresServer, missing_prerequisite
 from tests.support.project_factory import make_project
+from tests.support.suite_profile import soak
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
-# 5 rounds in the default suite (about 3 minutes); set LAKEWIDE_RACE_ROUNDS higher for a longer soak
-ROUNDS = int(os.environ.get("LAKEWIDE_RACE_ROUNDS", "5"))
+# 3 rounds in the default suite (a round of each kind in KINDS: none, crash, delay), 12 in the
+# long profile (LW_SOAK=long, tests.support.suite_profile); LAKEWIDE_RACE_ROUNDS sets them
+# directly
+ROUNDS = int(os.environ.get("LAKEWIDE_RACE_ROUNDS", soak(3, 12)))
 DRIVER = Path("/usr/share/java/postgresql.jar")
 CRASH_POINTS = ("before-stage", "before-commit", "after-commit", "before-changelog")
 KINDS = ("none", "crash", "delay", "crash")  # how a round ends: a writer killed, or not

@@ -24,7 +24,8 @@ from typing import Any
 _stage = itertools.count(1)
 
 
-def _java_table(spark: Any, name: str) -> Any:
+def java_table(spark: Any, name: str) -> Any:
+    """The Iceberg ``Table`` behind ``name`` in ``spark``'s catalogs (Iceberg's Java API)."""
     return spark._jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergTable(
         spark._jsparkSession, name
     )
@@ -39,8 +40,8 @@ def _staged_files(spark: Any, upstream: str, location: str, rows: Any) -> list[A
         f"CREATE TABLE {stage} USING iceberg TBLPROPERTIES ('write.data.path'='{location}/data',"
         " 'format-version'='2') AS SELECT * FROM lw_eq_stage_rows"
     )
-    table = _java_table(spark, stage)
-    upstream_schema = _java_table(spark, upstream).schema()
+    table = java_table(spark, stage)
+    upstream_schema = java_table(spark, upstream).schema()
     for field in spark.table(upstream).columns:  # same field ids, or the deletes would miss
         assert (
             table.schema().findField(field).fieldId() == upstream_schema.findField(field).fieldId()
@@ -61,7 +62,7 @@ def upsert(spark: Any, upstream: str, rows: Any, deleted: Any, key: str) -> None
     an equality delete file, as Flink's upsert sink does."""
     from pyspark.sql import functions as f
 
-    table = _java_table(spark, upstream)
+    table = java_table(spark, upstream)
     schema = spark.table(upstream).schema
     location = str(table.location())
     keys = [frame.select(key) for frame in (rows, deleted) if frame is not None]
