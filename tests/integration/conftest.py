@@ -16,7 +16,8 @@ from lakewide.project.graph import select
 from lakewide.project.manifest import Manifest, load_manifest
 from lakewide.project.profiles_file import find_profiles_file, load_output
 from lakewide.project.settings import load_project
-from lakewide.run.models.executor import ModelResult, run_models
+from lakewide.run.models.executor import run_models
+from lakewide.run.models.outcomes import ModelResult
 from lakewide.run.models.seed_load import load_seeds
 from lakewide.spark.adapter import SparkAdapter
 from tests.support.project_factory import run_main

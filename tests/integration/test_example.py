@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from lakewide.run.models.executor import ModelResult
+from lakewide.run.models.outcomes import ModelResult
 from tests.integration.conftest import REPO, ProjectRun, copy_project, null_first
 from tests.oracle import engines
 from tests.oracle import partial_update as oracle
