@@ -18,8 +18,9 @@ from benchmarks.width_models import Shape
 from lakewide.compiler import PlanContext, compile_model
 from lakewide.compiler.plans import steps as p
 from lakewide.dialect import DIALECT, to_sql
-from lakewide.project.config.model_config import parse_model_config
-from lakewide.project.nodes import ModelNode, Relation
+from lakewide.project.nodes import Relation
+from tests.compiler.fixtures import Case
+from tests.compiler.test_rules import node_for
 
 SOURCES, COLUMNS = 6, 3
 
@@ -70,17 +71,13 @@ MODELS: list[Any] = [
     pytest.param(GROUPS, True, False, id="partial_update_groups"),
     pytest.param({**GROUPS, **KINDS}, True, True, id="partial_update_groups_row_kinds"),
     pytest.param(
-        {**PU, **KINDS, "ignore_delete": True},
-        False,
-        True,
-        id="pu_ignore_delete",
-        marks=UNION_FOLD,
+        {**PU, **KINDS, "ignore_delete": True}, False, True, id="pu_ignore", marks=UNION_FOLD
     ),
     pytest.param(
         {**PU, **KINDS, "remove_record_on_delete": True},
         False,
         True,
-        id="pu_remove_record_on_delete",
+        id="pu_remove",
         marks=UNION_FOLD,
     ),
     pytest.param(AGGREGATION, False, False, id="aggregation"),
@@ -101,14 +98,7 @@ def _statements(config: dict[str, Any], groups: bool, kinds: bool) -> dict[str, 
     changes and, half of them, as the changelog a lakewide model produces), and the steps of
     ``run --restate``, by name."""
     sql = model_sql(groups=groups, kinds=kinds)
-    node = ModelNode(
-        "m",
-        Path("models/m.sql"),
-        sql,
-        sql,
-        parse_model_config(config, path="m.sql"),
-        Relation("lw", "db", "m"),
-    )
+    node = node_for(Case("m", config, sql, []))
     upstream = {f"lw.ods.s{i}": Relation("lw", "ods", f"s{i}") for i in range(SOURCES)}
     context = PlanContext(upstream, frozenset(list(upstream)[::2]), True)
     compiled = compile_model(node, context)
