@@ -52,7 +52,6 @@ from lakewide.compiler.folds.prefold_columns import (
 )
 from lakewide.compiler.folds.prefold_rows import rows_assembled
 from lakewide.compiler.model import versions
-from lakewide.compiler.model.ordering import ROW_COLUMN
 from lakewide.compiler.model.wide_model import Branch, WideModel
 from lakewide.compiler.trees.copying import copy_without
 
@@ -83,15 +82,6 @@ def _columns(model: WideModel, branch: Branch) -> list[str]:
 def _kind(model: WideModel, branch: Branch) -> list[str]:
     """The row kind column, when the source carries one (deduplicate, first_row)."""
     return [model.row_kind] if model.row_kind is not None and model.row_kind in branch.owned else []
-
-
-def narrowed(model: WideModel, branch: Branch, tagged: exp.Select) -> exp.Select:
-    """The branch's tagged SELECT (``build_bootstrap.tagged_branch``, reads bound) with only
-    the columns it owns (no NULL placeholders, no source index)."""
-    columns = {*_columns(model, branch), ROW_COLUMN, *_kind(model, branch)}
-    select = copy_without(tagged, "expressions")
-    select.set("expressions", [e.copy() for e in tagged.expressions if e.alias_or_name in columns])
-    return select
 
 
 def source_fold(

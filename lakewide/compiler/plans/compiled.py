@@ -41,6 +41,7 @@ from lakewide.compiler.statements.build_merge import (
 )
 from lakewide.compiler.statements.build_restate import parse_restate, refuse_kind
 from lakewide.compiler.statements.snapshot import bootstrap as snapshot_bootstrap
+from lakewide.compiler.trees.collection import collection_paused
 from lakewide.dialect import to_sql
 from lakewide.errors import CompileError
 from lakewide.project.config.kinds import ModelKind
@@ -188,14 +189,15 @@ class CompiledModel:
         ``summary.md`` (its next run, how each source's columns merge), another model's
         statements; ``all_plans``: also every statement and run plan (``plans/*.sql``), as a
         run executes them. The object is dropped afterwards (the plans print in place)."""
-        if self.model is None:
-            return self.files(in_place=True, plans=all_plans)
-        shown = {"summary.md": summary(self.model, self.context, len(self.deltas))}
-        if self.deltas and not all_plans:
-            assert self.plans is not None  # its delta joins' errors, as a run would raise them
-        if all_plans:
-            shown.update(self.files(in_place=True, plans=True))
-        return shown
+        with collection_paused():
+            if self.model is None:
+                return self.files(in_place=True, plans=all_plans)
+            shown = {"summary.md": summary(self.model, self.context, len(self.deltas))}
+            if self.deltas and not all_plans:
+                assert self.plans is not None  # its delta joins' errors, as a run would raise
+            if all_plans:
+                shown.update(self.files(in_place=True, plans=True))
+            return shown
 
 
 def _query(node: ModelNode) -> exp.Query:

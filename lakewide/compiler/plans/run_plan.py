@@ -24,8 +24,6 @@ from lakewide.compiler.statements.build_bootstrap import (
     branch_keys,
     build_refold,
     null_key_count,
-    tagged_branch,
-    union_all,
 )
 from lakewide.compiler.statements.build_changelog_read import (
     changelog_merge,
@@ -57,6 +55,7 @@ from lakewide.compiler.statements.build_restate import (
     RESTATE_VIEW,
     keys_only,
     restate_bounds,
+    restate_fold,
     restate_merge,
     restate_rows,
     restated_counts,
@@ -177,13 +176,9 @@ class _PlanBuilder:
         # a predicate on the key filters each branch's rows before they are numbered and
         # joined (a filter does not pass the numbering: lakewide.compiler.model.number_rows)
         where = predicate if keys_only(model, predicate) else None
-        union = union_all(
-            [
-                replace_tables(tagged_branch(model, b, where=where), self.pinned)
-                for b in model.branches
-            ]
+        rows = replace_tables(
+            restate_rows(model, restate_fold(model, where), predicate), self.pinned
         )
-        rows = replace_tables(restate_rows(model, union, predicate), self.pinned)
         columns = rows.named_selects[:-1]  # the fold's columns; the last is GONE
         statement = restate_merge(model, columns)
         narrowed = narrow_merge(
@@ -353,15 +348,12 @@ class _PlanBuilder:
         combined = self.compiled.combined
         if combined is None:
             return None
-        tagged = {
-            b.index: replace_tables(tagged_branch(model, b), self.views(b)) for b in model.branches
-        }
         indexes = [b.index for b in model.branches]
         return [
             p.Query(null_key_count(model, self.read_keys(model)), ("rejected",)),
             p.Stage(
                 COMBINED_VIEW,
-                build_combined_batch(model, tagged),
+                build_combined_batch(model, lambda b, q: replace_tables(q, self.views(b))),
                 "staged",
                 checkpoint="before-stage",
             ),

@@ -43,10 +43,11 @@ def tagged_branch(
     """The branch's SELECT aliased to the model's columns and tagged with its position and,
     when ``numbered``, its rows' arrival (``__lw_row``, taken where the driving table is read:
     lakewide.compiler.model.number_rows). ``where``: a condition on primary-key columns (model
-    names) the branch's rows must meet, applied as the branch's own filter."""
-    select = copy_without(branch.select, "expressions")
-    if where is not None and not _computed_by_rows(branch, where):
-        select.where(branch.on_owned(where), copy=False)
+    names) the branch's rows must meet, applied as the branch's own filter.
+
+    Every model column is projected (a NULL where the branch owns none): for the one fold of
+    every branch's union only. Folds of a source on its own read :func:`owned_branch`."""
+    select = _filtered(branch, where)
     select.set(
         "expressions",
         [
@@ -59,11 +60,42 @@ def tagged_branch(
         append=True,
         copy=False,
     )
-    if numbered:
-        select.select(
-            exp.alias_(number_rows(select), ROW_COLUMN, copy=False), append=True, copy=False
-        )
+    return _numbered(select) if numbered else select
+
+
+def owned_branch(model: WideModel, branch: Branch, *, where: exp.Expr | None = None) -> exp.Select:
+    """The branch's SELECT with the model columns it owns only (row kind included), in model
+    order, aliased to the model's names, and its rows' arrival (``__lw_row``): what a fold of
+    the source on its own reads (``build_prefolds``). ``where`` as :func:`tagged_branch`.
+
+    The same rows and columns as :func:`tagged_branch`'s without its NULLs for the columns of
+    other sources (and without the branch's position), built in the branch's own width."""
+    select = _filtered(branch, where)
+    select.set(
+        "expressions",
+        [
+            exp.alias_(branch.owned[c].copy(), c, copy=False)
+            for c in model.columns
+            if c in branch.owned
+        ],
+    )
+    # judged on every projection of the branch as written (a window, an aggregate)
+    arrival = number_rows(select, branch.select.expressions)
+    return select.select(exp.alias_(arrival, ROW_COLUMN, copy=False), append=True, copy=False)
+
+
+def _filtered(branch: Branch, where: exp.Expr | None) -> exp.Select:
+    """A copy of the branch's SELECT without its projections, with ``where`` applied."""
+    select = copy_without(branch.select, "expressions")
+    if where is not None and not _computed_by_rows(branch, where):
+        select.where(branch.on_owned(where), copy=False)
     return select
+
+
+def _numbered(select: exp.Select) -> exp.Select:
+    return select.select(
+        exp.alias_(number_rows(select), ROW_COLUMN, copy=False), append=True, copy=False
+    )
 
 
 def _computed_by_rows(branch: Branch, condition: exp.Expr) -> bool:

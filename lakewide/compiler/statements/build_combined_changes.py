@@ -19,12 +19,12 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from lakewide.compiler.folds.build_prefolds import assembled, narrowed, prefolds, source_fold
+from lakewide.compiler.folds.build_prefolds import assembled, prefolds, source_fold
 from lakewide.compiler.folds.fold_per_key import reduce_per_key
 from lakewide.compiler.folds.fold_rows import Rows
 from lakewide.compiler.model.ordering import BRANCH_COLUMN
 from lakewide.compiler.model.wide_model import Branch, WideModel
-from lakewide.compiler.statements.build_bootstrap import tagged_branch, union_all
+from lakewide.compiler.statements.build_bootstrap import owned_branch, tagged_branch, union_all
 from lakewide.compiler.statements.build_changelog_read import (
     KIND,
     changes_source,
@@ -61,7 +61,7 @@ def _prefolded(
     it owns (``build_prefolds``), with per source whether it touched the key."""
     folds = {}
     for branch, kinded in zip(model.branches, derived.branches):
-        inner = narrowed(model, branch, bind(branch, tagged_branch(model, branch)))
+        inner = bind(branch, owned_branch(model, branch))
         carried = [c for c in model.stored if c in branch.owned]
         changes = changes_source(model, branch, inner, carried)
         folds[branch.index] = source_fold(derived, kinded, changes, into_empty=False)

@@ -2,21 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from sqlglot import exp
 
-from lakewide.compiler.folds.build_prefolds import (
-    assembled,
-    narrowed,
-    prefolds,
-    present,
-    source_fold,
-)
+from lakewide.compiler.folds.build_prefolds import assembled, prefolds, present, source_fold
 from lakewide.compiler.folds.build_whens import whens
 from lakewide.compiler.folds.fold_per_key import reduce_per_key
 from lakewide.compiler.folds.fold_rows import Rows, S, T
 from lakewide.compiler.model.ordering import BRANCH_COLUMN
 from lakewide.compiler.model.wide_model import Branch, WideModel
-from lakewide.compiler.statements.build_bootstrap import tagged_branch, union_all
+from lakewide.compiler.statements.build_bootstrap import owned_branch, tagged_branch, union_all
 
 #: the staged fold of every source with new rows in a run (one MERGE for all of them)
 COMBINED_VIEW = "__lw_batch_all"
@@ -111,30 +107,33 @@ def with_touched(model: WideModel, assembled_batch: exp.Select) -> exp.Select:
     return assembled_batch
 
 
-def build_combined_batch(model: WideModel, tagged: dict[int, exp.Select]) -> exp.Select:
-    """Several sources' new rows folded per key together, as the bootstrap folds all sources
-    (``tagged``: branch index -> :func:`tagged_branch` of it, with its reads bound), plus per
-    source whether it touched the key. Each column is still set only from the records of its
-    owners. A model whose sources fold apart (``build_prefolds``) is folded per source, then
-    put together per key."""
-    if prefolds(model) and sorted(tagged) == [b.index for b in model.branches]:
+def build_combined_batch(
+    model: WideModel, bind: Callable[[Branch, exp.Select], exp.Select] = lambda _, q: q
+) -> exp.Select:
+    """Every source's new rows folded per key together, as the bootstrap folds all sources
+    (``bind`` puts each branch's views in), plus per source whether it touched the key. Each
+    column is still set only from the records of its owners. A model whose sources fold apart
+    (``build_prefolds``) is folded per source over the columns each owns, then put together
+    per key."""
+    if prefolds(model):
         folds = {
-            b.index: source_fold(model, b, narrowed(model, b, tagged[b.index]), into_empty=False)
+            b.index: source_fold(model, b, bind(b, owned_branch(model, b)), into_empty=False)
             for b in model.branches
         }
         return with_touched(model, assembled(model, folds, helpers=True))
-    folded = reduce_per_key(_combined_rows(model), union_all(list(tagged.values())))
-    for index in tagged:
-        mine = exp.EQ(this=exp.column(BRANCH_COLUMN), expression=exp.Literal.number(index))
+    tagged = [bind(b, tagged_branch(model, b)) for b in model.branches]
+    folded = reduce_per_key(_combined_rows(model), union_all(tagged))
+    for branch in model.branches:
+        mine = exp.EQ(this=exp.column(BRANCH_COLUMN), expression=exp.Literal.number(branch.index))
         folded.select(
-            exp.alias_(exp.func("BOOL_OR", mine), touched(index)), append=True, copy=False
+            exp.alias_(exp.func("BOOL_OR", mine), touched(branch.index)), append=True, copy=False
         )
     return folded
 
 
 def combined_batch(model: WideModel) -> exp.Select:
     """The combined batch over every branch, unbound (what ``compile`` writes)."""
-    return build_combined_batch(model, {b.index: tagged_branch(model, b) for b in model.branches})
+    return build_combined_batch(model)
 
 
 def build_combined_merge(model: WideModel) -> exp.Merge:

@@ -22,10 +22,16 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 
+from lakewide.compiler.folds.build_prefolds import assembled, prefolds, source_fold
 from lakewide.compiler.folds.fold_rows import S, T
 from lakewide.compiler.model.layout import partitions
 from lakewide.compiler.model.wide_model import WideModel
-from lakewide.compiler.statements.build_bootstrap import bootstrap_query
+from lakewide.compiler.statements.build_bootstrap import (
+    bootstrap_query,
+    owned_branch,
+    tagged_branch,
+    union_all,
+)
 from lakewide.compiler.statements.build_merge import keys_match, merge_source
 from lakewide.dialect import DIALECT
 from lakewide.errors import UsageError
@@ -159,15 +165,27 @@ def _qualified(predicate: exp.Expr, table: str) -> exp.Expr:
     return qualified
 
 
-def restate_rows(model: WideModel, union: exp.Query, predicate: exp.Expr) -> exp.Select:
-    """One row per restated key: the fold of ``union`` (every source's records, tagged and
-    aliased to the model's columns, read at the run's pinned snapshots) for the keys the
-    predicate matches in the fold or in the table, ``GONE`` where the fold gives no row.
+def restate_fold(model: WideModel, where: exp.Expr | None) -> exp.Select:
+    """The bootstrap's fold of every source's records (``where``: a predicate on the key
+    alone, :func:`keys_only`, applied as each branch's own filter before its rows are
+    numbered, joined and folded). A model whose sources fold apart (``build_prefolds``) is
+    folded per source over the columns each owns, then put together per key, as its
+    bootstrap is."""
+    if prefolds(model):
+        folds = {
+            b.index: source_fold(model, b, owned_branch(model, b, where=where))
+            for b in model.branches
+        }
+        return assembled(model, folds)
+    return bootstrap_query(
+        model, union_all([tagged_branch(model, b, where=where) for b in model.branches])
+    )
 
-    A predicate on the key alone is the branches' own filter (``tagged_branch``'s ``where``,
-    :func:`keys_only`): the caller applies it before each branch's rows are numbered, joined
-    and folded."""
-    folded = bootstrap_query(model, union)
+
+def restate_rows(model: WideModel, folded: exp.Select, predicate: exp.Expr) -> exp.Select:
+    """One row per restated key: the ``folded`` records (:func:`restate_fold`, read at the
+    run's pinned snapshots) for the keys the predicate matches in the fold or in the table,
+    ``GONE`` where the fold gives no row."""
     columns = list(folded.named_selects)
     keys = model.primary_key
     stored = (
