@@ -30,7 +30,7 @@ from tests.integration.test_jdbc_catalog import add_catalog, require_jdbc
 from tests.support.postgres_server import PostgresServer
 from tests.support.spark_cluster import StandaloneCluster
 
-pytestmark = [pytest.mark.spark, pytest.mark.slow]
+pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.soak]
 
 # No Python on the executors: lakewide's statements are SQL and DataFrame operations without
 # Python UDFs, so executors never start a Python worker. An interpreter that does not exist

@@ -24,7 +24,7 @@ from tests.integration.test_rest_writers import (
 )
 from tests.integration.test_writers_race import Race, check
 
-pytestmark = [pytest.mark.spark, pytest.mark.slow]
+pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.soak]
 
 MODELS = ("m", "wide", "by_group", "summary")
 

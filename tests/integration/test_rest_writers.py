@@ -34,7 +34,7 @@ from tests.support.postgres_server import missing_prerequisite
 from tests.support.rest_server import RestServer, rest_classpath, start_rest
 from tests.support.s3_server import S3Server, aws_bundle_jar
 
-pytestmark = [pytest.mark.spark, pytest.mark.slow]
+pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.soak]
 
 SECRET = "s3cr3t-race-value"
 CREDENTIAL = f"lakewide-tests:{SECRET}"

@@ -8,8 +8,9 @@ plain-Python oracle at the offsets its last commit recorded: whatever a model co
 be exactly the sources at those snapshots (a batch applied twice shows as a wrong sum, a lost
 or skipped one as a missing row). A last clean run must then have consumed everything.
 
-The default suite races 3 rounds; the long soak, 12: ``LW_SOAK=long python -m pytest
-tests/integration/test_writers_race.py`` (``LAKEWIDE_RACE_ROUNDS=<n>`` for any other count).
+A soak (marked ``soak``: ``python -m pytest -m soak``, or this file named): 3 rounds; the long
+soak, 12: ``LW_SOAK=long python -m pytest tests/integration/test_writers_race.py``
+(``LAKEWIDE_RACE_ROUNDS=<n>`` for any other count).
 """
 
 from __future__ import annotations
@@ -35,9 +36,9 @@ from tests.support.postgres_server import PostgresServer, missing_prerequisite
 from tests.support.project_factory import make_project
 from tests.support.suite_profile import soak
 
-pytestmark = [pytest.mark.spark, pytest.mark.slow]
+pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.soak]
 
-# 3 rounds in the default suite (a round of each kind in KINDS: none, crash, delay), 12 in the
+# 3 rounds by default (a round of each kind in KINDS: none, crash, delay), 12 in the
 # long profile (LW_SOAK=long, tests.support.suite_profile); LAKEWIDE_RACE_ROUNDS sets them
 # directly
 ROUNDS = int(os.environ.get("LAKEWIDE_RACE_ROUNDS", soak(3, 12)))
