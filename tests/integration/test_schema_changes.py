@@ -22,6 +22,7 @@ from lakewide.run.schema.schema_steps import ModelSchema, SchemaChangeRefused
 from tests.integration.conftest import ModelRun, null_first
 from tests.integration.test_cli_runs import lakewide
 from tests.oracle import engines
+from tests.support.suite_profile import examples
 
 pytestmark = [pytest.mark.spark]
 
@@ -251,7 +252,7 @@ _KEYS, _VALUES = st.integers(1, 3), st.integers(-2, 5)
 
 
 @settings(
-    max_examples=4,
+    max_examples=examples(4),
     deadline=None,
     derandomize=True,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
