@@ -20,11 +20,32 @@ from lakewide.run.models.executor import run_models
 from lakewide.run.models.outcomes import ModelResult
 from lakewide.run.models.seed_load import load_seeds
 from lakewide.spark.adapter import SparkAdapter
-from tests.support.project_factory import run_main
+from tests.support.project_factory import run_main, run_main_streams
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE_PARTS = ("pyproject.toml", "models", "macros", "seeds", "data-tests")
 _counter = itertools.count(1)
+
+#: the example's models and seeds
+MODELS = (
+    "order_detail",
+    "order_groups",
+    "order_status_counts",
+    "user_activity",
+    "user_rec_wide",
+)
+SEEDS = ("clicks", "impressions", "order_address", "order_info", "recommendations", "user_events")
+# Appends after the first build: an update of order 1002, a new order, a click count for a known
+# key and a new key, a new event: every model has new upstream rows.
+APPENDS = (
+    "INSERT INTO {ods}.order_info VALUES (1002, 'laptop', 'web', 502, "
+    "TIMESTAMP '2024-05-01 10:05:00', 3, TIMESTAMP '2024-05-02 09:00:00')",
+    "INSERT INTO {ods}.order_address VALUES (1003, 'Nanjing', 'Wuhan', "
+    "TIMESTAMP '2024-05-02 09:00:01')",
+    "INSERT INTO {ods}.clicks VALUES ('user_101', 'prod_501', 5), ('user_105', 'prod_505', 1)",
+    "INSERT INTO {ods}.user_events VALUES "
+    "('user_101', TIMESTAMP '2024-05-02 09:00:00', 7.5, 'home', true)",
+)
 
 
 def null_first(row: tuple) -> tuple:
@@ -140,6 +161,35 @@ class ModelRun:
         return self.run.rows("m")
 
 
+@pytest.fixture(scope="session")
+def built(
+    tmp_path_factory: pytest.TempPathFactory, spark: Any, warehouse: Path
+) -> tuple[ProjectRun, dict[str, ModelResult]]:
+    """A copy of the example, seeded and built once per session: the project and the build's
+    results, for tests that read it as its first build leaves it (or run it again without new
+    data)."""
+    project = copy_project(tmp_path_factory.mktemp("example"), spark, warehouse, REPO)
+    project.seed()
+    return project, project.run()
+
+
+@pytest.fixture(scope="session")
+def hadoop_reference(
+    tmp_path_factory: pytest.TempPathFactory, spark: Any, warehouse: Path
+) -> dict[str, dict[str, list[tuple]]]:
+    """The example's model rows on the hadoop catalog: after the build and after APPENDS (the
+    oracle of the example on other catalogs, built once per session)."""
+    run = copy_project(tmp_path_factory.mktemp("hadoop"), spark, warehouse, REPO)
+    run.seed()
+    run.run()
+    rows = {"build": {m: run.rows(m) for m in MODELS}}
+    for statement in APPENDS:
+        run.sql(statement)
+    run.run()
+    rows["appended"] = {m: run.rows(m) for m in MODELS}
+    return rows
+
+
 def hadoop_project(root: Path, warehouse: Path, namespace: str) -> None:
     """An empty project at ``root`` (``models/``, profile ``t``) writing ``namespace`` of the
     hadoop catalog ``lw`` in ``warehouse``."""
@@ -183,5 +233,19 @@ def cli(
     def invoke(project: Path, *args: str) -> tuple[int, str]:
         with shared_session(spark):
             return run_main(monkeypatch, capsys, "--project-dir", str(project), *args)
+
+    return invoke
+
+
+@pytest.fixture
+def cli_streams(
+    spark: Any, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> Callable[..., tuple[int, str, str]]:
+    """``cli_streams(project, *args)``: as ``cli``, with stdout and stderr apart: (exit code,
+    stdout, stderr)."""
+
+    def invoke(project: Path, *args: str) -> tuple[int, str, str]:
+        with shared_session(spark):
+            return run_main_streams(monkeypatch, capsys, "--project-dir", str(project), *args)
 
     return invoke

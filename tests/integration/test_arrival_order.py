@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from tests.integration.conftest import ModelRun
 from tests.oracle import engines as oracle
 from tests.oracle.engines import Spec
+from tests.support.suite_profile import examples
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
@@ -195,7 +196,7 @@ def histories(draw: Any) -> dict[str, Any]:
 
 
 @settings(
-    max_examples=6,
+    max_examples=examples(6),
     deadline=None,
     derandomize=True,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],

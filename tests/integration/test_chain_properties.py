@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from tests.integration.conftest import ModelRun, null_first
+from tests.support.suite_profile import examples
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
@@ -59,7 +60,7 @@ STEP = st.fixed_dictionaries(
 
 
 @settings(
-    max_examples=4,
+    max_examples=examples(4),
     deadline=None,
     derandomize=True,
     print_blob=True,
@@ -168,7 +169,7 @@ CHAIN_STEP = st.fixed_dictionaries(
 
 @pytest.mark.parametrize("change", ["column", "source", "widen"])
 @settings(
-    max_examples=2,
+    max_examples=examples(2),
     deadline=None,
     derandomize=True,
     print_blob=True,

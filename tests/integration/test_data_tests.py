@@ -16,6 +16,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from lakewide.cli import cli
+from lakewide.run.models.outcomes import ModelResult
 from lakewide.run.testing.data_test_runner import run_tests
 from lakewide.spark.adapter import SparkAdapter
 from tests.integration.conftest import ProjectRun
@@ -252,9 +253,8 @@ def test_lakewide_test_thresholds_where_singular_and_views(
     assert none.exit_code == 0 and "no tests selected" in none.output
 
 
-def test_the_examples_data_tests_pass(example: ProjectRun) -> None:
-    example.seed()
-    example.run()
+def test_the_examples_data_tests_pass(built: tuple[ProjectRun, dict[str, ModelResult]]) -> None:
+    example, _ = built  # seeded and built
     manifest = example.manifest()
     results = run_tests(manifest, example.adapter(manifest), list(manifest.data_tests.values()))
     assert [(r.name, r.message) for r in results if r.status != "pass"] == []

@@ -17,6 +17,7 @@ from lakewide.run.models.executor import run_models
 from tests.integration.conftest import ModelRun
 from tests.oracle.dimension_joins import Customer, Order, plain_join
 from tests.oracle.engines import Spec
+from tests.support.suite_profile import examples
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
@@ -223,7 +224,7 @@ class Changes(Inputs):
 
 @pytest.mark.parametrize("engine", list(ENGINES))
 @settings(
-    max_examples=2,
+    max_examples=examples(2),
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )

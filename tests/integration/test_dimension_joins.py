@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from tests.integration.conftest import ModelRun
 from tests.oracle.dimension_joins import Fact, expected
+from tests.support.suite_profile import examples
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
@@ -132,7 +133,7 @@ CHANGES = st.lists(
 
 
 @settings(
-    max_examples=3,
+    max_examples=examples(3),
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )

@@ -1,19 +1,19 @@
 """The example project end to end on real Spark + Iceberg.
 
 The tests that read the example as its first build leaves it, or run it again without new
-data, share one build (``built``); the others seed and build a copy of their own."""
+data, share one build (``built``, tests/integration/conftest.py); the others seed and build a
+copy of their own."""
 
 from __future__ import annotations
 
 import csv
 import datetime as dt
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from lakewide.run.models.outcomes import ModelResult
-from tests.integration.conftest import REPO, ProjectRun, copy_project, null_first
+from tests.integration.conftest import REPO, ProjectRun, null_first
 from tests.oracle import engines
 from tests.oracle import partial_update as oracle
 
@@ -69,16 +69,6 @@ def order_records() -> list[tuple[int, dict]]:
         with open(REPO / "seeds" / f"{name}.csv", newline="") as handle:
             records += [(source, _typed(row)) for row in csv.DictReader(handle)]
     return records
-
-
-@pytest.fixture(scope="module")
-def built(
-    tmp_path_factory: pytest.TempPathFactory, spark: Any, warehouse: Path
-) -> tuple[ProjectRun, dict[str, ModelResult]]:
-    """A copy of the example, seeded and built once: the project and the build's results."""
-    project = copy_project(tmp_path_factory.mktemp("example"), spark, warehouse, REPO)
-    project.seed()
-    return project, project.run()
 
 
 def test_build_gives_the_articles_wide_table(

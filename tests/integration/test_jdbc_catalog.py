@@ -28,30 +28,19 @@ from lakewide.project.profiles import Output
 from lakewide.spark.runtime import ICEBERG_CATALOG, set_catalog_conf
 from lakewide.state.metadata import table_meta_of
 from lakewide.state.readers import metadata_reader
-from tests.integration.conftest import EXAMPLE_PARTS, REPO, ProjectRun, copy_project, null_first
+from tests.integration.conftest import (
+    APPENDS,
+    EXAMPLE_PARTS,
+    MODELS,
+    REPO,
+    SEEDS,
+    ProjectRun,
+    null_first,
+)
 from tests.support.postgres_server import PostgresServer, missing_prerequisite
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
-MODELS = (
-    "order_detail",
-    "order_groups",
-    "order_status_counts",
-    "user_activity",
-    "user_rec_wide",
-)
-SEEDS = ("clicks", "impressions", "order_address", "order_info", "recommendations", "user_events")
-# Appends after the first build: an update of order 1002, a new order, a click count for a known
-# key and a new key, a new event: every model has new upstream rows.
-APPENDS = (
-    "INSERT INTO {ods}.order_info VALUES (1002, 'laptop', 'web', 502, "
-    "TIMESTAMP '2024-05-01 10:05:00', 3, TIMESTAMP '2024-05-02 09:00:00')",
-    "INSERT INTO {ods}.order_address VALUES (1003, 'Nanjing', 'Wuhan', "
-    "TIMESTAMP '2024-05-02 09:00:01')",
-    "INSERT INTO {ods}.clicks VALUES ('user_101', 'prod_501', 5), ('user_105', 'prod_505', 1)",
-    "INSERT INTO {ods}.user_events VALUES "
-    "('user_101', TIMESTAMP '2024-05-02 09:00:00', 7.5, 'home', true)",
-)
 _counter = itertools.count(1)
 
 
@@ -72,22 +61,6 @@ def table_rows(spark: Any, table: str) -> list[tuple]:
     frame = spark.table(table)
     frame = frame.select(*(c for c in frame.columns if not c.startswith("__lw_")))
     return sorted((tuple(r) for r in frame.collect()), key=null_first)
-
-
-@pytest.fixture(scope="module")
-def hadoop_reference(
-    tmp_path_factory: pytest.TempPathFactory, spark: Any, warehouse: Path
-) -> dict[str, dict[str, list[tuple]]]:
-    """The example's model rows on the hadoop catalog: after the build and after APPENDS."""
-    run = copy_project(tmp_path_factory.mktemp("hadoop"), spark, warehouse, REPO)
-    run.seed()
-    run.run()
-    rows = {"build": {m: run.rows(m) for m in MODELS}}
-    for statement in APPENDS:
-        run.sql(statement)
-    run.run()
-    rows["appended"] = {m: run.rows(m) for m in MODELS}
-    return rows
 
 
 def copy_example_parts(root: Path) -> None:

@@ -16,7 +16,6 @@ import pytest
 from lakewide.project.nodes import Relation
 from lakewide.state.metadata import read_table_meta
 from lakewide.state.offsets import TableMeta
-from tests.integration.test_cli_runs import lakewide
 from tests.support.project_factory import make_project
 
 pytestmark = [pytest.mark.spark]
@@ -207,13 +206,17 @@ def test_tag_reads_the_consistent_pair(
 
 @pytest.mark.slow
 def test_named_tag_refused_replaced_and_checked(
-    tmp_path: Path, spark: Any, warehouse: Path, cli: CLI
+    tmp_path: Path,
+    spark: Any,
+    warehouse: Path,
+    cli: CLI,
+    cli_streams: Callable[..., tuple[int, str, str]],
 ) -> None:
     shop = Shop(tmp_path, spark, warehouse, extra="      tag_retention: 2 hours\n")
     shop.append([("ann", 5), ("bob", 12)])
-    done = lakewide(shop.root, "run", "--tag", "release-1.0")
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert "Tagged 3 table(s) release-1.0 (retained 2 hours)" in done.stdout
+    code, out, err = cli_streams(shop.root, "run", "--tag", "release-1.0")
+    assert code == 0, out + err
+    assert "Tagged 3 table(s) release-1.0 (retained 2 hours)" in out
     first = {m: shop.meta(m).current for m in ("totals", "biggest", "ranked")}
     assert {m: shop.meta(m).tags.get("release-1.0") for m in first} == first
     assert (

@@ -29,7 +29,6 @@ from tests.integration.test_jdbc_catalog import (
     add_catalog,
     cli,
     copy_example_parts,
-    hadoop_reference,  # noqa: F401 - the example's rows on the hadoop catalog, the oracle
     no_java,
     require_jdbc,
     table_rows,
@@ -314,7 +313,7 @@ def test_example_on_jdbc_and_s3(
     spark: Any,
     postgres_server: PostgresServer,
     s3_server: S3Server,
-    hadoop_reference: dict[str, dict[str, list[tuple]]],  # noqa: F811
+    hadoop_reference: dict[str, dict[str, list[tuple]]],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     require_jdbc("postgresql")
@@ -335,7 +334,7 @@ def test_example_on_rest_and_s3(
     tmp_path: Path,
     spark: Any,
     s3_store: Any,
-    hadoop_reference: dict[str, dict[str, list[tuple]]],  # noqa: F811
+    hadoop_reference: dict[str, dict[str, list[tuple]]],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     server = rest_on_s3(tmp_path / "restex", s3_store)

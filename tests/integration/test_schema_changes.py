@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,8 +19,8 @@ from lakewide.compiler.schema.contract import CONTRACT, CONTRACT_INPUTS
 from lakewide.run.models.executor import run_models
 from lakewide.run.schema.schema_steps import ModelSchema, SchemaChangeRefused
 from tests.integration.conftest import ModelRun, null_first
-from tests.integration.test_cli_runs import lakewide
 from tests.oracle import engines
+from tests.support.suite_profile import examples
 
 pytestmark = [pytest.mark.spark]
 
@@ -251,7 +250,7 @@ _KEYS, _VALUES = st.integers(1, 3), st.integers(-2, 5)
 
 
 @settings(
-    max_examples=4,
+    max_examples=examples(4),
     deadline=None,
     derandomize=True,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
@@ -394,23 +393,24 @@ def test_a_column_dropped_outside_lakewide_is_refused_before_anything_runs(
 
 @pytest.mark.slow
 def test_cli_dry_run_prints_the_plan_and_a_refusal_exits_2(
-    model_run: Callable[..., ModelRun], tmp_path: Path
+    model_run: Callable[..., ModelRun], cli_streams: Callable[..., tuple[int, str, str]]
 ) -> None:
+    """The CLI in-process on the test session: the exit code and the two streams."""
     m = model_run(wide(2, PARTIAL, True), schemas(True))
     m.step({"a": [(1, 1, 10)], "b": [(1, 2, 5)], "c": [(1, 3, 7)]})
     before, contract = snapshot_ids(m), stored_contract(m)
     edit(m, wide(3, PARTIAL, True))
-    done = lakewide(m.run.root, "run", "--dry-run")
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert "schema changes of m" in done.stdout and "new source" in done.stdout
-    assert "nothing was written" in done.stdout
+    code, out, err = cli_streams(m.run.root, "run", "--dry-run")
+    assert code == 0, out + err
+    assert "schema changes of m" in out and "new source" in out
+    assert "nothing was written" in out
     assert snapshot_ids(m) == before and stored_contract(m) == contract
     edit(m, REFUSED["primary_key"][0])
-    done = lakewide(m.run.root, "run")
-    assert done.returncode == 2, done.stdout + done.stderr
-    assert "primary_key changed" in done.stdout and "--full-refresh -s m" in done.stdout
-    assert done.stdout.count("primary_key changed") == 1, done.stdout  # said once
-    assert "Traceback" not in done.stdout + done.stderr
+    code, out, err = cli_streams(m.run.root, "run")
+    assert code == 2, out + err
+    assert "primary_key changed" in out and "--full-refresh -s m" in out
+    assert out.count("primary_key changed") == 1, out  # said once
+    assert "Traceback" not in out + err
     assert snapshot_ids(m) == before
 
 

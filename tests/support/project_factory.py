@@ -99,6 +99,15 @@ def run_main(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *args: str
 ) -> tuple[int, str]:
     """``lakewide ARGS`` through the console entry point: (exit code, stdout + stderr)."""
+    code, out, err = run_main_streams(monkeypatch, capsys, *args)
+    return code, out + err
+
+
+def run_main_streams(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *args: str
+) -> tuple[int, str, str]:
+    """``lakewide ARGS`` through the console entry point: (exit code, stdout, stderr), the
+    exit code the process would end with."""
     monkeypatch.setattr(sys, "argv", ["lakewide", *args])
     try:
         from lakewide.cli import main
@@ -108,7 +117,7 @@ def run_main(
     except SystemExit as done:
         code = done.code if isinstance(done.code, int) else (0 if done.code is None else 1)
     captured = capsys.readouterr()
-    return code, captured.out + captured.err
+    return code, captured.out, captured.err
 
 
 def no_java_env() -> dict[str, str]:
