@@ -73,3 +73,16 @@ def branch_state(meta: TableMeta, branch: str) -> BranchState:
     if any(s.id == head for s in meta.ancestors(main)):
         return BranchState(head, main, 0, True)  # behind main: published, or never written
     return BranchState(head, main, ahead, main is None)
+
+
+def made_at_main(meta: TableMeta | None, branch: str | None) -> bool:
+    """Whether a run on ``branch`` starts the table's branch at main's head (the branch is
+    missing, or behind main with nothing to publish: the run makes or moves it there,
+    lakewide.spark.branches), so that the branch's own contract keys, if any are left, are
+    stale: the run reads main's contract. False for main (``branch`` None) and a missing
+    table."""
+    if branch is None or meta is None:
+        return False
+    state = branch_state(meta, branch)
+    moved = state.ahead == 0 and state.forwardable and state.head != state.main
+    return state.head is None or moved

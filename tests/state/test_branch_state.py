@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from lakewide.errors import ConfigError
-from lakewide.state.branches import branch_state, on_branch
+from lakewide.state.branches import branch_state, made_at_main, on_branch
 from lakewide.state.offsets import Snapshot, TableMeta
 from tests.support.project_factory import DEFAULT_PROFILES, make_project, manifest_of, run_main
 
@@ -31,6 +31,18 @@ def test_branch_state_counts_the_snapshots_ahead_of_main() -> None:
 def test_branch_state_main_moved_elsewhere_cannot_be_forwarded() -> None:
     assert not branch_state(_meta(main=4, dev=3), "dev").forwardable
     assert branch_state(_meta(main=4), "dev").head is None
+
+
+def test_a_run_starts_the_branch_at_mains_head_where_it_is_missing_or_behind() -> None:
+    """Where the run makes the branch, or moves it to main's head, the branch's contract keys
+    are stale (the pre-run schema check then plans from main's contract)."""
+    assert made_at_main(_meta(main=3), "dev")  # missing: made at main's head
+    assert made_at_main(_meta(main=3, dev=2), "dev")  # behind main: moved
+    assert not made_at_main(_meta(main=3, dev=3), "dev")  # at main's head already
+    assert not made_at_main(_meta(main=1, dev=3), "dev")  # ahead: continued
+    assert not made_at_main(_meta(main=4, dev=3), "dev")  # diverged: continued
+    assert not made_at_main(_meta(main=3, dev=2), None)  # a run on main
+    assert not made_at_main(None, "dev")  # no table
 
 
 def test_on_branch_shows_the_branch_head_where_the_table_has_it() -> None:

@@ -31,6 +31,8 @@ class FactsRun(Protocol):
 
     def run_steps(self, steps: list[p.Step], **values: int | None) -> placeholders.Params: ...
 
+    def order_pins(self) -> None: ...
+
 
 def delta_offsets(plans: p.ModelPlans, pinned: dict[str, int | None]) -> dict[str, int | None]:
     """Each delta join's dimension at its pinned snapshot (what a bootstrap has joined)."""
@@ -115,5 +117,6 @@ def run_delta_joins(run: FactsRun, consumed: dict[str, int | None]) -> None:
         # re-read parameter is bound false for the batch (an aggregation's row count)
         steps = [*join.reads.get(mode, []), *join.derived[which], *join.rederive]
         values = {join.start: start, placeholders.rereading(join.branch): False}
+        run.order_pins()  # the fact rows are folded again from the pinned views
         params = run.run_steps(steps, **values)
         source_range.keys = int(params.get("rederived") or 0)

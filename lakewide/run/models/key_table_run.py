@@ -104,6 +104,7 @@ class KeyTableRun:
         self.steps = StepRunner(adapter, plans, self.metas, self._commit)
         self.head: int | None = None  # the target's snapshot before this run's next commit
         self.planned = False  # incremental: every commit must find the table still at head
+        self.pins_ordered = False  # the pinned views registered in commit order (pin_all)
         self.before_commit = before_commit
         self.progress: dict[str, int | None] = {}
         self.recorded: dict[str, int | None] | None = None  # the offsets of this run's last commit
@@ -228,11 +229,26 @@ class KeyTableRun:
         self.outcome.rejected += int(params.pop("rejected", 0) or 0)
         return params
 
-    def pin_all(self) -> None:
+    def pin_all(self, ordered: bool = True) -> None:
         """Every upstream table as a view at its pinned snapshot (lookups, bootstrap); then
         the aggregated columns whose type the model does not declare are checked against the
-        types the upstreams give them (analysis only, nothing read or written)."""
-        self.steps.run([*self.plans.pins, *self.plans.checks], dict(self.params))
+        types the upstreams give them (analysis only, nothing read or written).
+
+        ``ordered``: each view's rows in commit order (a fold over the pinned views numbers
+        them by arrival: bootstrap, re-fold, restate, delta joins), which plans the files of
+        every upstream; else plain snapshot reads, for an incremental run, whose folds read
+        each changed source through a view of its own and the pinned views only as lookups
+        (joined, never numbered) and for the contract's analysis. ``order_pins`` registers
+        them in commit order before a plan that folds them."""
+        self.steps.pin(self.plans.pins, self.params, ordered)
+        self.pins_ordered = ordered
+        self.steps.run(list(self.plans.checks), dict(self.params))
+
+    def order_pins(self) -> None:
+        """The pinned views in commit order, where ``pin_all`` read them plainly."""
+        if not self.pins_ordered:
+            self.steps.pin(self.plans.pins, self.params, True)
+            self.pins_ordered = True
 
     # ------------------------------------------------------------------ new tables
     def rebuild(self) -> KeyTableOutcome:
@@ -309,7 +325,7 @@ class KeyTableRun:
         one re-fold of every source."""
         self.outcome = outcome = KeyTableOutcome("incremental")
         meta = self.adapter.table_meta(self.relation)
-        self.pin_all()
+        self.pin_all(ordered=False)
         schema = self._schema(meta=meta)
         assert schema is not None
         if schema.plan is None:  # a table built before contracts: its digest must match
@@ -409,6 +425,7 @@ class KeyTableRun:
         pinned snapshots, lose and repeat no batch."""
         steps = self.compiled.restate_plan(predicate)
         outcome = self.incremental()
+        self.order_pins()  # the restated keys are folded from the pinned views
         params = self._run(steps)
         outcome.plan = "restate"
         outcome.restated = int(params.get("restated") or 0)
@@ -426,6 +443,7 @@ class KeyTableRun:
         ) | delta_offsets(self.plans, self.pinned)
         for source_range in outcome.ranges:
             source_range.mode, source_range.reason = "full", f"re-fold: {reason}"
+        self.order_pins()
         self._run(self.plans.refold)
         record_contract(self.adapter, schema)
         return outcome

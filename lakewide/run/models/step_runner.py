@@ -39,6 +39,13 @@ class StepRunner:
             self._step(step, params)
         return params
 
+    def pin(self, reads: list[p.Read], params: placeholders.Params, ordered: bool) -> None:
+        """Register the pinned views ``reads``; ``ordered``: in commit order (a fold numbers
+        their rows by arrival), else one plain read at the snapshot each (no file planned:
+        the views are only analysed, or joined as lookups)."""
+        for read in reads:
+            self._read(read, params, ordered)
+
     def _step(self, step: p.Step, params: placeholders.Params) -> None:
         adapter = self.adapter
         if isinstance(step, p.Read):
@@ -63,7 +70,7 @@ class StepRunner:
         else:
             adapter.sql(placeholders.bind(step.statement, params))
 
-    def _read(self, step: p.Read, params: placeholders.Params) -> None:
+    def _read(self, step: p.Read, params: placeholders.Params, ordered: bool = True) -> None:
         if step.checkpoint:
             faults.checkpoint(step.checkpoint)
         relation: Relation = self.tables[step.table]
@@ -94,6 +101,7 @@ class StepRunner:
                 after,
                 meta=self.metas.get(step.table),
                 empty=step.kind == "empty",
+                ordered=ordered,
             )
 
     def _commit_step(self, step: p.Commit, params: placeholders.Params) -> None:

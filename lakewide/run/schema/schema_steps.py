@@ -31,6 +31,7 @@ from lakewide.compiler.schema.schema_changes import (
 )
 from lakewide.errors import ConfigError
 from lakewide.project.nodes import ModelNode, Relation
+from lakewide.state.branches import made_at_main
 from lakewide.state.contract_store import ContractStore
 from lakewide.state.definition import LAYOUT_VERSION, definition_digest
 from lakewide.state.offsets import TableMeta
@@ -162,7 +163,7 @@ def model_schema(
     (lakewide.state.contract_store)."""
     node = model.node
     found, stored_digest = (
-        ContractStore(adapter).read(node.relation, adapter.output.branch)
+        ContractStore(adapter).read(node.relation, contract_line(adapter, node.relation, meta))
         if stored
         else (None, None)
     )
@@ -189,6 +190,21 @@ def model_schema(
                 "stored with it (changed outside lakewide)"
             )
     return ModelSchema(node, path, configured, found, plan, digest, stored_digest)
+
+
+def contract_line(
+    adapter: SparkAdapter, relation: Relation, meta: TableMeta | None = None
+) -> str | None:
+    """The line whose contract a run on the output's branch plans from: main's (None) where
+    the run makes the table's branch at main's head, or moves it there (its keys, left by an
+    earlier branch of that name, are stale: the run empties them); else the output's branch
+    (``meta``: the table's metadata when read already)."""
+    branch = adapter.output.branch
+    if branch is None:
+        return None
+    if made_at_main(adapter.table_meta(relation) if meta is None else meta, branch):
+        return None
+    return branch
 
 
 def table_column_names(
