@@ -11,7 +11,7 @@ put together per key:
   of the keys of the folds' rows, so that each fold is read once: ``_key_read``);
 * each fold LEFT JOINed to it on the key (every side is grouped on the key already); for
   the bootstrap of aggregation and sequence groups, instead, one shuffle of the folds' rows
-  grouped by key, one struct of its columns per source (``_one_shuffle``);
+  grouped by key, one struct of its columns per source (``one_shuffle``);
 * a column one source owns: that source's folded value (and stored version);
 * a column several sources own (or a sequence field, which every source carries): the
   greatest of the owners' ``STRUCT(version, value)`` (the version holds the record's sequence
@@ -36,6 +36,7 @@ from sqlglot import exp
 
 from lakewide.compiler.folds.fold_per_key import ROWS_ALIAS, reduce_per_key, rows_of
 from lakewide.compiler.folds.fold_rows import Rows
+from lakewide.compiler.folds.one_shuffle import one_shuffle
 from lakewide.compiler.folds.prefold_aggregates import (
     aggregate_helpers,
     aggregated,
@@ -220,48 +221,7 @@ def assembled(
         fold.set("expressions", [e for e in fold.expressions if e.alias_or_name in wanted])
         select = select.with_(fold_name(branch), as_=fold, copy=False)
     if not from_rows and not helpers:
-        return _one_shuffle(model, select)
-    return select
-
-
-def _one_shuffle(model: WideModel, select: exp.Select) -> exp.Select:
-    """``select`` (the folds LEFT JOINed to the union of their keys) with the folds put
-    together by one shuffle instead: each fold's rows as its keys and one ``STRUCT`` of its
-    columns (NULL in the other sources' rows), UNION ALL, grouped by the key with each
-    source's struct its one non-NULL value; a fold's column ``f.c`` is read as ``s.c``.
-    Measured at 16 x 16, 20,000 keys (benchmarks/logs.md), JVM CPU of the bootstrap SELECT:
-    aggregation 37.6-41.3 s with the joins, 14.7-15.8 s so (the JOIN rebuild 23.1 s); the
-    S-way join of sorted folds is where the bootstrap's time went."""
-    keys = model.primary_key
-    names = {b.index: f"__lw_s{b.index}" for b in model.branches}
-    union: exp.Query | None = None
-    for branch in model.branches:
-        cte = next(c for c in select.args["with_"].expressions if c.alias == fold_name(branch))
-        outputs = [e.alias_or_name for e in cte.this.expressions]
-        struct = exp.Struct(expressions=[exp.alias_(exp.column(n), n) for n in outputs])
-        parts: list[exp.Expr] = [exp.column(k) for k in keys]
-        for other in model.branches:
-            value = struct if other.index == branch.index else exp.Null()
-            parts.append(exp.alias_(value, names[other.index]))
-        row = exp.select(*parts, copy=False).from_(fold_name(branch), copy=False)
-        union = row if union is None else exp.union(union, row, distinct=False, copy=False)
-    assert union is not None
-    picked = [
-        exp.alias_(exp.func("FIRST", exp.column(names[b.index]), exp.true()), names[b.index])
-        for b in model.branches
-    ]
-    grouped = (
-        exp.select(*(exp.column(k) for k in keys), *picked, copy=False)
-        .from_(union.subquery("__lw_rows_of", copy=False), copy=False)
-        .group_by(*(exp.column(k) for k in keys), copy=False)
-    )
-    by_fold = {fold_name(b): names[b.index] for b in model.branches}
-    for column in list(select.find_all(exp.Column)):
-        if column.table in by_fold:
-            struct_of = exp.column(by_fold[column.table], table=KEYS)
-            column.replace(exp.Dot(this=struct_of, expression=exp.to_identifier(column.name)))
-    select.set("joins", None)
-    select.set("from_", exp.From(this=grouped.subquery(KEYS, copy=False)))
+        return one_shuffle(model, select, KEYS)
     return select
 
 
