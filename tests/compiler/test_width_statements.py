@@ -62,16 +62,14 @@ AGGREGATION = {
 DEDUPLICATE = {"merge_engine": "deduplicate", "primary_key": "k", "sequence_field": "seq"}
 FIRST_ROW = {"merge_engine": "first_row", "primary_key": "k"}
 KINDS = {"row_kind_column": "op"}
-#: the union's fold of every branch still carries the other sources' NULLs where a retract
-#: reaches partial_update or aggregation folds (row kinds; sequence groups read as changes)
+#: the union's fold of every branch still carries the other sources' NULLs where a delete
+#: removes a whole row or a retract reaches an aggregate (each source cannot be folded apart)
 UNION_FOLD = pytest.mark.xfail(strict=True, reason="folded as one union of every branch")
 
 MODELS: list[Any] = [
     pytest.param(PU, False, False, id="partial_update"),
-    pytest.param(GROUPS, True, False, id="partial_update_groups", marks=UNION_FOLD),
-    pytest.param(
-        {**GROUPS, **KINDS}, True, True, id="partial_update_groups_row_kinds", marks=UNION_FOLD
-    ),
+    pytest.param(GROUPS, True, False, id="partial_update_groups"),
+    pytest.param({**GROUPS, **KINDS}, True, True, id="partial_update_groups_row_kinds"),
     pytest.param(
         {**PU, **KINDS, "ignore_delete": True}, False, True, id="pu_ignore", marks=UNION_FOLD
     ),
@@ -153,17 +151,14 @@ def _all_plans_bytes(tmp: Path, engine: str, sources: int) -> int:
 
 
 #: deduplicate and first_row: a source's own MERGE replaces the whole row, so it names every
-#: column of the table (the other sources' set to NULL): one such statement per source;
-#: partial_update with sequence groups: its combined batch of changes folds the union
+#: column of the table (the other sources' set to NULL): one such statement per source
 WHOLE_ROW = pytest.mark.xfail(strict=True, reason="a MERGE per source naming every column")
 
 
 @pytest.mark.parametrize(
     "engine",
     [
-        pytest.param(e, marks=WHOLE_ROW if e != "pu_groups" else UNION_FOLD)
-        if e in ("dedup", "first", "pu_groups")
-        else e
+        pytest.param(e, marks=WHOLE_ROW) if e in ("dedup", "first") else e
         for e in width_models.ENGINES
     ],
 )

@@ -24,7 +24,8 @@ put together per key:
   combination of its sources' aggregates where the function allows one.
 
 Statements then grow with the columns, not with their square. Used for partial_update and
-aggregation without row kinds where every column can be put together so, and for
+aggregation without row kinds where every column can be put together so (partial_update with
+row kinds too, where no delete removes a whole row: ``_kinds_apart``), and for
 deduplicate and first_row (``prefold_rows``: the row of the source whose version wins)
 (``prefolds``); other models keep the one fold of the union
 (``build_bootstrap.bootstrap_query``).
@@ -67,7 +68,7 @@ def prefolds(model: WideModel) -> bool:
         return False
     if model.engine.picks_rows:  # row kinds included (prefold_rows)
         return True
-    if model.row_kind is not None:
+    if model.row_kind is not None and not _kinds_apart(model):
         return False
     if model.engine.aggregates_values:
         return all(combinable(model, c) for c in model.aggregated)
@@ -75,6 +76,20 @@ def prefolds(model: WideModel) -> bool:
         model.engine.updates_columns
         and all(model.group_of(c) is not None for c in model.aggregated)
         and all(group_apart(model, g) for g in model.groups)
+    )
+
+
+def _kinds_apart(model: WideModel) -> bool:
+    """partial_update with row kinds: a retract touches the columns of its own record's
+    sources only (a sequence group's columns, each group fed apart) when no delete removes
+    the whole row (``remove_record_on_delete``, a removing group: every source's columns)
+    and the key universe comes from the folds (sequence groups: a fold drops ignored
+    retracts before it groups its keys)."""
+    return (
+        model.engine.updates_columns
+        and bool(model.groups)
+        and not model.deletes.remove_record_on_delete
+        and not any(g.removes_record for g in model.groups)
     )
 
 

@@ -8,9 +8,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from sqlglot import exp
 
 from lakewide.compiler.folds.build_prefolds import prefolds
-from lakewide.compiler.folds.fold_rows import Rows
+from lakewide.compiler.folds.fold_rows import Rows, S
 from lakewide.compiler.model.ordering import BRANCH_COLUMN
 from lakewide.compiler.model.wide_model import WideModel, analyze
 from lakewide.compiler.plans.validate import validate
@@ -21,7 +22,7 @@ from lakewide.compiler.statements.build_bootstrap import (
     union_all,
     union_of_branches,
 )
-from lakewide.compiler.statements.build_merge import combined_batch
+from lakewide.compiler.statements.build_merge import build_combined_merge, combined_batch
 from lakewide.dialect import to_sql
 from tests.compiler.fixtures import Case
 from tests.compiler.test_rules import node_for
@@ -118,6 +119,21 @@ PATHS: dict[str, tuple[dict[str, list[int]], dict[str, Any], bool]] = {
     "row_kinds": (
         {"a": [0], "b": [0], "g0": [0], "c": [1], "g1": [1], "op": [0, 1, 2]},
         {**GROUPS, "row_kind_column": "op"},
+        True,
+    ),
+    "row_kinds_of_a_group_of_two_sources": (
+        {"a": [0, 1], "b": [0, 1], "g0": [0, 1], "c": [2], "g1": [2], "op": [0, 1, 2]},
+        {**GROUPS, "row_kind_column": "op"},
+        True,
+    ),
+    "row_kinds_a_removing_group": (  # its delete removes every source's columns
+        {"a": [0], "b": [0], "g0": [0], "c": [1], "g1": [1], "op": [0, 1, 2]},
+        {**GROUPS, "row_kind_column": "op", "remove_record_on_sequence_group": ["g0"]},
+        False,
+    ),
+    "row_kinds_without_groups": (
+        {"a": [0], "b": [1], "s": [0, 1, 2], "op": [0, 1, 2]},
+        {**PU, "sequence_field": "s", "row_kind_column": "op", "remove_record_on_delete": True},
         False,
     ),
     "aggregation_of_combinable_functions": (
@@ -207,9 +223,14 @@ def test_grouped_prefolds_give_the_union_folds_columns(name: str) -> None:
     )
     touched = [f"__lw_in_{b.index}" for b in model.branches]
     batch = combined_batch(model).named_selects
-    assert sorted(batch) == sorted(folded.named_selects + touched)
+    # a group's delete flags: read by a MERGE under remove_record_on_sequence_group only,
+    # whose models keep the union's fold
+    union_columns = [c for c in folded.named_selects if not c.startswith("__lw_gdel_")]
+    assert sorted(batch) == sorted(union_columns + touched)
     if model.engine.picks_rows:  # in the union's order, too
         assert batch == folded.named_selects + touched
+    read = {c.name for c in build_combined_merge(model).find_all(exp.Column) if c.table == S}
+    assert read <= set(batch), read - set(batch)
 
 
 def test_groups_grow_linearly_with_the_columns() -> None:
