@@ -246,6 +246,11 @@ def main() -> None:
         help="planning of every statement on tiny tables (--keys 200): width_plan_only",
     )
     parser.add_argument("--repeat", type=int, default=2, help="--plan-only: plans per statement")
+    parser.add_argument(
+        "--steps",
+        default=",".join(width_plan_only.STEPS),
+        help="--plan-only: the steps run (the first of bootstrap,one,all,noop)",
+    )
     parser.add_argument("--out", type=Path, default=Path("benchmarks/out/width"))
     parser.add_argument("--name", default="", help="results file name (width_<name>)")
     args = parser.parse_args()
@@ -287,8 +292,9 @@ def main() -> None:
                 Shape(args.warmup), engines, args.keys, args.out, 1, scratch, lambda: None
             )
         for shape in shapes:
+            steps = tuple(args.steps.split(","))
             width_plan_only.plan_shape(
-                shape, engines, args.keys, args.out, args.repeat, result, save
+                shape, engines, args.keys, args.out, args.repeat, result, save, steps
             )
             print(report(result), flush=True)
         shapes = []

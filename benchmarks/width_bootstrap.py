@@ -7,14 +7,17 @@ Spark session, per engine and round, each query runs into Spark's ``noop`` sink 
 the whole plan and writes nothing), and its wall and JVM CPU seconds are recorded:
 
 * ``join``: the FULL OUTER JOIN rebuild of the same table (``width_models.join_select``);
-* ``boot``: lakewide's bootstrap SELECT as compiled (the per-source pre-folds LEFT JOINed to
-  the union of their keys), under each ``--variants`` session setting (``VARIANTS``);
-* ``one_shuffle``: the same folds and the same per-column assembly, but the folds put
-  together with one shuffle (``one_shuffle``): a UNION ALL of ``(key, STRUCT(fold's
-  columns))`` with one struct column per source, grouped by key.
+* ``boot``: lakewide's bootstrap SELECT as compiled, under each ``--variants`` session
+  setting (``VARIANTS``);
+* a bootstrap that LEFT JOINs its per-source folds to the union of their keys (partial_update
+  with a sequence field, deduplicate, first_row), ``one_shuffle``: the same folds and
+  per-column assembly, the folds put together with one shuffle as the compiler does for
+  aggregation and sequence groups (``folds/one_shuffle.py``);
+* a bootstrap put together by one shuffle (aggregation, sequence groups), ``payload``: the same
+  union without NULL placeholders, one common payload per branch (``width_placeholders``).
 
-The rewrite's rows are compared with the compiled bootstrap's (``EXCEPT ALL`` both ways).
-Writes ``benchmarks/results/width_bootstrap_<keys>.json``.
+Each rewrite's rows are compared with the compiled bootstrap's (``EXCEPT ALL`` both ways).
+Writes ``benchmarks/results/width_bootstrap_<name or keys>.json``.
 """
 
 from __future__ import annotations
@@ -32,10 +35,10 @@ import width_models  # noqa: E402
 from sqlglot import exp  # noqa: E402
 from width import bound  # noqa: E402
 from width_models import Shape  # noqa: E402
+from width_placeholders import payload_form, shuffled  # noqa: E402
 from width_setup import manifest_of, open_spark, start_shape, write_round  # noqa: E402
 
-from lakewide.compiler import compile_model  # noqa: E402
-from lakewide.dialect import to_sql  # noqa: E402
+from lakewide.compiler import analyze, compile_model  # noqa: E402
 
 VARIANTS: dict[str, dict[str, str]] = {
     "base": {},
@@ -46,34 +49,12 @@ VARIANTS: dict[str, dict[str, str]] = {
 }
 
 
-def one_shuffle(query: exp.Select) -> str:
-    """The compiled bootstrap ``query`` (``WITH folds SELECT ... FROM keys LEFT JOIN folds``)
-    with its folds put together by one shuffle: each fold's rows as ``(k, STRUCT(columns))``
-    in its own struct column (NULL in the other sources' rows), UNION ALL, grouped by ``k``
-    with ``FIRST(struct, TRUE)`` per source; a fold's column ``f.c`` becomes ``s.c``."""
-    q = query.copy()
-    ctes = q.args["with_"].expressions
-    folds = [cte.alias for cte in ctes]
-    union: exp.Query | None = None
-    for i, cte in enumerate(ctes):
-        names = [e.alias_or_name for e in cte.this.expressions if e.alias_or_name != "k"]
-        row = exp.Struct(expressions=[exp.alias_(exp.column(n), n) for n in names])
-        structs = [exp.alias_(row if j == i else exp.Null(), f"__s{j}") for j in range(len(folds))]
-        branch = exp.select(exp.column("k"), *structs).from_(folds[i])
-        union = branch if union is None else exp.union(union, branch, distinct=False)
-    assert union is not None
-    firsts = [
-        exp.alias_(exp.func("FIRST", exp.column(f"__s{j}"), exp.true()), f"__s{j}")
-        for j in range(len(folds))
-    ]
-    grouped = exp.select(exp.column("k"), *firsts).from_(union.subquery("u")).group_by("k")
-    for column in list(q.find_all(exp.Column)):
-        if column.table in folds:
-            struct = exp.column(f"__s{folds.index(column.table)}", table="__lw_keys")
-            column.replace(exp.Dot(this=struct, expression=exp.to_identifier(column.name)))
-    q.set("joins", None)
-    q.set("from_", exp.From(this=grouped.subquery("__lw_keys")))
-    return to_sql(q, pretty=False)
+def variants(model: Any, query: exp.Select) -> dict[str, str]:
+    """The bootstrap's rewrites measured beside it: ``one_shuffle`` where it joins its folds,
+    else ``payload`` (the one-shuffle union without NULL placeholders)."""
+    if query.args.get("joins"):
+        return {"one_shuffle": bound(shuffled(model, query))}
+    return {"payload": bound(payload_form(query))}
 
 
 def noop(spark: Any, sql: str) -> None:
@@ -87,6 +68,7 @@ def main() -> None:
     parser.add_argument("--engines", default="agg,pu_groups")
     parser.add_argument("--variants", default="base", help=",".join(VARIANTS))
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--name", default="", help="results file name (width_bootstrap_<name>)")
     parser.add_argument("--out", type=Path, default=Path("benchmarks/out/width"))
     args = parser.parse_args()
     shape, engines = Shape(args.sources), args.engines.split(",")
@@ -95,18 +77,17 @@ def main() -> None:
     spark = open_spark(project)
     clock, manifest = run.Clock(spark), manifest_of(project)
     write_round(spark, shape, args.keys, "bootstrap")
-    stem = Path(__file__).resolve().parent / "results" / f"width_bootstrap_{args.keys}"
+    stem = Path(__file__).resolve().parent / "results" / f"width_bootstrap_{args.name or args.keys}"
     figures: list[dict[str, Any]] = record["bootstrap"].setdefault("runs", [])
     for engine in engines:
-        query = compile_model(manifest.models[f"wide_{engine}"]).bootstrap.expression
+        node = manifest.models[f"wide_{engine}"]
+        query = compile_model(node).bootstrap.expression
         boot = bound(query)
-        queries = {
-            "join": width_models.join_select(engine, shape),
-            "one_shuffle": one_shuffle(query),
-        }
+        rewrites = variants(analyze(node), query)
+        queries = {"join": width_models.join_select(engine, shape), **rewrites}
         for round_no in range(args.rounds):
             runs = [("join", "base"), *(("boot", v) for v in args.variants.split(","))]
-            runs.append(("one_shuffle", "base"))
+            runs += [(name, "base") for name in rewrites]
             for what, variant in runs:
                 sql = queries.get(what, boot)
 
@@ -118,9 +99,11 @@ def main() -> None:
                 figures.append({**row, **{k: round(v, 2) for k, v in took.items()}})
                 print(json.dumps(figures[-1]), flush=True)
                 stem.with_suffix(".json").write_text(json.dumps(result, indent=1))
-        a, b = spark.sql(boot), spark.sql(queries["one_shuffle"])
-        record["equal"][engine] = a.exceptAll(b).isEmpty() and b.exceptAll(a).isEmpty()
-        print(engine, "equal:", record["equal"][engine], flush=True)
+        for name in rewrites:
+            a, b = spark.sql(boot), spark.sql(queries[name])
+            same = a.exceptAll(b).isEmpty() and b.exceptAll(a).isEmpty()
+            record["equal"][f"{engine} {name}"] = same
+            print(engine, name, "equal:", same, flush=True)
     result["load_end"] = os.getloadavg()
     stem.with_suffix(".json").write_text(json.dumps(result, indent=1))
     spark.stop()

@@ -128,9 +128,11 @@ def plan_shape(
     repeat: int,
     result: dict[str, Any],
     save: Callable[[], None],
+    steps: tuple[str, ...] = STEPS,
 ) -> None:
-    """Every statement of every step of ``shape`` planned apart; the JOIN's planning; the
-    rows compared with the JOIN's after the last step."""
+    """Every statement of every step of ``shape`` (``steps``: the first of them, a wide shape
+    measured in less time) planned apart; the JOIN's planning; the rows compared with the
+    JOIN's after the last step."""
     record, project = width_setup.start_shape(shape, engines, out, result, "plans")
     spark = width_setup.open_spark(project)
     recorder = Recorder(run.Clock(spark), repeat)
@@ -139,7 +141,7 @@ def plan_shape(
     try:
         manifest = width_setup.manifest_of(project)
         adapter = SparkAdapter(manifest.output, spark=spark)
-        for step in STEPS:
+        for step in steps:
             width_setup.write_round(spark, shape, keys, step)
             for engine in engines:
                 plans = record["plans"].setdefault(engine, {})
