@@ -1,18 +1,22 @@
 """A 4-source partial_update wide table whose warehouse is on S3 (moto's server on 127.0.0.1,
-tests/support/s3_server.py) behind a JDBC catalog in PostgreSQL and behind Iceberg's REST catalog test
-server (tests/support/rest_server.py, S3FileIO on its side too; the REST tests run on s3proxy too,
-tests/support/s3proxy_server.py, an S3-compatible store that refuses the AWS SDK's default request
-checksums, with the documented profile): bootstrap, an incremental run exact
-against a plain-Python fold, the no-op run, ``lineage`` and ``docs generate`` reading metadata
-without a JVM (JDBC: the metadata file over S3; REST: inline in the server's answer), run tags, ``maintain`` and a ``--full-refresh`` twin. Spark writes through Iceberg's
-S3FileIO with the AWS SDK bundle from Maven Central on its classpath. The repository's example
-project too, on both: seeded, built and run incrementally, the rows of the hadoop catalog's.
+tests/support/s3_server.py) behind a JDBC catalog in PostgreSQL and behind Iceberg's REST catalog
+test server (tests/support/rest_server.py, S3FileIO on its side too; one server per store for
+the module's REST tests, each test its own Spark catalog name and namespaces). The REST tests
+run on s3proxy too (tests/support/s3proxy_server.py, an S3-compatible store that refuses the AWS
+SDK's default request checksums, with the documented profile), in the soak leg (``-m soak``; the
+default run has s3proxy's first write in test_s3_compatible.py): bootstrap, an incremental run
+exact against a plain-Python fold, the no-op run, ``lineage`` and ``docs generate`` reading
+metadata without a JVM (JDBC: the metadata file over S3; REST: inline in the server's answer),
+run tags, ``maintain`` and a ``--full-refresh`` twin. Spark writes through Iceberg's S3FileIO
+with the AWS SDK bundle from Maven Central on its classpath. The repository's example project
+too, on both: seeded, built and run incrementally, the rows of the hadoop catalog's.
 """
 
 from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -259,22 +263,38 @@ def rest_on_s3(folder: Path, s3: Any) -> Any:
     )
 
 
+#: the REST tests run on moto and on s3proxy; s3proxy's in the soak leg (``-m soak``), the
+#: default run has the same checks on moto and s3proxy's first write in test_s3_compatible
+STORES = pytest.mark.parametrize(
+    "s3_store", ["moto", pytest.param("s3proxy", marks=pytest.mark.soak)], indirect=True
+)
+
+
+@pytest.fixture(scope="module")
+def rest_s3(tmp_path_factory: pytest.TempPathFactory, s3_store: Any) -> Iterator[Any]:
+    """One REST catalog server on ``s3_store`` for the module's REST tests (warehouse
+    ``s3://<bucket>/rest-wh``; each test its own Spark catalog name and namespaces)."""
+    server = rest_on_s3(tmp_path_factory.mktemp(f"rest-{s3_store.name}") / "rest", s3_store)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@STORES
 def test_wide_table_on_rest_and_s3(
     tmp_path: Path,
     spark: Any,
     s3_store: Any,
+    rest_s3: Any,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    server = rest_on_s3(tmp_path / "rest", s3_store)
-    try:
-        target = f"      catalog_type: rest\n      uri: {server.uri}\n"
-        catalog = f"rests3_{s3_store.name}"  # the test session keeps each catalog it loaded
-        profile = s3_profile(catalog, target, s3_store, s3_store.writer[0], [bundle()])
-        root = write_project(tmp_path / "shop", profile)
-        lifecycle(root, spark, s3_store, "rest", monkeypatch, capsys)
-    finally:
-        server.stop()
+    target = f"      catalog_type: rest\n      uri: {rest_s3.uri}\n"
+    catalog = f"rests3_{s3_store.name}"  # the test session keeps each catalog it loaded
+    profile = s3_profile(catalog, target, s3_store, s3_store.writer[0], [bundle()])
+    root = write_project(tmp_path / "shop", profile)
+    lifecycle(root, spark, s3_store, "rest", monkeypatch, capsys)
 
 
 def example_on_s3(
@@ -284,27 +304,31 @@ def example_on_s3(
     profile: str,
     reference: dict[str, dict[str, list[tuple]]],
     monkeypatch: pytest.MonkeyPatch,
+    namespace: str = "analytics",
 ) -> None:
-    """The repository's example project (seeds, five models) built and run incrementally
-    with its tables on S3: the rows of the same project on the hadoop catalog, each time."""
+    """The repository's example project (seeds, five models in ``namespace``) built and run
+    incrementally with its tables on S3: the rows of the same project on the hadoop catalog,
+    each time."""
     monkeypatch.setenv(SECRET_ENV, s3.writer[1])
     copy_example_parts(root)
     (root / "profiles.yml").write_text(profile.replace("shop:", "lakewide_example:", 1))
-    run = ProjectRun(root, spark, "analytics", "ods")
+    run = ProjectRun(root, spark, namespace, "ods")
     output = run.manifest().output
     catalog = output.catalog
     add_catalog(spark, output)
     run.seed()
     assert run.run()["user_rec_wide"].plan == "bootstrap"
-    assert {m: table_rows(spark, f"{catalog}.analytics.{m}") for m in MODELS} == reference["build"]
+    assert {m: table_rows(spark, f"{catalog}.{namespace}.{m}") for m in MODELS} == reference[
+        "build"
+    ]
     for statement in APPENDS:
         spark.sql(statement.format(ods=f"{catalog}.ods"))
     results = run.run()
     assert results["user_rec_wide"].plan == "incremental"
     assert results["order_detail"].plan == "incremental"
-    rows = {m: table_rows(spark, f"{catalog}.analytics.{m}") for m in MODELS}
+    rows = {m: table_rows(spark, f"{catalog}.{namespace}.{m}") for m in MODELS}
     assert rows == reference["appended"]
-    files = spark.sql(f"SELECT file_path FROM {catalog}.analytics.user_rec_wide.files").collect()
+    files = spark.sql(f"SELECT file_path FROM {catalog}.{namespace}.user_rec_wide.files").collect()
     assert files and all(r[0].startswith(f"s3://{s3.bucket}/") for r in files)
 
 
@@ -330,18 +354,19 @@ def test_example_on_jdbc_and_s3(
     example_on_s3(tmp_path / "example", spark, s3_server, profile, hadoop_reference, monkeypatch)
 
 
+@STORES
 def test_example_on_rest_and_s3(
     tmp_path: Path,
     spark: Any,
     s3_store: Any,
+    rest_s3: Any,
     hadoop_reference: dict[str, dict[str, list[tuple]]],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    server = rest_on_s3(tmp_path / "restex", s3_store)
-    try:
-        target = f"      catalog_type: rest\n      uri: {server.uri}\n"
-        catalog = f"restex_{s3_store.name}"
-        profile = s3_profile(catalog, target, s3_store, s3_store.writer[0], [bundle()])
-        example_on_s3(tmp_path / "example", spark, s3_store, profile, hadoop_reference, monkeypatch)
-    finally:
-        server.stop()
+    target = f"      catalog_type: rest\n      uri: {rest_s3.uri}\n"
+    catalog = f"restex_{s3_store.name}"
+    profile = s3_profile(catalog, target, s3_store, s3_store.writer[0], [bundle()])
+    profile = profile.replace("namespace: analytics", "namespace: example")  # beside the wide's
+    example_on_s3(
+        tmp_path / "example", spark, s3_store, profile, hadoop_reference, monkeypatch, "example"
+    )

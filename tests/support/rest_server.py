@@ -4,16 +4,17 @@ The server is Iceberg's own: ``RESTCatalogAdapter`` and ``RESTCatalogServlet`` f
 Central's ``org.apache.iceberg:iceberg-core:<version>:tests`` in Jetty 11, the pieces that
 ``org.apache.iceberg.rest.RESTCatalogServer`` (``iceberg-open-api`` test fixtures, the server of
 the ``apache/iceberg-rest-fixture`` image) puts together. That class listens on every network
-interface, so tests/rest_catalog/LoopbackRestServer.java (run in Java's source-file mode, no
-build step) puts them together the same way on 127.0.0.1. It keeps its catalog in a SQLite
+interface, so tests/rest_catalog/LoopbackRestServer.java (compiled by ``javac`` once per test
+process into a temporary folder; Java's source-file mode without javac) puts them together the
+same way on 127.0.0.1. It keeps its catalog in a SQLite
 file through Iceberg's JdbcCatalog and its tables in a local warehouse folder; its jars are
 listed in tests/rest_catalog/pom.xml, with Hadoop from pyspark's own jars.
 
 API:
 
 * ``rest_classpath()``: the server's classpath, resolved by ``mvn dependency:build-classpath``
-  (downloads into ~/.m2 the first time; ``.ci/run`` does it ahead); skips locally, fails in CI,
-  when mvn or Maven Central is missing.
+  once per test process (a Maven start takes seconds; it downloads into ~/.m2 the first time,
+  ``.ci/run`` does it ahead); skips locally, fails in CI, when mvn or Maven Central is missing.
 * ``RestServer``: ``uri``, ``warehouse``, ``stop()``; ``start_rest(folder, classpath, client)``
   starts one on 127.0.0.1 and a free port and waits until ``/v1/config`` answers; with
   ``client`` (``ID:SECRET``) it refuses other OAuth2 client credentials and requests without
@@ -24,11 +25,13 @@ API:
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import shutil
 import socket
 import subprocess
+import tempfile
 import time
 import urllib.request
 from dataclasses import dataclass
@@ -38,6 +41,8 @@ from tests.support.postgres_server import missing_prerequisite, stop_process
 
 POM = Path(__file__).resolve().parents[1] / "rest_catalog" / "pom.xml"
 LAUNCHER = POM.parent / "LoopbackRestServer.java"
+_resolved: list[str] = []  # the classpath, once resolved in this process
+_compiled: dict[str, list[str]] = {}  # classpath -> the java arguments that run the launcher
 
 
 def _pyspark_hadoop_jars() -> list[str]:
@@ -50,7 +55,10 @@ def _pyspark_hadoop_jars() -> list[str]:
 
 
 def rest_classpath(cache: Path) -> str:
-    """The REST server's classpath (see the module docstring)."""
+    """The REST server's classpath (see the module docstring); ``cache``: a folder for Maven's
+    output, used by the first call of the process."""
+    if _resolved:
+        return _resolved[0]
     if shutil.which("mvn") is None:
         missing_prerequisite("mvn missing: apt-get install maven (the REST catalog test server)")
     out = cache / "rest-classpath.txt"
@@ -62,7 +70,27 @@ def rest_classpath(cache: Path) -> str:
     )
     if done.returncode != 0 or not out.is_file():
         missing_prerequisite(f"REST catalog server jars unavailable: {done.stdout[-500:]}")
-    return ":".join([out.read_text().strip(), *_pyspark_hadoop_jars()])
+    _resolved.append(":".join([out.read_text().strip(), *_pyspark_hadoop_jars()]))
+    return _resolved[0]
+
+
+def _launcher(classpath: str) -> list[str]:
+    """``java`` arguments running LoopbackRestServer on ``classpath``: its classes compiled by
+    ``javac`` once per process (Java's source-file mode compiles it at every start, seconds of
+    a loaded machine), or the source file itself when javac is missing or fails."""
+    if classpath not in _compiled:
+        folder = Path(tempfile.mkdtemp(prefix="lakewide-rest-launcher-"))
+        atexit.register(shutil.rmtree, folder, True)
+        javac = shutil.which("javac")
+        command = [str(javac), "-d", str(folder), "-cp", classpath, str(LAUNCHER)]
+        done = subprocess.run(command, capture_output=True, timeout=300) if javac else None
+        compiled = done is not None and done.returncode == 0
+        _compiled[classpath] = (
+            ["-cp", f"{folder}{os.pathsep}{classpath}", LAUNCHER.stem]
+            if compiled
+            else ["-cp", classpath, str(LAUNCHER)]
+        )
+    return _compiled[classpath]
 
 
 def _free_port() -> int:
@@ -143,7 +171,7 @@ def start_rest(
         env["CATALOG_" + key.upper().replace("-", "__").replace(".", "_")] = value
     faults = f"-Dlakewide.faults={folder / 'fault'}"
     process = subprocess.Popen(
-        ["java", "-Xmx256m", faults, "-cp", classpath, str(LAUNCHER), *args],
+        ["java", "-Xmx256m", faults, *_launcher(classpath), *args],
         stdout=log,
         stderr=log,
         env=env,
