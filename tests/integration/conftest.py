@@ -20,6 +20,7 @@ from lakewide.run.models.executor import run_models
 from lakewide.run.models.outcomes import ModelResult
 from lakewide.run.models.seed_load import load_seeds
 from lakewide.spark.adapter import SparkAdapter
+from tests.support.inline_rows import write_rows
 from tests.support.project_factory import run_main, run_main_streams
 
 REPO = Path(__file__).resolve().parents[2]
@@ -204,21 +205,50 @@ def hadoop_project(root: Path, warehouse: Path, namespace: str) -> None:
     )
 
 
+class InlineModelRun(ModelRun):
+    """A ModelRun whose writes are one SQL statement of inline VALUES each
+    (tests.support.inline_rows): no Python worker decodes the rows."""
+
+    def write(self, table: str, rows: list[tuple]) -> None:
+        """Append ``rows`` to a source table (one data file, in this order)."""
+        name = f"lw.{self.run.seed_schema}.{table}"
+        exists = self.run.spark.catalog.tableExists(name)
+        write_rows(self.run.spark, name, self.schemas[table], rows, create=not exists)
+
+
+def model_project(
+    tmp_path: Path, spark: Any, warehouse: Path, sql: str, schemas: dict[str, str]
+) -> ProjectRun:
+    """A project under ``tmp_path`` with model ``m`` (``sql``) over the tables of ``schemas``
+    in source ``src``, in namespaces of its own."""
+    n = next(_counter)
+    namespace, seed_schema = f"m{n}_analytics", f"m{n}_src"
+    root = tmp_path / f"model{n}"
+    hadoop_project(root, warehouse, namespace)
+    tables = "".join(f"      - name: {t}\n" for t in schemas)
+    (root / "models" / "sources.yml").write_text(
+        f"sources:\n  - name: src\n    schema: {seed_schema}\n    tables:\n{tables}"
+    )
+    (root / "models" / "m.sql").write_text(sql)
+    return ProjectRun(root, spark, namespace, seed_schema)
+
+
 @pytest.fixture
 def model_run(tmp_path: Path, spark: Any, warehouse: Path) -> Callable[..., ModelRun]:
     """Factory: ``model_run(sql, schemas)`` builds a project with model ``m`` over ``src``."""
 
     def build(sql: str, schemas: dict[str, str]) -> ModelRun:
-        n = next(_counter)
-        namespace, seed_schema = f"m{n}_analytics", f"m{n}_src"
-        root = tmp_path / f"model{n}"
-        hadoop_project(root, warehouse, namespace)
-        tables = "".join(f"      - name: {t}\n" for t in schemas)
-        (root / "models" / "sources.yml").write_text(
-            f"sources:\n  - name: src\n    schema: {seed_schema}\n    tables:\n{tables}"
-        )
-        (root / "models" / "m.sql").write_text(sql)
-        return ModelRun(ProjectRun(root, spark, namespace, seed_schema), schemas)
+        return ModelRun(model_project(tmp_path, spark, warehouse, sql, schemas), schemas)
+
+    return build
+
+
+@pytest.fixture
+def inline_model_run(tmp_path: Path, spark: Any, warehouse: Path) -> Callable[..., ModelRun]:
+    """``model_run`` whose source writes are inline VALUES statements (InlineModelRun)."""
+
+    def build(sql: str, schemas: dict[str, str]) -> ModelRun:
+        return InlineModelRun(model_project(tmp_path, spark, warehouse, sql, schemas), schemas)
 
     return build
 

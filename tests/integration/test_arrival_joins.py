@@ -26,6 +26,13 @@ from tests.support.suite_profile import examples
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
+
+@pytest.fixture
+def model_run(inline_model_run: Callable[..., ModelRun]) -> Callable[..., ModelRun]:
+    """The shared factory, source rows written as inline VALUES (tests.support.inline_rows)."""
+    return inline_model_run
+
+
 # ------------------------------------------------------------------ the issue's scenario
 
 ACCOUNTS = "account_id INT, region STRING, tier STRING"

@@ -19,9 +19,17 @@ from hypothesis import strategies as st
 from tests.integration.conftest import ModelRun
 from tests.oracle import engines as oracle
 from tests.oracle.engines import Spec
+from tests.support.inline_rows import values_query, write_rows
 from tests.support.suite_profile import examples
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
+
+
+@pytest.fixture
+def model_run(inline_model_run: Callable[..., ModelRun]) -> Callable[..., ModelRun]:
+    """The shared factory, source rows written as inline VALUES (tests.support.inline_rows)."""
+    return inline_model_run
+
 
 SCHEMA = "order_id INT, binlog_time BIGINT, address STRING"
 COLUMNS = ["order_id", "binlog_time", "address"]
@@ -43,15 +51,13 @@ class Source:
     version: int
 
     def commit(self, rows: list[tuple], first: str | None = None) -> None:
-        frame = self.spark.createDataFrame(rows, SCHEMA).coalesce(1)
+        frame = self.spark.sql(values_query(SCHEMA, rows))  # one data file, in this order
         writer = frame.writeTo(self.name)
         if first is None:
             writer.append()
             return
         if first == "replace_existing":  # an older table of that name, with its own rows
-            self.spark.createDataFrame([(99, 1, "old")], SCHEMA).writeTo(self.name).using(
-                "iceberg"
-            ).create()
+            write_rows(self.spark, self.name, SCHEMA, [(99, 1, "old")], create=True)
         writer = writer.using("iceberg").tableProperty("format-version", str(self.version))
         if first == "append":
             writer.create()

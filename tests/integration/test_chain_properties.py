@@ -22,6 +22,13 @@ from tests.support.suite_profile import examples
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
+
+@pytest.fixture
+def model_run(inline_model_run: Callable[..., ModelRun]) -> Callable[..., ModelRun]:
+    """The shared factory, source rows written as inline VALUES (tests.support.inline_rows)."""
+    return inline_model_run
+
+
 WIDE = """
 {{{{ config(merge_engine='partial_update', primary_key='k', remove_record_on_delete=true,
             write_mode='{mode}', format_version={version}) }}}}

@@ -17,6 +17,13 @@ from tests.support.suite_profile import examples
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
+
+@pytest.fixture
+def model_run(inline_model_run: Callable[..., ModelRun]) -> Callable[..., ModelRun]:
+    """The shared factory, source rows written as inline VALUES (tests.support.inline_rows)."""
+    return inline_model_run
+
+
 SCHEMAS = {
     "orders": "order_id INT, customer_id INT, amount BIGINT, ts BIGINT",
     "customers": "customer_id INT, tier STRING, points BIGINT",

@@ -1,12 +1,13 @@
 """Property tests: random change streams through lakewide on real Spark + Iceberg vs the oracle.
 
-Every example builds two tiny projects (one model ``m`` over sources ``src.t0..t2``):
+Every example builds one tiny project (sources ``src.t0..t2``) with two models of one query:
 
-* **incremental**: before each run, that batch's records are *appended* to every source table
-  (lakewide reads the rows appended since its consumed offsets) as 1-3 commits per source in
-  arrival order; the source tables are created with the first batch (so they always have a
+* **incremental** (``m``): before each run, that batch's records are *appended* to every source
+  table (lakewide reads the rows appended since its consumed offsets) as 1-3 commits per source
+  in arrival order; the source tables are created with the first batch (so they always have a
   snapshot); the first run bootstraps, the later runs merge;
-* **bootstrap**: the source tables hold all records of all batches in arrival order; one run.
+* **bootstrap** (``b``, added after the last batch): the same source tables, which then hold all
+  records of all batches in arrival order (over several commits); one run.
 
 The contract (docs/concepts/run-boundaries.md): results do not depend on run boundaries. So the split
 of the records into runs is one more random choice, sequences are drawn with no regard to the
@@ -59,6 +60,7 @@ from tests.oracle.test_oracle import (
     paimon_removal_batches,
     paimon_removal_spec,
 )
+from tests.support.inline_rows import values_query
 from tests.support.suite_profile import examples
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
@@ -260,37 +262,46 @@ class Harness:
                     self.spark.sql(f"INSERT INTO {name} {_values_query(case, columns, chunk)}")
         self.seconds["write"] += time.perf_counter() - started
 
-    def run(self, root: Path, expected_plan: str) -> None:
+    def run(self, root: Path, expected_plan: str, model: str = "m") -> None:
         started = time.perf_counter()
         try:
-            self._run(root, expected_plan)
+            self._run(root, expected_plan, model)
         finally:
             self.seconds["run"] += time.perf_counter() - started
 
-    def _run(self, root: Path, expected_plan: str) -> None:
+    def _run(self, root: Path, expected_plan: str, model: str = "m") -> None:
         from lakewide.run.models.executor import run_models
         from lakewide.spark.adapter import SparkAdapter
         from tests.support.project_factory import manifest_of
 
         manifest = manifest_of(root)
-        [result] = run_models(manifest, ["m"], SparkAdapter(manifest.output, spark=self.spark))
+        [result] = run_models(manifest, [model], SparkAdapter(manifest.output, spark=self.spark))
         assert result.status == "success", result.message
         assert result.plan == expected_plan
 
-    def table(self, case: Case, namespace: str) -> dict:
+    def table(self, case: Case, namespace: str, model: str = "m") -> dict:
         spec = case.spec
         out = {}
-        for row in self.spark.table(f"lw.{namespace}.m").collect():
+        for row in self.spark.table(f"lw.{namespace}.{model}").collect():
             values = row.asDict()
             out[tuple(values[k] for k in spec.key)] = {c: values[c] for c in spec.stored}
         return out
 
-    def run_incremental(self, case: Case, appends: int = 1) -> dict:
+    def run_incremental(self, case: Case, appends: int = 1) -> tuple[dict, dict]:
+        """Run ``case`` batch by batch (the first run bootstraps, the later ones merge), then
+        bootstrap a second model of the same query (``b``) over the very source tables, which
+        now hold every record in arrival order: the incremental table and the bootstrap's.
+        With one batch the incremental side's only run was that bootstrap already."""
         root, namespace, src = self.project(case, f"pp{next(_counter)}_inc")
         for i, batch in enumerate(case.batches):
             self.write_sources(case, src, batch, create=i == 0, appends=appends)
             self.run(root, "bootstrap" if i == 0 else "incremental")
-        return self.table(case, namespace)
+        inc = self.table(case, namespace)
+        if len(case.batches) == 1:
+            return inc, inc
+        (root / "models" / "b.sql").write_text(model_sql(case))
+        self.run(root, "bootstrap", model="b")
+        return inc, self.table(case, namespace, model="b")
 
     def run_bootstrap(self, case: Case, appends: int = 1) -> dict:
         root, namespace, src = self.project(case, f"pp{next(_counter)}_boot")
@@ -312,9 +323,7 @@ class Harness:
         expected_inc = oracle.incremental(spec, case.batches)
         if case.coincide:  # any split into runs gives the plain ordered fold of all records
             expected_inc = _mixed(expected_boot, expected_inc, case.per_run)
-        inc = self.run_incremental(case, appends)
-        # with one batch, the incremental side's only run was this very bootstrap
-        boot = inc if len(case.batches) == 1 else self.run_bootstrap(case, appends)
+        inc, boot = self.run_incremental(case, appends)
         # plain raises: pytest's own dict diff would add noise (e.g. 6.0 vs 6, which are equal)
         if _normal(inc) != _normal(expected_inc):
             raise AssertionError(_diff("incremental", inc, expected_inc))
@@ -341,29 +350,9 @@ def _mixed(ordered: dict, per_run: dict, columns: frozenset[str]) -> dict:
     }
 
 
-def _literal(value: Any) -> str:
-    if value is None:
-        return "NULL"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, str):
-        return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
-    if isinstance(value, list):
-        return f"array({', '.join(_literal(v) for v in value)})"
-    if isinstance(value, dict):
-        return f"map({', '.join(_literal(x) for kv in value.items() for x in kv)})"
-    raise TypeError(value)
-
-
 def _values_query(case: Case, columns: list[str], rows: list[dict]) -> str:
-    if not rows:
-        casts = ", ".join(f"CAST(NULL AS {case.types[c]}) AS {c}" for c in columns)
-        return f"SELECT {casts} WHERE false"
-    casts = ", ".join(f"CAST(col{j + 1} AS {case.types[c]}) AS {c}" for j, c in enumerate(columns))
-    values = ", ".join("(" + ", ".join(_literal(r.get(c)) for c in columns) + ")" for r in rows)
-    return f"SELECT /*+ COALESCE(1) */ {casts} FROM VALUES {values}"
+    schema = ", ".join(f"{c} {case.types[c]}" for c in columns)
+    return values_query(schema, [tuple(r.get(c) for c in columns) for r in rows])
 
 
 def _diff(what: str, actual: dict, expected: dict, other: str = "oracle") -> str:

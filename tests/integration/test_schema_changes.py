@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,11 +19,18 @@ from lakewide.compiler.model.versions import NON_NULL_PREFIX
 from lakewide.compiler.schema.contract import CONTRACT, CONTRACT_INPUTS
 from lakewide.run.models.executor import run_models
 from lakewide.run.schema.schema_steps import ModelSchema, SchemaChangeRefused
-from tests.integration.conftest import ModelRun, null_first
+from tests.integration.conftest import InlineModelRun, ModelRun, model_project, null_first
 from tests.oracle import engines
 from tests.support.suite_profile import examples
 
 pytestmark = [pytest.mark.spark]
+
+
+@pytest.fixture
+def model_run(inline_model_run: Callable[..., ModelRun]) -> Callable[..., ModelRun]:
+    """The shared factory, source rows written as inline VALUES (tests.support.inline_rows)."""
+    return inline_model_run
+
 
 NULL = "CAST(NULL AS BIGINT)"
 SOURCES = ("a", "b", "c", "d")
@@ -336,20 +344,44 @@ REFUSED = {
 }
 
 
+@pytest.fixture(scope="module")
+def refusal_bases(
+    tmp_path_factory: pytest.TempPathFactory, spark: Any, warehouse: Path
+) -> Callable[[str], tuple[ModelRun, list[tuple]]]:
+    """``base(sql)``: a project of model ``sql`` built once per module, with new data waiting
+    (a run would not be a no-op), and its rows. The refusals share it: a refused run writes
+    nothing (each test checks it) and each test puts the model back."""
+    built: dict[str, tuple[ModelRun, list[tuple]]] = {}
+
+    def base(sql: str) -> tuple[ModelRun, list[tuple]]:
+        if sql not in built:
+            root = tmp_path_factory.mktemp("refusals")
+            m = InlineModelRun(
+                model_project(root, spark, warehouse, sql, schemas(True)), schemas(True)
+            )
+            rows = m.step({"a": [(1, 1, 10)], "b": [(1, 2, 5)], "c": [(9, 1, 1)]})
+            m.write("a", [(2, 1, 20)])
+            built[sql] = (m, rows)
+        return built[sql]
+
+    return base
+
+
 @pytest.mark.parametrize("change", list(REFUSED))
 def test_unsafe_changes_are_refused_and_nothing_is_written(
-    model_run: Callable[..., ModelRun], change: str
+    refusal_bases: Callable[[str], tuple[ModelRun, list[tuple]]], change: str
 ) -> None:
     base = GROUPED if change == "sequence_groups" else wide(2, PARTIAL, True)
-    m = model_run(base, schemas(True))
-    built = m.step({"a": [(1, 1, 10)], "b": [(1, 2, 5)], "c": [(9, 1, 1)]})
-    m.write("a", [(2, 1, 20)])  # new data: the run would not be a no-op
+    m, built = refusal_bases(base)
     before, contract = snapshot_ids(m), stored_contract(m)
     sql, words = REFUSED[change]
     edit(m, sql)
-    manifest = m.run.manifest()
-    with pytest.raises(SchemaChangeRefused) as caught:
-        run_models(manifest, ["m"], m.run.adapter(manifest))
+    try:
+        manifest = m.run.manifest()
+        with pytest.raises(SchemaChangeRefused) as caught:
+            run_models(manifest, ["m"], m.run.adapter(manifest))
+    finally:
+        edit(m, base)
     message = str(caught.value)
     assert caught.value.exit_code == 2
     assert all(w in message for w in words), message
