@@ -26,6 +26,17 @@ from lakewide.state.offsets import TableMeta
 from lakewide.state.upstream_changes import reads_by_position
 
 
+def staged_count(frame: Any) -> int | None:
+    """The rows of a lazily local-checkpointed DataFrame, counted by the one job that
+    materializes its checkpoint: the job computes the checkpointed RDD's partitions (kept in
+    the block manager) and, as every job does at its end, checkpoints that RDD, so later
+    reads of ``frame`` read those blocks and never the query again (no second job, no
+    aggregation's shuffle). None when the RDD was not checkpointed so (the caller then
+    checkpoints eagerly)."""
+    count = int(frame._jdf.queryExecution().toRdd().count())
+    return count if frame._jdf.queryExecution().analyzed().rdd().isCheckpointed() else None
+
+
 class SparkAdapter(FileLoading, OrderedReads, BranchWrites, PositionChanges):
     """Runs lakewide's statements on one lazily started SparkSession (lakewide.spark.session):
     staged batches, pinned and incremental reads, commits carrying properties; table metadata
@@ -74,13 +85,22 @@ class SparkAdapter(FileLoading, OrderedReads, BranchWrites, PositionChanges):
         """Materialize ``query`` as temporary view ``view``; return its row count.
 
         The local checkpoint makes the view deterministic for a MERGE source and pins the batch:
-        the MERGE sees exactly the rows that were counted.
+        the MERGE sees exactly the rows that were counted. One Spark job materializes and
+        counts the batch (``staged_count``), where an eager checkpoint then a count took three.
         """
         frame = self.sql(query)
         try:
-            frame = frame.localCheckpoint(eager=True)
-            frame.createOrReplaceTempView(view)
-            return int(frame.count())
+            if self.remote:  # Connect: no JVM handle on the plan's RDD
+                frame = frame.localCheckpoint(eager=True)
+                frame.createOrReplaceTempView(view)
+                return int(frame.count())
+            lazy = frame.localCheckpoint(eager=False)
+            count = staged_count(lazy)
+            if count is None:  # read anew: the rows counted are the rows staged
+                lazy = frame.localCheckpoint(eager=True)
+                count = int(lazy.count())
+            lazy.createOrReplaceTempView(view)
+            return count
         except Exception as err:  # noqa: BLE001
             refused = branch_refusal(self.output, short(err))
             raise refused or ModelRunError(short(err), sql=to_sql(query, pretty=False)) from err

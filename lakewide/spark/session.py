@@ -54,6 +54,7 @@ class Session:
         self.java_options: list[str] = []  # added to the JVM's options (lakewide.run.models.jit)
         # whether a table has the output's branch, once known (lakewide.spark.branches)
         self.branched: dict[Relation, bool] = {}
+        self._namespaces: set[tuple[str, str]] = set()  # (catalog, namespace) known to exist
 
     @property
     def spark_version(self) -> str:
@@ -227,12 +228,14 @@ class Session:
         return list(frame.columns), [tuple(r) for r in frame.collect()]
 
     def ensure_namespace(self, relation: Relation) -> None:
-        """Create ``relation``'s namespace when it has a catalog and the namespace is missing."""
-        if relation.catalog:
+        """Create ``relation``'s namespace when it has a catalog and the namespace is missing
+        (one statement per namespace and session: a namespace made or found stays)."""
+        if relation.catalog and (relation.catalog, relation.namespace) not in self._namespaces:
             namespace = exp.Table(
                 this=exp.to_identifier(relation.namespace), db=exp.to_identifier(relation.catalog)
             )
             self.sql(exp.Create(this=namespace, kind="SCHEMA", exists=True))
+            self._namespaces.add((relation.catalog, relation.namespace))
 
     def namespaces(self) -> list[str]:
         """The namespaces of the profile's catalog; a catalog that does not answer is a

@@ -77,13 +77,21 @@ def _judge(test: DataTest, failures: int) -> tuple[str, str]:
     return "pass", ""
 
 
-def run_test(adapter: SparkAdapter, manifest: Manifest, test: DataTest) -> TestResult:
+def run_test(
+    adapter: SparkAdapter, manifest: Manifest, test: DataTest, counted: Counted | None = None
+) -> TestResult:
     """Run one test: its failing rows are counted, or written to its audit table and counted
-    there (replacing the last run's)."""
+    there (replacing the last run's). ``counted``: the failing rows of tests counted together
+    already (``count_together``), this one's taken from there when it holds it."""
     started = time.perf_counter()
     result = TestResult(
         test.name, "error", model=test.model, column=test.column, severity=test.config.severity
     )
+    if counted is not None and test.name in counted.failures:
+        result.failures = counted.failures[test.name]
+        result.status, result.message = _judge(test, result.failures)
+        result.seconds = counted.seconds
+        return result
     try:
         failing: exp.Query = failing_rows(test.spec)
         if test.config.store_failures:
@@ -101,6 +109,42 @@ def run_test(adapter: SparkAdapter, manifest: Manifest, test: DataTest) -> TestR
         result.message = str(err)
     result.seconds = time.perf_counter() - started
     return result
+
+
+@dataclass
+class Counted:
+    """The failing rows of tests counted by one query (``count_together``): by test name,
+    and the seconds of that query per test."""
+
+    failures: dict[str, int]
+    seconds: float = 0.0
+
+
+def count_together(adapter: SparkAdapter, tests: list[DataTest]) -> Counted:
+    """The failing rows of every test among ``tests`` that stores none, counted by one query
+    (a ``UNION ALL`` of each test's count, tagged with its position): one statement, one
+    analysis and one result stage where each test took its own. Empty when fewer than two
+    such tests, or when the query fails (a test that cannot run): each test then runs on its
+    own and reports its own error."""
+    chosen = [t for t in tests if not t.config.store_failures]
+    if len(chosen) < 2:
+        return Counted({})
+    started = time.perf_counter()
+    try:
+        parts = [
+            count_failures(failing_rows(t.spec)).select(
+                exp.alias_(exp.Literal.number(i), "__lw_test")
+            )
+            for i, t in enumerate(chosen)
+        ]
+        query: exp.Expression = parts[0]
+        for part in parts[1:]:
+            query = exp.union(query, part, distinct=False)
+        _, rows = adapter.rows(query)
+    except LakewideError:
+        return Counted({})
+    failures = {chosen[int(position)].name: int(count) for count, position in rows}
+    return Counted(failures, (time.perf_counter() - started) / len(chosen))
 
 
 #: lakewide's own columns of a key table (versions, row counts): never in an audit table
@@ -153,6 +197,9 @@ def run_tests(
     when a model it reads was never built)."""
     register_session_views(manifest, adapter, {m for t in tests for m in t.depends_on})
     missing = _never_built(manifest, adapter, {m for t in tests for m in t.depends_on})
+    counted = count_together(
+        adapter, [t for t in tests if not any(m in missing for m in t.depends_on)]
+    )
     results = []
     for test in tests:
         unbuilt = [m for m in test.depends_on if m in missing]
@@ -166,7 +213,7 @@ def run_tests(
                 message=f"model {unbuilt[0]} was never built: `lakewide run -s {unbuilt[0]}`",
             )
         else:
-            result = run_test(adapter, manifest, test)
+            result = run_test(adapter, manifest, test, counted)
         results.append(result)
         if on_result:
             on_result(result)

@@ -11,6 +11,7 @@ from lakewide.project.manifest import Manifest
 from lakewide.run.testing.data_test_runner import (
     TestResult,
     blocking,
+    count_together,
     register_session_views,
     run_test,
     skipped,
@@ -54,12 +55,17 @@ class TestsAfterModels:
         self._catch_up(tests)
         results = self.results.setdefault(result.name, [])
         order = self.in_build
+
+        def blocked(test: DataTest) -> list[str]:
+            return [m for m in test.depends_on if m in order and m not in self.succeeded]
+
+        counted = count_together(self.adapter, [t for t in tests if not blocked(t)])
         for test in tests:
-            failed = [m for m in test.depends_on if m in order and m not in self.succeeded]
+            failed = blocked(test)
             outcome = (
                 skipped(test, f"model {failed[0]} did not succeed")
                 if failed
-                else run_test(self.adapter, self.manifest, test)
+                else run_test(self.adapter, self.manifest, test, counted)
             )
             results.append(outcome)
             self.report(outcome)
