@@ -168,13 +168,12 @@ def all_plans(tmp_path_factory: pytest.TempPathFactory) -> AllPlans:
 WHOLE_ROW = pytest.mark.xfail(strict=True, reason="a MERGE per source naming every column")
 
 
-@pytest.mark.parametrize(
-    "engine",
-    [
-        pytest.param(e, marks=WHOLE_ROW) if e in ("dedup", "first") else e
-        for e in width_models.ENGINES
-    ],
-)
+def engines_marked(mark: pytest.MarkDecorator, *marked: str) -> list[Any]:
+    """Every engine of the width benchmark, those of ``marked`` carrying ``mark``."""
+    return [pytest.param(e, marks=mark) if e in marked else e for e in width_models.ENGINES]
+
+
+@pytest.mark.parametrize("engine", engines_marked(WHOLE_ROW, "dedup", "first"))
 def test_all_plans_grow_with_the_columns(all_plans: AllPlans, engine: str) -> None:
     """``compile --all-plans`` of 16 and 32 sources x 4 columns: doubling the sources (and
     the columns) may double the bytes written, a square would quadruple them (the union of
@@ -205,13 +204,7 @@ def placeholders(text: str) -> int:
 ONE_SHUFFLE = pytest.mark.xfail(strict=True, reason="one NULL struct per other source a branch")
 
 
-@pytest.mark.parametrize(
-    "engine",
-    [
-        pytest.param(e, marks=ONE_SHUFFLE) if e in ("agg", "pu_groups") else e
-        for e in width_models.ENGINES
-    ],
-)
+@pytest.mark.parametrize("engine", engines_marked(ONE_SHUFFLE, "agg", "pu_groups"))
 def test_placeholders_grow_at_most_linearly(all_plans: AllPlans, engine: str) -> None:
     """Every statement of ``compile --all-plans`` at 16 and 32 sources x 4 columns: the NULL
     placeholders its union branches carry, summed over the branches, at most double with the
