@@ -279,3 +279,17 @@ def cli_streams(
             return run_main_streams(monkeypatch, capsys, "--project-dir", str(project), *args)
 
     return invoke
+
+
+@pytest.fixture
+def cli_on(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> Callable[..., tuple[int, str]]:
+    """``cli_on(session, project, *args)``: as ``cli``, on ``session`` (a ``newSession()`` of
+    the test session with settings of its own, as a profile's ``spark_conf`` gives a process)."""
+
+    def invoke(session: Any, project: Path, *args: str) -> tuple[int, str]:
+        with shared_session(session):
+            return run_main(monkeypatch, capsys, "--project-dir", str(project), *args)
+
+    return invoke

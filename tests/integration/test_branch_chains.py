@@ -339,7 +339,11 @@ def contract_columns(p: Project, model: str, branch: str | None = None) -> dict[
 
 # ------------------------------------------------------------------ the tests
 def test_newcomer_chain_on_a_branch_tested_repaired_and_published(
-    tmp_path: Path, spark: Any, warehouse: Path, cli: Callable[..., tuple[int, str]]
+    tmp_path: Path,
+    spark: Any,
+    warehouse: Path,
+    cli: Callable[..., tuple[int, str]],
+    cli_on: Callable[..., tuple[int, str]],
 ) -> None:
     p = make_project(tmp_path, spark, warehouse, CHAINS["aggregation_over_partial_update"])
     (p.root / "data-tests").mkdir()
@@ -464,17 +468,14 @@ def test_newcomer_chain_on_a_branch_tested_repaired_and_published(
     profiles = p.root / "profiles.yml"
     profiles.write_text(profiles.read_text() + "      spark_conf:\n        spark.wap.branch: dev\n")
     p.add([], [(1, 2, 9)])
-    refused = subprocess.run(
-        [sys.executable, "-m", "lakewide", "--project-dir", str(p.root)]
-        + ["run", "--branch", "dev", "-s", "customer_360"],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    said = " ".join((refused.stdout + refused.stderr).split())
-    assert refused.returncode == 1, said
+    # in-process on a session of its own holding the setting, as the profile gives a process
+    wap = spark.newSession()
+    wap.conf.set("spark.wap.branch", "dev")
+    code, output = cli_on(wap, p.root, "run", "--branch", "dev", "-s", "customer_360")
+    said = " ".join(output.split())
+    assert code == 1, said
     assert "Remove spark.wap.branch from the profile" in said, said
-    assert "\tat org.apache" not in refused.stdout + refused.stderr  # no Java trace
+    assert "\tat org.apache" not in output  # no Java trace
 
 
 #: every chain but aggregation_over_partial_update: its two models are aggregation_over_aggregation's

@@ -69,14 +69,18 @@ def tier_on_a_branch(
 def killed_publish(p: Project) -> str | None:
     """``publish --branch dev`` killed after customer_360's main moved to the branch's head,
     before the branch's contract was copied to main's keys; the branch's contract."""
-    contract = contract_text(p, "dev")
-    dev = p.heads("dev")
+    contract, dev = contract_text(p, "dev"), p.heads("dev")
     killed = killed_at(p.root, "after-forward", "publish", "--branch", "dev")
     assert killed.returncode == -signal.SIGKILL, killed.stdout + killed.stderr
+    check_forwarded(p, dev, contract)
+    return contract
+
+
+def check_forwarded(p: Project, dev: dict[str, int | None], contract: str | None) -> None:
+    """main at dev's heads (``dev``), dev's contract still ``contract``, main's without tier."""
     assert p.heads() == dev  # main moved
     assert "tier" not in contract_columns(p, MODEL)  # its contract did not
     assert contract_text(p, "dev") == contract
-    return contract
 
 
 def test_publish_killed_before_the_contract_copy_completes_it_when_run_again(
@@ -121,16 +125,27 @@ def test_a_branch_remade_after_a_drop_outside_lakewide_clears_its_stale_contract
     assert "tier" not in contract_columns(p, MODEL)
 
 
+def forwarded_without_the_contract(p: Project, spark: Any) -> None:
+    """customer_360's main moved to dev's head by Iceberg's own ``fast_forward``, the
+    contract left as it was: where ``killed_publish`` leaves them (the same checks), in
+    this process."""
+    contract, dev = contract_text(p, "dev"), p.heads("dev")
+    table = f"{p.namespace}.{MODEL}"
+    spark.sql(f"CALL lw.system.fast_forward(table => '{table}', branch => 'main', to => 'dev')")
+    check_forwarded(p, dev, contract)
+
+
 def test_a_branch_moved_to_mains_head_clears_its_stale_contract(
     tmp_path: Path, spark: Any, warehouse: Path, cli: Callable[..., tuple[int, str]]
 ) -> None:
-    """A publish killed before its contract copy leaves dev's keys; production then runs on
+    """A publish killed before its contract copy leaves dev's keys (here: main forwarded as
+    that publish leaves it; the test above kills one); production then runs on
     without ``tier`` (the edit reverted on main), so dev is behind main. The next run on dev
     moves the branch to main's head and empties its keys: it analyses the model against
     main's contract, takes ``tier`` in again and re-reads the profiles (with the stale keys
     it would find nothing changed, and the profile production merged keep ``tier`` NULL)."""
     p = tier_on_a_branch(tmp_path, spark, warehouse, cli)
-    killed_publish(p)
+    forwarded_without_the_contract(p, spark)
     model = p.root / "models" / f"{MODEL}.sql"
     edited = model.read_text()
     model.write_text(CUSTOMER_360.format(extra=""))

@@ -13,10 +13,11 @@ from typing import Any
 
 import pytest
 
+from lakewide.commands.services.spark_start import shared_session
 from lakewide.state.lock import WarehouseLock
 from tests.commands.output.test_tables import readme_table
 from tests.integration.test_incremental import COUNTERS
-from tests.support.project_factory import copy_example_project, make_project
+from tests.support.project_factory import copy_example_project, make_project, manifest_of
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
@@ -44,17 +45,39 @@ def no_jvm_env(tmp_path: Path) -> dict[str, str]:
     }
 
 
+def main_exit_code(*args: str) -> int:
+    """``lakewide ARGS`` through the console entry point in this process: its exit code."""
+    from lakewide.cli import main
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(sys, "argv", ["lakewide", *args])
+        try:
+            main()
+        except SystemExit as done:
+            return done.code if isinstance(done.code, int) else (0 if done.code is None else 1)
+    return 0
+
+
 @pytest.fixture(scope="module")
-def built_example(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A copy of the example after the README's first command."""
+def built_example(tmp_path_factory: pytest.TempPathFactory, spark: Any) -> Path:
+    """A copy of the example after the README's first command's ``lakewide build``, its own
+    profile unchanged: in-process, on a session of the test JVM whose catalog ``lw`` is the
+    profile's (the project's own ``warehouse``); the README's ``lakewide show`` below is a
+    process of its own."""
     project = tmp_path_factory.mktemp("readme") / "example"
     copy_example_project(project)
-    done = lakewide(project, "build")
-    assert done.returncode == 0, done.stdout + done.stderr
+    output = manifest_of(project).output
+    session = spark.newSession()  # its own catalog instances: lw over the project's warehouse
+    for key, value in output.iceberg_catalog_properties().items():
+        session.conf.set(f"spark.sql.catalog.{output.catalog}.{key}", value)
+    with shared_session(session):
+        assert main_exit_code("--project-dir", str(project), "build") == 0
     return project
 
 
 def test_readme_first_command_prints_the_wide_table(built_example: Path) -> None:
+    """The README's ``lakewide show user_rec_wide``: a process of its own (the profile's JVM)
+    prints the table the build left in the project's warehouse."""
     shown = lakewide(built_example, "show", "user_rec_wide")
     assert shown.returncode == 0, shown.stderr
     assert shown.stdout[shown.stdout.index("user_id") :] == readme_table()

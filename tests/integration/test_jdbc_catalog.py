@@ -2,8 +2,9 @@
 SQLite, against the same project built on the hadoop catalog as the reference.
 
 JVMs: the session's SparkSession (JDBC catalogs added at runtime, its driver classpath holds the
-Debian JDBC jars) and one ``lakewide build`` subprocess on PostgreSQL, which checks that lakewide
-itself puts the driver on the classpath and the password on the session. The no-op run and
+Debian JDBC jars) and one ``lakewide seed`` subprocess on PostgreSQL, which checks that lakewide
+itself puts the driver on the classpath and the password on the session (the build that follows
+runs in-process). The no-op run and
 ``lineage`` run as subprocesses with ``JAVA_HOME`` pointing nowhere: starting a JVM would fail.
 """
 
@@ -17,6 +18,7 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -172,8 +174,14 @@ def test_example_on_postgres_matches_hadoop(
     spark: Any,
     postgres_server: PostgresServer,
     hadoop_reference: dict[str, dict[str, list[tuple]]],
+    cli_streams: Callable[..., tuple[int, str, str]],
 ) -> None:
     require_jdbc("postgresql")
+
+    def in_process(project: Path, *args: str) -> tuple[int, str]:
+        code, out, err = cli_streams(project, *args)
+        return code, out + err
+
     n = next(_counter)
     database = postgres_server.create_database(f"example_{n}")
     catalog = f"pg{n}"
@@ -182,17 +190,22 @@ def test_example_on_postgres_matches_hadoop(
     )
     env = {"LW_IT_PG_USER": postgres_server.user, "LW_IT_PG_PASSWORD": postgres_server.password}
     # lakewide's own session: the driver jar on the classpath, the password set at runtime
-    done, seconds = cli(root, env, "build")
+    done, seconds = cli(root, env, "seed")
     assert done.returncode == 0, done.stdout + done.stderr
-    assert f"{len(MODELS)} ok, 0 failed" in done.stdout
+    assert all(f"-> {catalog}.ods.{name} (" in done.stdout for name in SEEDS), done.stdout
     assert postgres_server.password not in done.stdout + done.stderr
-    print(f"\npostgres: `lakewide build` (JVM start included) took {seconds:.1f} s")
+    print(f"\npostgres: `lakewide seed` (JVM start included) took {seconds:.1f} s")
 
     os.environ.update(env)  # the in-process runs read the same profile
     try:
         run = ProjectRun(root, spark, "analytics", "ods")
         output = run.manifest().output
         add_catalog(spark, output)
+        # the build on the test session (the catalog's settings as lakewide maps them)
+        code, said = in_process(root, "build")
+        assert code == 0, said
+        assert f"{len(MODELS)} ok, 0 failed" in said
+        assert postgres_server.password not in said
         rows = {m: table_rows(spark, f"{catalog}.analytics.{m}") for m in MODELS}
         assert rows == hadoop_reference["build"]
         for statement in APPENDS:

@@ -12,7 +12,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +24,7 @@ from lakewide.spark.adapter import SparkAdapter
 from lakewide.state.lag import BEHIND, FRESH, model_lags
 from lakewide.state.metadata import HadoopMetadataReader
 from lakewide.state.offsets import last_offsets
-from tests.integration.conftest import ModelRun
+from tests.integration.conftest import ModelRun, ProjectRun, hadoop_project
 from tests.integration.test_cli_runs import lakewide, no_jvm_env
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
@@ -209,6 +209,37 @@ class Watch:
         return code
 
 
+BOOTSTRAPPED = r"1 of 1 SUCCESS\s+m\s+bootstrap"
+
+
+@pytest.fixture(scope="module")
+def sigint_watch(
+    tmp_path_factory: pytest.TempPathFactory, spark: Any
+) -> Iterator[tuple[ModelRun, Watch]]:
+    """The SIGINT test's model (an hour's freshness target) and its watch (polls every 2 s),
+    started with the module's first watch test so that the two watch processes' JVMs start
+    side by side; the SIGINT test stops it. Its warehouse is its own (so is its lock: the
+    other watch never waits for it), read and written on a session of the test JVM whose
+    catalog ``lw`` is that warehouse."""
+    folder = tmp_path_factory.mktemp("sigint")
+    root, own = folder / "project", folder / "warehouse"
+    namespace, source = "watch_sigint", "watch_sigint_src"
+    hadoop_project(root, own, namespace)
+    session = spark.newSession()  # its own catalog instances
+    session.conf.set("spark.sql.catalog.lw.warehouse", str(own))
+    (root / "models" / "sources.yml").write_text(
+        f"sources:\n  - name: src\n    schema: {source}\n    tables:\n      - name: a\n"
+        "      - name: b\n"
+    )
+    (root / "models" / "m.sql").write_text(counters("1 hour"))
+    mr = ModelRun(ProjectRun(root, session, namespace, source), SCHEMAS)
+    mr.write("a", [(1, 5)])
+    mr.write("b", [(1, 7)])
+    with Watch(mr.run.root, "--interval", "2") as watch:
+        yield mr, watch
+
+
+@pytest.mark.usefixtures("sigint_watch")  # the other watch starts beside this one
 def test_watch_refreshes_after_appends_and_stops_on_sigterm(
     model_run: Callable[..., ModelRun], warehouse: Path
 ) -> None:
@@ -221,7 +252,7 @@ def test_watch_refreshes_after_appends_and_stops_on_sigterm(
     with Watch(mr.run.root, "--interval", "1") as watch:
         watch.wait_for(r"^Watching 1 model\(s\) every 1s; freshness targets: m 1s")
         assert "not built yet" in watch.wait_for(r"^Refresh 1 at .* UTC: m \(")
-        watch.wait_for(r"1 of 1 SUCCESS\s+m\s+bootstrap")
+        watch.wait_for(BOOTSTRAPPED)
         assert mr.run.rows("m") == reference([first])
 
         second = {"a": [(1, 3), (3, 9)]}
@@ -254,15 +285,13 @@ def _lock_free(warehouse: Path) -> bool:
         return True
 
 
-def test_watch_stops_on_sigint_between_polls(model_run: Callable[..., ModelRun]) -> None:
-    mr = model_run(counters("1 hour"), SCHEMAS)
-    mr.write("a", [(1, 5)])
-    mr.write("b", [(1, 7)])
-    with Watch(mr.run.root, "--interval", "2") as watch:
-        watch.wait_for(r"1 of 1 SUCCESS\s+m\s+bootstrap")
-        mr.write("a", [(1, 1)])  # within its hour: no refresh
-        time.sleep(3)
-        code = watch.stop(signal.SIGINT)
+def test_watch_stops_on_sigint_between_polls(sigint_watch: tuple[ModelRun, Watch]) -> None:
+    mr, watch = sigint_watch
+    if not any(re.search(BOOTSTRAPPED, line) for line in watch.lines):
+        watch.wait_for(BOOTSTRAPPED)
+    mr.write("a", [(1, 1)])  # within its hour: no refresh
+    time.sleep(3)
+    code = watch.stop(signal.SIGINT)
     output = "\n".join(watch.lines)
     assert code == 0, output
     assert re.match(r"Watch stopped by SIGINT: \d+ poll\(s\), 1 refresh\(es\)", watch.lines[-1])
