@@ -90,16 +90,14 @@ class SparkAdapter(FileLoading, OrderedReads, BranchWrites, PositionChanges):
         """
         frame = self.sql(query)
         try:
-            if self.remote:  # Connect: no JVM handle on the plan's RDD
-                frame = frame.localCheckpoint(eager=True)
-                frame.createOrReplaceTempView(view)
-                return int(frame.count())
-            lazy = frame.localCheckpoint(eager=False)
-            count = staged_count(lazy)
-            if count is None:  # read anew: the rows counted are the rows staged
-                lazy = frame.localCheckpoint(eager=True)
-                count = int(lazy.count())
-            lazy.createOrReplaceTempView(view)
+            staged, count = frame, None
+            if not self.remote:  # Connect has no JVM handle on the plan's RDD
+                staged = frame.localCheckpoint(eager=False)
+                count = staged_count(staged)
+            if count is None:  # eagerly: the rows counted are the rows staged
+                staged = frame.localCheckpoint(eager=True)
+                count = int(staged.count())
+            staged.createOrReplaceTempView(view)
             return count
         except Exception as err:  # noqa: BLE001
             refused = branch_refusal(self.output, short(err))

@@ -146,7 +146,7 @@ class BranchWrites(MetadataReads):
             name, at = exp.to_identifier(branch), exp.Literal.number(state.main)
             self.sql(_alter(relation, "CREATE BRANCH", name, "AS OF VERSION", at))
             ContractStore(self).clear(relation, branch)
-        elif state.ahead == 0 and state.forwardable and state.head != state.main:
+        elif state.behind:
             self._fast_forward(relation, branch, MAIN)
             ContractStore(self).clear(relation, branch)
         self.branched[relation] = True

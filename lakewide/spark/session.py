@@ -229,13 +229,20 @@ class Session:
 
     def ensure_namespace(self, relation: Relation) -> None:
         """Create ``relation``'s namespace when it has a catalog and the namespace is missing
-        (one statement per namespace and session: a namespace made or found stays)."""
+        (one statement per namespace and session: a namespace made or found stays; one
+        dropped outside lakewide while the session lives is made again after ``forget_namespaces``,
+        which ``run --watch`` calls before every refresh)."""
         if relation.catalog and (relation.catalog, relation.namespace) not in self._namespaces:
             namespace = exp.Table(
                 this=exp.to_identifier(relation.namespace), db=exp.to_identifier(relation.catalog)
             )
             self.sql(exp.Create(this=namespace, kind="SCHEMA", exists=True))
             self._namespaces.add((relation.catalog, relation.namespace))
+
+    def forget_namespaces(self) -> None:
+        """Check every namespace again at its next ``ensure_namespace`` (a long-lived session:
+        another process may have dropped one)."""
+        self._namespaces.clear()
 
     def namespaces(self) -> list[str]:
         """The namespaces of the profile's catalog; a catalog that does not answer is a

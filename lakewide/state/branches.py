@@ -58,6 +58,17 @@ class BranchState:
     # publish): false when the two lines diverged
     forwardable: bool
 
+    @property
+    def behind(self) -> bool:
+        """The branch is behind main's head with nothing to publish (all it held was published,
+        and production ran on since): a run on it moves it to main's head."""
+        return (
+            self.head is not None
+            and self.ahead == 0
+            and self.forwardable
+            and self.head != self.main
+        )
+
 
 def branch_state(meta: TableMeta, branch: str) -> BranchState:
     """How ``branch`` of a table stands against its main (from main's view, ``meta``)."""
@@ -84,5 +95,4 @@ def made_at_main(meta: TableMeta | None, branch: str | None) -> bool:
     if branch is None or meta is None:
         return False
     state = branch_state(meta, branch)
-    moved = state.ahead == 0 and state.forwardable and state.head != state.main
-    return state.head is None or moved
+    return state.head is None or state.behind

@@ -123,6 +123,7 @@ def _refresh(
     console.print(f"Refresh {stats.refreshes + 1} at {when} UTC: {escape(listed)}")
     results: list[ModelResult] = []
     failed_now: set[str] = set()
+    adapter.forget_namespaces()  # another process may have dropped one between polls
     with warehouse_lock(manifest.output, lock_wait):
         leases = model_leases(manifest.output, lock_wait)
         try:
