@@ -145,9 +145,9 @@ def three_project(folder: Path, warehouse: Path, spark: Any, n: str) -> ProjectR
 
 
 def one_new_row(project: ProjectRun, example: bool) -> None:
-    """One new upstream row in one source."""
+    """One new upstream row in one source (a known user and item: the data tests stay green)."""
     if example:
-        project.sql("INSERT INTO {ods}.clicks VALUES ('user_105', 'prod_505', 1)")
+        project.sql("INSERT INTO {ods}.clicks VALUES ('user_101', 'prod_501', 1)")
     else:
         project.sql("INSERT INTO {ods}.a VALUES (9, 9, 2)")
 
