@@ -11,7 +11,9 @@ and what it reads or writes (``N`` for a source's number: one source's statement
 the sources). A ``MERGE`` is planned as a run plans it (``lakewide.spark.merge_planning``)
 and once more with every optimizer rule (``..., every rule``: as before that). The FULL OUTER
 JOIN rebuild of the same width is planned the same way, and lakewide's table is compared with
-the JOIN's rows after the last step.
+the JOIN's rows after the last step. After the every-source step, the plainest MERGE that
+writes every column of the table (``MERGE floor``: each column set from a batch of every
+column) is planned too, as the floor any MERGE of every source's columns meets at that width.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from width_models import Shape
 
 from lakewide.dialect import to_sql
 from lakewide.spark.adapter import SparkAdapter
-from lakewide.spark.merge_planning import EXCLUDED
+from lakewide.spark.merge_planning import EXCLUDED, MERGE_EXCLUDED_RULES, rules_excluded
 
 STEPS = ("bootstrap", "one", "all", "noop")
 
@@ -120,6 +122,25 @@ class Recorder:
         return recorded
 
 
+def floor_merge(spark: Any, recorder: Recorder, engine: str) -> dict[str, Any]:
+    """The planning of the plainest MERGE that writes every column of lakewide's table (its
+    own columns included) from a batch holding every column: ``UPDATE SET`` each column from
+    the batch, ``INSERT`` the rest, the batch the table itself, planned as a run plans a MERGE
+    (``lakewide.spark.merge_planning``). What any MERGE of every source's columns costs Spark
+    at this width, whatever it computes: lakewide's MERGE of every source is judged by it."""
+    table = f"lw.wide.wide_{engine}"
+    columns = [f"`{c}`" for c in spark.table(table).columns]
+    sets = ", ".join(f"t.{c} = s.{c}" for c in columns if c != "`k`")
+    values = ", ".join(f"s.{c}" for c in columns)
+    text = (
+        f"MERGE INTO {table} t USING {table} s ON t.k = s.k WHEN MATCHED THEN UPDATE SET {sets} "
+        f"WHEN NOT MATCHED THEN INSERT ({', '.join(columns)}) VALUES ({values})"
+    )
+    with rules_excluded(spark, MERGE_EXCLUDED_RULES):
+        figures = recorder.explain(spark, text)
+    return {"cpu": round(figures["cpu"], 3), "s": round(figures["s"], 3), "n": 1}
+
+
 def plan_shape(
     shape: Shape,
     engines: list[str],
@@ -151,6 +172,8 @@ def plan_shape(
                 recorder.where = plans.setdefault(step, {})
                 again = width_setup.manifest_of(project) if step == "noop" else manifest
                 run._run(again, f"wide_{engine}", adapter)
+                if step == "all":  # Spark's floor for a MERGE that writes every column
+                    plans[step]["MERGE floor"] = floor_merge(spark, recorder, engine)
                 recorder.where = None
             save()
         for engine in engines:

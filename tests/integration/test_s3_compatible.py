@@ -57,7 +57,10 @@ def test_first_write_lands_by_default_and_a_refused_one_says_why_in_one_line(
         errors = [line for line in out.splitlines() if "error" in line.lower()]
         assert errors and "x-amz-content-sha256" in errors[0], out
         assert not [line for line in out.splitlines() if line.strip().startswith("at ")], out
-        assert len(out.splitlines()) < 12, out
+        # short: no Java trace (the progress heartbeat's lines, as many as Spark's start-up
+        # took seconds on a loaded machine, are not the error's)
+        said = [line for line in out.splitlines() if not line.startswith("... still working")]
+        assert len(said) < 12, out
         log = root / "target" / "spark.log"
         assert str(log) in out
         assert "at software.amazon.awssdk" in log.read_text()
