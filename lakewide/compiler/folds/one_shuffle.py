@@ -5,9 +5,10 @@ Each fold's rows become its keys and its own columns, UNION ALL, grouped by the 
 one row type in every branch, so:
 
 * with the folds' column types (``WideModel.fold_types``: Spark's, handed by a run that
-  analysed the bootstrap for its contract), each branch is ``(k, i, p0, p1, ...)``: a slot
-  per column of one type (a type's slots as many as the most columns of that type one fold
-  has), each fold filling the slots of its own columns' types and leaving the others NULL.
+  analysed the bootstrap for its contract), each branch is ``(k, i, STRUCT(p0, p1, ...))``:
+  a slot per column of one type (a type's slots as many as the most columns of that type one
+  fold has), each fold filling the slots of its own columns' types and leaving the others
+  NULL; a source's column ``c`` is read as ``s.p<its slot>``.
   The row grows with the columns of one fold and their distinct types, not with the
   sources; a value sits in a slot of exactly its own type, so no value is cast;
 * without them (``lakewide compile``, which has no JVM), one ``STRUCT`` of its columns per
@@ -24,6 +25,7 @@ from lakewide.compiler.folds.prefold_columns import fold_name
 from lakewide.compiler.model.wide_model import WideModel
 
 SOURCE = "__lw_src"
+PAYLOAD = "__lw_payload"
 
 
 def one_shuffle(model: WideModel, select: exp.Select, keys_alias: str) -> exp.Select:
@@ -45,7 +47,9 @@ def one_shuffle(model: WideModel, select: exp.Select, keys_alias: str) -> exp.Se
         if typed is not None:
             parts += typed[0][branch.index]
         else:
-            struct = _struct(outputs[branch.index], {n: n for n in outputs[branch.index]})
+            struct = exp.Struct(
+                expressions=[exp.alias_(exp.column(n), n) for n in outputs[branch.index]]
+            )
             for other in model.branches:
                 value = struct if other.index == branch.index else exp.Null()
                 parts.append(exp.alias_(value, names[other.index]))
@@ -55,21 +59,22 @@ def one_shuffle(model: WideModel, select: exp.Select, keys_alias: str) -> exp.Se
     picked = []
     for b in model.branches:
         first: exp.Expr = exp.column(names[b.index])
-        if typed is not None:  # the source's struct rebuilt from its slots, in its rows only
+        if typed is not None:  # the payload of the source's rows only
             mine = exp.EQ(this=exp.column(SOURCE), expression=exp.Literal.number(b.index))
-            struct = _struct(outputs[b.index], typed[1][b.index])
-            first = exp.If(this=mine, true=struct, false=exp.Null())
+            first = exp.If(this=mine, true=exp.column(PAYLOAD), false=exp.Null())
         picked.append(exp.alias_(exp.func("FIRST", first, exp.true()), names[b.index]))
     grouped = (
         exp.select(*(exp.column(k) for k in keys), *picked, copy=False)
         .from_(union.subquery("__lw_rows_of", copy=False), copy=False)
         .group_by(*(exp.column(k) for k in keys), copy=False)
     )
-    by_fold = {fold_name(b): names[b.index] for b in model.branches}
+    by_fold = {fold_name(b): b.index for b in model.branches}
     for column in list(select.find_all(exp.Column)):
         if column.table in by_fold:
-            struct_of = exp.column(by_fold[column.table], table=keys_alias)
-            column.replace(exp.Dot(this=struct_of, expression=exp.to_identifier(column.name)))
+            index = by_fold[column.table]
+            struct_of = exp.column(names[index], table=keys_alias)
+            field = column.name if typed is None else typed[1][index][column.name]
+            column.replace(exp.Dot(this=struct_of, expression=exp.to_identifier(field)))
     select.set("joins", None)
     select.set("from_", exp.From(this=grouped.subquery(keys_alias, copy=False)))
     return select
@@ -80,19 +85,16 @@ def _outputs(select: exp.Select, fold: str) -> list[str]:
     return [e.alias_or_name for e in cte.this.expressions]
 
 
-def _struct(fields: list[str], read: dict[str, str]) -> exp.Struct:
-    """``STRUCT(read[f] AS f, ...)``: each field read from its column (or slot)."""
-    return exp.Struct(expressions=[exp.alias_(exp.column(read[f]), f) for f in fields])
-
-
 Slots = tuple[dict[int, list[exp.Expr]], dict[int, dict[str, str]]]
 
 
 def typed_rows(model: WideModel, outputs: dict[int, list[str]]) -> Slots | None:
     """Per source (branch index), its branch's projections after the keys (its index as
-    ``__lw_src``, then every slot: its column of the slot's type, else NULL) and which slot
-    each of its columns sits in; None unless ``model.fold_types`` has the type of every
-    column of every fold."""
+    ``__lw_src``, then ``__lw_payload``: a ``STRUCT`` of every slot, its column of the slot's
+    type, else NULL) and which slot each of its columns sits in; None unless
+    ``model.fold_types`` has the type of every column of every fold. Measured (64 x 16,
+    benchmarks/logs.md): the slots as top-level columns, each source's struct rebuilt from
+    them in the grouping, planned slower than one payload struct read by slot."""
     types = model.fold_types
     if not all(set(outputs[i]) <= set(types.get(i, {})) for i in outputs):
         return None
@@ -113,9 +115,15 @@ def typed_rows(model: WideModel, outputs: dict[int, list[str]]) -> Slots | None:
     rows: dict[int, list[exp.Expr]] = {}
     for index in outputs:
         filled = {slot: column for column, slot in placed[index].items()}
-        rows[index] = [exp.alias_(exp.Literal.number(index), SOURCE)] + [
-            exp.alias_(exp.column(filled[s]) if s in filled else exp.Null(), s)
-            for s in (f"__lw_p{n}" for n in range(count))
+        payload = exp.Struct(
+            expressions=[
+                exp.alias_(exp.column(filled[s]) if s in filled else exp.Null(), s)
+                for s in (f"__lw_p{n}" for n in range(count))
+            ]
+        )
+        rows[index] = [
+            exp.alias_(exp.Literal.number(index), SOURCE),
+            exp.alias_(payload, PAYLOAD),
         ]
     return rows, placed
 
