@@ -14,7 +14,8 @@ the whole plan and writes nothing), and its wall and JVM CPU seconds are recorde
   per-column assembly, the folds put together with one shuffle as the compiler does for
   aggregation and sequence groups (``folds/one_shuffle.py``);
 * a bootstrap put together by one shuffle (aggregation, sequence groups), ``payload``: the same
-  union without NULL placeholders, one common payload per branch (``width_placeholders``).
+  union without NULL placeholders, one common payload per branch, and ``typed``: the bootstrap
+  as a run sends it, compiled again with its folds' column types (``width_placeholders``).
 
 Each rewrite's rows are compared with the compiled bootstrap's (``EXCEPT ALL`` both ways).
 Writes ``benchmarks/results/width_bootstrap_<name or keys>.json``.
@@ -35,7 +36,7 @@ import width_models  # noqa: E402
 from sqlglot import exp  # noqa: E402
 from width import bound  # noqa: E402
 from width_models import Shape  # noqa: E402
-from width_placeholders import payload_form, shuffled  # noqa: E402
+from width_placeholders import payload_form, shuffled, typed_form  # noqa: E402
 from width_setup import manifest_of, open_spark, start_shape, write_round  # noqa: E402
 
 from lakewide.compiler import analyze, compile_model  # noqa: E402
@@ -49,12 +50,12 @@ VARIANTS: dict[str, dict[str, str]] = {
 }
 
 
-def variants(model: Any, query: exp.Select) -> dict[str, str]:
+def variants(spark: Any, node: Any, query: exp.Select) -> dict[str, str]:
     """The bootstrap's rewrites measured beside it: ``one_shuffle`` where it joins its folds,
-    else ``payload`` (the one-shuffle union without NULL placeholders)."""
+    else ``payload`` and ``typed`` (the one-shuffle union without NULL placeholders)."""
     if query.args.get("joins"):
-        return {"one_shuffle": bound(shuffled(model, query))}
-    return {"payload": bound(payload_form(query))}
+        return {"one_shuffle": bound(shuffled(analyze(node), query))}
+    return {"payload": bound(payload_form(query)), "typed": bound(typed_form(spark, node, query))}
 
 
 def noop(spark: Any, sql: str) -> None:
@@ -83,7 +84,7 @@ def main() -> None:
         node = manifest.models[f"wide_{engine}"]
         query = compile_model(node).bootstrap.expression
         boot = bound(query)
-        rewrites = variants(analyze(node), query)
+        rewrites = variants(spark, node, query)
         queries = {"join": width_models.join_select(engine, shape), **rewrites}
         for round_no in range(args.rounds):
             runs = [("join", "base"), *(("boot", v) for v in args.variants.split(","))]

@@ -14,7 +14,12 @@ shape and engine, on tiny tables (planning only), the least JVM CPU of ``--repea
   same positions) with no NULL, grouped by ``k`` with ``FIRST(IF(src = i, payload, NULL),
   TRUE)`` per source (linear in the sources; a rewrite for this benchmark's shapes only);
 * ``union``: the union and grouping alone (``SELECT * FROM`` the grouped rows), placeholders
-  as compiled, and ``union_payload`` the same of the payload form.
+  as compiled, and ``union_payload`` the same of the payload form;
+* ``typed``: the bootstrap as a run sends it: compiled again with the folds' column types,
+  taken from Spark's analysis of the compiled bootstrap with each fold's struct as an output
+  (the run's analysis for the contract: ``one_shuffle.with_fold_structs``), each branch
+  ``(k, i, slots)``, a slot per column of one type, no NULL per other source (exact for any
+  types); ``union_typed`` its union and grouping alone.
 
 A bootstrap that LEFT JOINs its folds to their keys (partial_update with a sequence field,
 deduplicate, first_row) is planned beside ``shuffled``: the same folds put together by one
@@ -38,9 +43,9 @@ from width import bound  # noqa: E402
 from width_models import Shape  # noqa: E402
 from width_setup import manifest_of, open_spark, start_shape, write_round  # noqa: E402
 
-from lakewide.compiler import analyze, compile_model  # noqa: E402
+from lakewide.compiler import PlanContext, analyze, compile_model  # noqa: E402
+from lakewide.compiler.folds import one_shuffle  # noqa: E402
 from lakewide.compiler.folds.build_prefolds import KEYS  # noqa: E402
-from lakewide.compiler.folds.one_shuffle import one_shuffle  # noqa: E402
 from lakewide.compiler.model.versions import ROW_VERSION  # noqa: E402
 
 SOURCE = "__lw_src"
@@ -104,7 +109,7 @@ def shuffled(model: Any, query: exp.Select) -> exp.Select:
     shuffle, as the compiler does for aggregation and sequence groups (``one_shuffle``). For
     deduplicate and first_row, the winning version ``__lw_keys.__lw_v`` (the MAX or MIN over
     the folds' versions) becomes the GREATEST (LEAST) of the sources' versions."""
-    q = one_shuffle(model, query.copy(), KEYS)
+    q = one_shuffle.one_shuffle(model, query.copy(), KEYS)
     if not any(c.table == KEYS and c.name == ROW_VERSION for c in q.find_all(exp.Column)):
         return q
     grouped = q.args["from_"].this.this
@@ -123,6 +128,22 @@ def union_only(query: exp.Select) -> exp.Select:
     out = exp.select("*").from_(grouped.subquery("g"))
     out.set("with_", q.args["with_"])
     return out
+
+
+def typed_form(spark: Any, node: Any, query: exp.Select) -> exp.Select:
+    """The bootstrap compiled again with its folds' column types, as a run sends it."""
+    model = analyze(node)
+    probe = one_shuffle.with_fold_structs(model, query, KEYS)
+    assert probe is not None
+    fields = {
+        f.name: {g.name: g.dataType.json() for g in f.dataType.fields}
+        for f in spark.sql(bound(probe)).schema.fields
+        if f.name.startswith("__lw_s")
+    }
+    types = one_shuffle.fold_types_of(model, fields)
+    typed = compile_model(node, PlanContext(fold_types=types)).bootstrap.expression
+    assert "__lw_src" in typed.sql()
+    return typed
 
 
 def main() -> None:
@@ -148,15 +169,17 @@ def main() -> None:
             node = manifest.models[f"wide_{engine}"]
             query = compile_model(node).bootstrap.expression
             if query.args.get("joins"):  # its folds joined: beside it, put together by one shuffle
-                other, texts = "shuffled", {"shuffled": bound(shuffled(analyze(node), query))}
+                others, texts = ["shuffled"], {"shuffled": bound(shuffled(analyze(node), query))}
             else:
-                payload = payload_form(query)
-                other, texts = (
-                    "payload",
+                payload, typed = payload_form(query), typed_form(spark, node, query)
+                others, texts = (
+                    ["payload", "typed"],
                     {
                         "payload": bound(payload),
+                        "typed": bound(typed),
                         "union": bound(union_only(query)),
                         "union_payload": bound(union_only(payload)),
+                        "union_typed": bound(union_only(typed)),
                     },
                 )
             texts = {"compiled": bound(query), **texts}
@@ -171,8 +194,11 @@ def main() -> None:
                     best = figures.get(name)
                     if best is None or took["cpu"] < best["cpu"]:
                         figures[name] = {k: round(v, 3) for k, v in took.items()}
-            a, b = spark.sql(texts["compiled"]), spark.sql(texts[other])
-            record["equal"][engine] = a.exceptAll(b).isEmpty() and b.exceptAll(a).isEmpty()
+            a = spark.sql(texts["compiled"])
+            record["equal"][engine] = all(
+                a.exceptAll(b).isEmpty() and b.exceptAll(a).isEmpty()
+                for b in (spark.sql(texts[other]) for other in others)
+            )
             record["placeholders"][engine] = figures
             print(shape.name, engine, json.dumps(figures), record["equal"][engine], flush=True)
             stem.with_suffix(".json").write_text(json.dumps(result, indent=1))

@@ -105,8 +105,23 @@ class SparkAdapter(FileLoading, OrderedReads, BranchWrites, PositionChanges):
 
     def column_types(self, query: exp.Expression) -> dict[str, str]:
         """Column name -> Spark type name of a query, from its analysis (no rows are read)."""
-        frame = self.sql(query)
-        return {f.name: f.dataType.simpleString() for f in frame.schema.fields}
+        return self.types_and_fields(query)[0]
+
+    def types_and_fields(
+        self, query: exp.Expression
+    ) -> tuple[dict[str, str], dict[str, dict[str, str]]]:
+        """From one analysis of a query (no rows are read): column name -> Spark type name,
+        and for each ``STRUCT`` column its field name -> its Spark type as JSON (the whole type,
+        nested nullability included: two fields of the same text have the same type)."""
+        from pyspark.sql.types import StructType
+
+        fields = self.sql(query).schema.fields
+        structs = {
+            f.name: {g.name: g.dataType.json() for g in f.dataType.fields}
+            for f in fields
+            if isinstance(f.dataType, StructType)
+        }
+        return {f.name: f.dataType.simpleString() for f in fields}, structs
 
     def register_read(
         self,

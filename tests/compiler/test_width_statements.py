@@ -16,7 +16,10 @@ from sqlglot import exp
 
 from benchmarks import width, width_models
 from benchmarks.width_models import Shape
-from lakewide.compiler import PlanContext, compile_model
+from lakewide.compiler import CompiledModel, PlanContext, compile_model
+from lakewide.compiler.folds import one_shuffle
+from lakewide.compiler.folds.build_prefolds import KEYS
+from lakewide.compiler.folds.prefold_columns import fold_name
 from lakewide.compiler.plans import steps as p
 from lakewide.dialect import DIALECT, to_sql
 from lakewide.project.nodes import Relation
@@ -147,10 +150,32 @@ def test_no_statement_holds_another_sources_nulls(
 AllPlans = Callable[[str, int], dict[str, str]]
 
 
+def fold_types(compiled: CompiledModel) -> dict[int, dict[str, str]]:
+    """The folds' column types a run's analysis of the bootstrap would hand the compiler
+    (``one_shuffle.with_fold_structs``): here, without a JVM, the width benchmark's (its
+    sequence columns INT, every other column BIGINT), as Spark's JSON names; empty where the
+    bootstrap does not put its folds together in one shuffle."""
+    model, query = compiled.model, compiled.bootstrap.expression
+    assert model is not None
+    probe = one_shuffle.with_fold_structs(model, query, KEYS)
+    if probe is None:
+        return {}
+    ctes = {c.alias: c.this for c in query.args["with_"].expressions}
+    return {
+        b.index: {
+            n: '"integer"' if "seq" in n else '"long"' for n in ctes[fold_name(b)].named_selects
+        }
+        for b in model.branches
+    }
+
+
 @pytest.fixture(scope="module")
 def all_plans(tmp_path_factory: pytest.TempPathFactory) -> AllPlans:
     """``compile --all-plans`` of the width benchmark's model of an engine at S sources x 4
-    columns, compiled once for the tests of this module."""
+    columns, compiled once for the tests of this module, as a run sends it: compiled again
+    with the folds' column types where its bootstrap puts them together in one shuffle
+    (``lakewide compile`` has no JVM, so no types: there each branch of that one shuffle
+    carries a NULL struct per other source)."""
 
     @functools.cache
     def compiled(engine: str, sources: int) -> dict[str, str]:
@@ -158,7 +183,8 @@ def all_plans(tmp_path_factory: pytest.TempPathFactory) -> AllPlans:
         shape = Shape(sources, 4)
         project = width_models.write_project(root, root / "warehouse", shape, [engine])
         node = width.manifest_of(project).models[f"wide_{engine}"]
-        return compile_model(node).shown(all_plans=True)
+        types = fold_types(compile_model(node))
+        return compile_model(node, PlanContext(fold_types=types)).shown(all_plans=True)
 
     return compiled
 
@@ -196,19 +222,13 @@ def placeholders(text: str) -> int:
     return found
 
 
-#: the bootstrap of aggregation and sequence groups puts its folds together in one shuffle
-#: (``folds/one_shuffle.py``): one struct column per source, NULL in the other sources'
-#: branches, S(S-1) NULLs. Kept: the exact forms without them need each fold's column types
-#: (unknown to the compiler); they cost about a third of the bootstrap's planning at 64 sources
-#: (benchmarks/width_placeholders.py, benchmarks/logs.md)
-ONE_SHUFFLE = pytest.mark.xfail(strict=True, reason="one NULL struct per other source a branch")
-
-
-@pytest.mark.parametrize("engine", engines_marked(ONE_SHUFFLE, "agg", "pu_groups"))
+@pytest.mark.parametrize("engine", width_models.ENGINES)
 def test_placeholders_grow_at_most_linearly(all_plans: AllPlans, engine: str) -> None:
-    """Every statement of ``compile --all-plans`` at 16 and 32 sources x 4 columns: the NULL
-    placeholders its union branches carry, summed over the branches, at most double with the
-    sources (one NULL per other source in every branch is S(S-1): 240 -> 992)."""
+    """Every statement of ``compile --all-plans`` at 16 and 32 sources x 4 columns, as a run
+    sends it: the NULL placeholders its union branches carry, summed over the branches, at
+    most double with the sources (one NULL per other source in every branch is S(S-1): 240
+    -> 992, the one-shuffle bootstrap of aggregation and sequence groups without its folds'
+    types)."""
     small, large = (
         {n: placeholders(t) for n, t in all_plans(engine, s).items() if n.endswith(".sql")}
         for s in (16, 32)

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import itertools
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from lakewide import events
 from lakewide.commands.services.spark_start import shared_session
 from lakewide.project.graph import select
 from lakewide.project.manifest import Manifest, load_manifest
@@ -293,3 +295,16 @@ def cli_on(
             return run_main(monkeypatch, capsys, "--project-dir", str(project), *args)
 
     return invoke
+
+
+@contextmanager
+def statements() -> Iterator[list[str]]:
+    """The SQL statements lakewide runs meanwhile."""
+    seen: list[str] = []
+
+    def listen(event: events.Event) -> None:
+        if event.name == "SQLQuery":
+            seen.append(event.msg)
+
+    with events.listening(listen):
+        yield seen

@@ -5,8 +5,7 @@ nothing written)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -14,12 +13,17 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from lakewide import events
 from lakewide.compiler.model.versions import NON_NULL_PREFIX
 from lakewide.compiler.schema.contract import CONTRACT, CONTRACT_INPUTS
 from lakewide.run.models.executor import run_models
 from lakewide.run.schema.schema_steps import ModelSchema, SchemaChangeRefused
-from tests.integration.conftest import InlineModelRun, ModelRun, model_project, null_first
+from tests.integration.conftest import (
+    InlineModelRun,
+    ModelRun,
+    model_project,
+    null_first,
+    statements,
+)
 from tests.oracle import engines
 from tests.support.suite_profile import examples
 
@@ -105,19 +109,6 @@ def oracle(engine: str, n: int, written: list[tuple[str, tuple]]) -> list[tuple]
 
 def edit(m: ModelRun, sql: str) -> None:
     (m.run.root / "models" / "m.sql").write_text(sql)
-
-
-@contextmanager
-def statements() -> Iterator[list[str]]:
-    """The SQL statements lakewide runs meanwhile."""
-    seen: list[str] = []
-
-    def listen(event: events.Event) -> None:
-        if event.name == "SQLQuery":
-            seen.append(event.msg)
-
-    with events.listening(listen):
-        yield seen
 
 
 def all_rows(m: ModelRun) -> list[tuple]:

@@ -1,54 +1,163 @@
 """The bootstrap's per-source folds put together by one shuffle instead of an S-way join.
 
-Each fold's rows become its keys and one ``STRUCT`` of its own columns; the other sources'
-structs are one NULL each (S NULLs a branch, not S x columns), and the UNION ALL of them is
-grouped by the key (``build_prefolds.assembled`` uses it for aggregation and sequence groups).
+Each fold's rows become its keys and its own columns, UNION ALL, grouped by the key
+(``build_prefolds.assembled`` uses it for aggregation and sequence groups). A UNION ALL needs
+one row type in every branch, so:
+
+* with the folds' column types (``WideModel.fold_types``: Spark's, handed by a run that
+  analysed the bootstrap for its contract), each branch is ``(k, i, STRUCT(p0, p1, ...))``:
+  a slot per column of one type (a type's slots as many as the most columns of that type one
+  fold has), each fold filling the slots of its own columns' types and leaving the others
+  NULL; a source's column ``c`` is read as ``s.p<its slot>``.
+  The row grows with the columns of one fold and their distinct types, not with the
+  sources; a value sits in a slot of exactly its own type, so no value is cast;
+* without them (``lakewide compile``, which has no JVM), one ``STRUCT`` of its columns per
+  source, NULL in the other sources' branches: S(S-1) NULLs, exact for every type.
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 from sqlglot import exp
 
 from lakewide.compiler.folds.prefold_columns import fold_name
 from lakewide.compiler.model.wide_model import WideModel
 
+SOURCE = "__lw_src"
+PAYLOAD = "__lw_payload"
+
 
 def one_shuffle(model: WideModel, select: exp.Select, keys_alias: str) -> exp.Select:
     """``select`` (the folds LEFT JOINed to the union of their keys, named ``keys_alias``)
-    with the folds put together by one shuffle instead: each fold's rows as its keys and
-    one ``STRUCT`` of its columns (NULL in the other sources' rows), UNION ALL, grouped by
-    the key with each source's struct its one non-NULL value; a fold's column ``f.c`` is
-    read as ``s.c``. Measured at 16 x 16, 20,000 keys (benchmarks/logs.md), JVM CPU of the
-    bootstrap SELECT: aggregation 37.6-41.3 s with the joins, 14.7-15.8 s so (the JOIN
-    rebuild 23.1 s); the S-way join of sorted folds is where the bootstrap's time went."""
+    with the folds put together by one shuffle instead: each fold's rows as its keys and its
+    columns (:func:`typed_rows`, else one ``STRUCT`` per source, NULL in the other sources'
+    rows), UNION ALL, grouped by the key with each source's struct its one non-NULL value; a
+    fold's column ``f.c`` is read as ``s.c``. Measured at 16 x 16, 20,000 keys
+    (benchmarks/logs.md), JVM CPU of the bootstrap SELECT: aggregation 37.6-41.3 s with the
+    joins, 14.7-15.8 s so (the JOIN rebuild 23.1 s); the S-way join of sorted folds is where
+    the bootstrap's time went."""
     keys = model.primary_key
-    names = {b.index: f"__lw_s{b.index}" for b in model.branches}
+    names = {b.index: struct_name(b.index) for b in model.branches}
+    outputs = {b.index: _outputs(select, fold_name(b)) for b in model.branches}
+    typed = typed_rows(model, outputs)
     union: exp.Query | None = None
     for branch in model.branches:
-        cte = next(c for c in select.args["with_"].expressions if c.alias == fold_name(branch))
-        outputs = [e.alias_or_name for e in cte.this.expressions]
-        struct = exp.Struct(expressions=[exp.alias_(exp.column(n), n) for n in outputs])
         parts: list[exp.Expr] = [exp.column(k) for k in keys]
-        for other in model.branches:
-            value = struct if other.index == branch.index else exp.Null()
-            parts.append(exp.alias_(value, names[other.index]))
+        if typed is not None:
+            parts += typed[0][branch.index]
+        else:
+            struct = exp.Struct(
+                expressions=[exp.alias_(exp.column(n), n) for n in outputs[branch.index]]
+            )
+            for other in model.branches:
+                value = struct if other.index == branch.index else exp.Null()
+                parts.append(exp.alias_(value, names[other.index]))
         row = exp.select(*parts, copy=False).from_(fold_name(branch), copy=False)
         union = row if union is None else exp.union(union, row, distinct=False, copy=False)
     assert union is not None
-    picked = [
-        exp.alias_(exp.func("FIRST", exp.column(names[b.index]), exp.true()), names[b.index])
-        for b in model.branches
-    ]
+    picked = []
+    for b in model.branches:
+        first: exp.Expr = exp.column(names[b.index])
+        if typed is not None:  # the payload of the source's rows only
+            mine = exp.EQ(this=exp.column(SOURCE), expression=exp.Literal.number(b.index))
+            first = exp.If(this=mine, true=exp.column(PAYLOAD), false=exp.Null())
+        picked.append(exp.alias_(exp.func("FIRST", first, exp.true()), names[b.index]))
     grouped = (
         exp.select(*(exp.column(k) for k in keys), *picked, copy=False)
         .from_(union.subquery("__lw_rows_of", copy=False), copy=False)
         .group_by(*(exp.column(k) for k in keys), copy=False)
     )
-    by_fold = {fold_name(b): names[b.index] for b in model.branches}
+    by_fold = {fold_name(b): b.index for b in model.branches}
     for column in list(select.find_all(exp.Column)):
         if column.table in by_fold:
-            struct_of = exp.column(by_fold[column.table], table=keys_alias)
-            column.replace(exp.Dot(this=struct_of, expression=exp.to_identifier(column.name)))
+            index = by_fold[column.table]
+            struct_of = exp.column(names[index], table=keys_alias)
+            field = column.name if typed is None else typed[1][index][column.name]
+            column.replace(exp.Dot(this=struct_of, expression=exp.to_identifier(field)))
     select.set("joins", None)
     select.set("from_", exp.From(this=grouped.subquery(keys_alias, copy=False)))
     return select
+
+
+def _outputs(select: exp.Select, fold: str) -> list[str]:
+    cte = next(c for c in select.args["with_"].expressions if c.alias == fold)
+    return [e.alias_or_name for e in cte.this.expressions]
+
+
+Slots = tuple[dict[int, list[exp.Expr]], dict[int, dict[str, str]]]
+
+
+def typed_rows(model: WideModel, outputs: dict[int, list[str]]) -> Slots | None:
+    """Per source (branch index), its branch's projections after the keys (its index as
+    ``__lw_src``, then ``__lw_payload``: a ``STRUCT`` of every slot, its column of the slot's
+    type, else NULL) and which slot each of its columns sits in; None unless
+    ``model.fold_types`` has the type of every column of every fold. Measured (64 x 16,
+    benchmarks/logs.md): the slots as top-level columns, each source's struct rebuilt from
+    them in the grouping, planned slower than one payload struct read by slot."""
+    types = model.fold_types
+    if not all(set(outputs[i]) <= set(types.get(i, {})) for i in outputs):
+        return None
+    of_type: dict[str, list[str]] = {}  # a type -> its slots, in order
+    count = 0
+    placed: dict[int, dict[str, str]] = {}
+    for index, columns in outputs.items():
+        used: dict[str, int] = {}
+        placed[index] = {}
+        for column in columns:
+            kind = types[index][column]
+            n = used[kind] = used.get(kind, -1) + 1
+            mine = of_type.setdefault(kind, [])
+            if n == len(mine):
+                mine.append(f"__lw_p{count}")
+                count += 1
+            placed[index][column] = mine[n]
+    rows: dict[int, list[exp.Expr]] = {}
+    for index in outputs:
+        filled = {slot: column for column, slot in placed[index].items()}
+        payload = exp.Struct(
+            expressions=[
+                exp.alias_(exp.column(filled[s]) if s in filled else exp.Null(), s)
+                for s in (f"__lw_p{n}" for n in range(count))
+            ]
+        )
+        rows[index] = [
+            exp.alias_(exp.Literal.number(index), SOURCE),
+            exp.alias_(payload, PAYLOAD),
+        ]
+    return rows, placed
+
+
+def struct_name(index: int) -> str:
+    """The column holding source ``index``'s fold (a ``STRUCT`` of its columns) per key."""
+    return f"__lw_s{index}"
+
+
+def with_fold_structs(model: WideModel, query: exp.Expr, keys_alias: str) -> exp.Select | None:
+    """The bootstrap ``query``, put together by :func:`one_shuffle` without the folds'
+    types, with each source's fold struct as one more output column (``struct_name``):
+    analysed for the table's types, it gives the folds' types too (:func:`fold_types_of`);
+    None for any other query."""
+    if model.fold_types or not isinstance(query, exp.Select):
+        return None
+    keys = query.args.get("from_")
+    if keys is None or not isinstance(keys.this, exp.Subquery) or keys.this.alias != keys_alias:
+        return None
+    grouped = keys.this.this
+    wanted = {struct_name(b.index) for b in model.branches}
+    if not isinstance(grouped, exp.Select) or not wanted <= set(grouped.named_selects):
+        return None
+    probe = query.copy()
+    probe.set("order", None)
+    structs = [exp.column(struct_name(b.index), table=keys_alias) for b in model.branches]
+    return probe.select(*structs, append=True, copy=False)
+
+
+def fold_types_of(
+    model: WideModel, fields: Mapping[str, Mapping[str, str]]
+) -> dict[int, dict[str, str]]:
+    """Per source, its fold's column types from the analysed :func:`with_fold_structs`
+    (``fields``: output column -> its struct's field -> Spark type); empty when a source's
+    is missing."""
+    out = {b.index: dict(fields.get(struct_name(b.index), {})) for b in model.branches}
+    return out if all(out.values()) else {}

@@ -159,6 +159,9 @@ class WideModel:
     merge_filter: bool = False
     versions: Versions = field(default_factory=Versions)
     joins: dict[str, str] = field(default_factory=dict)  # joined relation -> lookup | delta
+    # per source (branch index), the Spark type of each column of its bootstrap fold, where
+    # a run analysed them (lakewide.compiler.folds.one_shuffle); empty at compile time
+    fold_types: Mapping[int, Mapping[str, str]] = field(default_factory=dict)
 
     def owners(self, column: str) -> list[Branch]:
         """The branches (sources) that own ``column``, in branch order."""

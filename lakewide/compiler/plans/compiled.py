@@ -3,6 +3,7 @@ builds it from a model node."""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -248,6 +249,8 @@ def compile_model(node: ModelNode, context: PlanContext | None = None) -> Compil
             context=context,
         )
     model = analyze(node)
+    if context.fold_types:
+        model = dataclasses.replace(model, fold_types=context.fold_types)
     validate(model)
     check_layout(model)  # what building the bootstrap would refuse, checked without it
     return CompiledModel(

@@ -9,6 +9,7 @@ executor binds values and runs the steps (``lakewide.compiler.plans.steps``).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -92,11 +93,13 @@ class PlannedModel(Protocol):
 class PlanContext:
     """What the plans need from the project around a model: its upstream tables by relation
     key, those of them that are lakewide models producing their changelog, and whether the
-    model produces its own."""
+    model produces its own; ``fold_types``: the Spark types of its bootstrap folds' columns
+    where a run analysed them (``WideModel.fold_types``)."""
 
     upstream: dict[str, Relation] = field(default_factory=dict)
     producing: frozenset[str] = frozenset()
     produces: bool = False
+    fold_types: Mapping[int, Mapping[str, str]] = field(default_factory=dict)
 
 
 def pin_view(index: int) -> str:

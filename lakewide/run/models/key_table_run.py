@@ -29,6 +29,7 @@ from lakewide.project.manifest import Manifest
 from lakewide.project.nodes import Relation
 from lakewide.run.models.branch_run import overwriting
 from lakewide.run.models.delta_join_run import delta_offsets, run_delta_joins
+from lakewide.run.models.fold_types import typed_plans, with_fold_structs
 from lakewide.run.models.outcomes import KeyTableOutcome, SourceRange
 from lakewide.run.models.read_modes import ReadPlan, choose_read
 from lakewide.run.models.refresh_choice import PlannedRead, choose_refresh
@@ -280,7 +281,8 @@ class KeyTableRun:
             if b.driver
         ]
         schema = self._schema(stored=False)
-        self._run(self.plans.full_refresh if replace else self.plans.bootstrap)
+        plans = typed_plans(self.compiled, schema)
+        self._run(plans.full_refresh if replace else plans.bootstrap)
         if schema is not None:
             write_contract(self.adapter, self.compiled.node, schema.configured, schema.digest)
         return self.outcome
@@ -295,6 +297,7 @@ class KeyTableRun:
         commit = next(s for s in self.plans.bootstrap if isinstance(s, p.Commit))
         query = commit.statement.expression
         assert isinstance(query, exp.Expression)
+        query = with_fold_structs(model, query) or query  # the folds' types too
         digest = model_digest(self.adapter, self.compiled, self.metas, self.definition)
         if not stored:
             return model_schema(
@@ -444,7 +447,7 @@ class KeyTableRun:
         for source_range in outcome.ranges:
             source_range.mode, source_range.reason = "full", f"re-fold: {reason}"
         self.order_pins()
-        self._run(self.plans.refold)
+        self._run(typed_plans(self.compiled, schema).refold)
         record_contract(self.adapter, schema)
         return outcome
 

@@ -12,7 +12,7 @@ offsets are what tells whether its history was merged). The statements come from
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
@@ -106,6 +106,9 @@ class ModelSchema:
     # contract_inputs; None: not known without Spark), and the one stored with the table's
     digest: str | None = None
     stored_digest: str | None = None
+    # where this run analysed the query: each STRUCT column's field types (a bootstrap's
+    # folds, lakewide.compiler.folds.one_shuffle.with_fold_structs)
+    fields: dict[str, dict[str, str]] = field(default_factory=dict)
 
     @property
     def changed(self) -> bool:
@@ -167,10 +170,11 @@ def model_schema(
         if stored
         else (None, None)
     )
+    fields: dict[str, dict[str, str]] = {}
     if found is not None and digest is not None and stored_digest == digest:
         types = found.columns  # analysed from the same query over the same schemas
     else:
-        types = adapter.column_types(query)
+        types, fields = adapter.types_and_fields(query)
     configured = contract_of(
         model,
         types,
@@ -189,7 +193,7 @@ def model_schema(
                 f"the table no longer has column(s) {', '.join(lost)} of the schema lakewide "
                 "stored with it (changed outside lakewide)"
             )
-    return ModelSchema(node, path, configured, found, plan, digest, stored_digest)
+    return ModelSchema(node, path, configured, found, plan, digest, stored_digest, fields)
 
 
 def contract_line(
