@@ -454,14 +454,14 @@ def test_contract_types_come_from_the_stored_contract_until_an_upstream_schema_c
     from lakewide.spark.adapter import SparkAdapter
 
     analysed: list[str] = []
-    column_types = SparkAdapter.column_types
+    analyse = SparkAdapter.types_and_fields  # every analysis of a query's columns goes here
 
-    def spy(self: SparkAdapter, query: Any) -> dict[str, str]:
+    def spy(self: SparkAdapter, query: Any) -> tuple[dict[str, str], dict[str, dict[str, str]]]:
         if not query.is_star:  # a table's own columns (SELECT *) are not the model's query
             analysed.append(query.sql())
-        return column_types(self, query)
+        return analyse(self, query)
 
-    monkeypatch.setattr(SparkAdapter, "column_types", spy)
+    monkeypatch.setattr(SparkAdapter, "types_and_fields", spy)
     m = model_run(PROMOTED, {"a": "k INT, v INT", "b": "k INT, w STRING"})
 
     def inputs() -> str:
