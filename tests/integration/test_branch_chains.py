@@ -18,10 +18,7 @@ from __future__ import annotations
 
 import itertools
 import json
-import os
 import signal
-import subprocess
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,6 +33,8 @@ from lakewide.state.branches import on_branch
 from lakewide.state.changelog_producer import missing_changes
 from lakewide.state.metadata import read_table_meta
 from tests.integration.conftest import hadoop_project, null_first
+from tests.support.inline_rows import write_rows
+from tests.support.killed_process import killed_at
 
 pytestmark = [pytest.mark.spark]
 
@@ -223,12 +222,9 @@ class Project:
                 with csv.open("a") as out:
                     out.writelines(",".join(str(v) for v in row) + "\n" for row in rows)
             else:
-                frame = self.spark.createDataFrame(rows, schema).coalesce(1)
                 name = f"lw.{self.src}.{table}"
-                if self.spark.catalog.tableExists(name):
-                    frame.writeTo(name).append()
-                else:
-                    frame.writeTo(name).using("iceberg").create()
+                exists = self.spark.catalog.tableExists(name)
+                write_rows(self.spark, name, schema, rows, create=not exists)
         self.sources.profiles.extend(profiles)
         self.sources.orders.extend(orders)
 
@@ -296,18 +292,6 @@ def make_project(tmp_path: Path, spark: Any, warehouse: Path, chain: Chain) -> P
     if chain.seeds:
         (root / "seeds").mkdir()
     return Project(root, spark, warehouse, namespace, src, chain)
-
-
-def killed_at(project: Path, point: str, *args: str) -> subprocess.CompletedProcess[str]:
-    """``lakewide ARGS`` in a process of its own, SIGKILLed the first time it reaches
-    ``point`` (lakewide.faults)."""
-    return subprocess.run(
-        [sys.executable, "-m", "lakewide", "--project-dir", str(project), *args],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env={**os.environ, "LAKEWIDE_CRASH_AT": f"{point}:1"},
-    )
 
 
 def add_tier(model: Path) -> None:

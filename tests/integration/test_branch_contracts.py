@@ -27,9 +27,9 @@ from tests.integration.test_branch_chains import (
     add_tier,
     contract_columns,
     customer_rows,
-    killed_at,
     make_project,
 )
+from tests.support.killed_process import killed_at
 
 pytestmark = [pytest.mark.spark]
 

@@ -9,10 +9,7 @@ published offsets.
 from __future__ import annotations
 
 import itertools
-import os
 import signal
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -23,6 +20,8 @@ from lakewide.project.nodes import Relation
 from lakewide.state.metadata import read_table_meta
 from tests.integration.conftest import hadoop_project, null_first
 from tests.integration.test_pull_request import WIDE  # key table over orders and customers
+from tests.support.inline_rows import write_rows
+from tests.support.killed_process import killed_at
 
 pytestmark = [pytest.mark.spark]
 
@@ -90,12 +89,8 @@ def test_branch_environment_published_after_its_tests(
     customers = [(1, "a", 2), (3, "c", 2)]
 
     def append(table: str, rows: list[tuple], schema: str) -> None:
-        frame = spark.createDataFrame(rows, schema).coalesce(1)
         name = f"lw.{src}.{table}"
-        if spark.catalog.tableExists(name):
-            frame.writeTo(name).append()
-        else:
-            frame.writeTo(name).using("iceberg").create()
+        write_rows(spark, name, schema, rows, create=not spark.catalog.tableExists(name))
 
     def add(new_orders: list[tuple], new_customers: list[tuple]) -> None:
         if new_orders:
@@ -152,14 +147,7 @@ def test_branch_environment_published_after_its_tests(
 
     # publish, killed after its first fast-forward: each table at main's old head or the
     # branch's; the next publish finishes
-    killed = subprocess.run(
-        [sys.executable, "-m", "lakewide", "--project-dir", str(project)]
-        + ["publish", "--branch", "dev"],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, "LAKEWIDE_CRASH_AT": "after-forward:1"},
-    )
+    killed = killed_at(project, "after-forward", "publish", "--branch", "dev", timeout=300)
     assert killed.returncode == -signal.SIGKILL, killed.stdout + killed.stderr
     halfway = _heads(warehouse, namespace)
     assert halfway == {"wide": branch_heads["wide"], "total": production["total"]}
