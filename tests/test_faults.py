@@ -19,6 +19,7 @@ import pytest
 from lakewide.project.profiles import Output
 from lakewide.state.lock import WarehouseLock
 from tests.features.test_bad_inputs import MODEL, assert_clean_failure, run_main, session_adapter  # noqa: F401
+from tests.support.cli_process import quick_jvm
 from tests.support.project_factory import make_project
 
 PROFILE = """\
@@ -355,7 +356,7 @@ def lakewide_process(root: Path, *args: str) -> subprocess.Popen[str]:
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
-        env=env,
+        env=quick_jvm(env),
         start_new_session=True,
     )
 
@@ -426,6 +427,7 @@ def built_slow(tmp_path_factory: pytest.TempPathFactory) -> Path:
         capture_output=True,
         text=True,
         timeout=300,
+        env=quick_jvm(),
     )
     assert done.returncode == 0, done.stdout + done.stderr
     return root

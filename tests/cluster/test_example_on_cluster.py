@@ -27,6 +27,7 @@ from lakewide.project.profiles import Output
 from lakewide.spark.jars import bundled_jars
 from tests.integration.conftest import REPO, copy_project, null_first
 from tests.integration.test_jdbc_catalog import add_catalog, require_jdbc
+from tests.support.cli_process import quick_jvm
 from tests.support.postgres_server import PostgresServer
 from tests.support.spark_cluster import StandaloneCluster
 
@@ -123,15 +124,17 @@ def _build_on_cluster(project: Path, cluster: StandaloneCluster, env: dict[str, 
         capture_output=True,
         text=True,
         timeout=600,
-        env={
-            **os.environ,
-            "PYTHONPATH": os.pathsep.join(
-                p for p in (str(REPO), os.environ.get("PYTHONPATH")) if p
-            ),
-            "PYSPARK_PYTHON": NO_EXECUTOR_PYTHON,
-            "COLUMNS": "200",
-            **env,
-        },
+        env=quick_jvm(
+            {
+                **os.environ,
+                "PYTHONPATH": os.pathsep.join(
+                    p for p in (str(REPO), os.environ.get("PYTHONPATH")) if p
+                ),
+                "PYSPARK_PYTHON": NO_EXECUTOR_PYTHON,
+                "COLUMNS": "200",
+                **env,
+            }
+        ),
     )
     assert done.returncode == 0, done.stdout + done.stderr
     apps = cluster.app_ids() - before

@@ -13,6 +13,7 @@ import pytest
 
 from lakewide.errors import ConfigError
 from lakewide.project.profiles_file import load_output
+from tests.support.cli_process import quick_jvm
 from tests.support.project_factory import make_project, run_main
 
 MODEL = """\
@@ -593,7 +594,7 @@ def test_debug_right_after_init(tmp_path: Path) -> None:
     done = subprocess.run(
         [*command, "debug"],
         cwd=tmp_path / "shop",
-        env=env,
+        env=quick_jvm(env),
         capture_output=True,
         text=True,
         timeout=300,

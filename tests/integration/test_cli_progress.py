@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.cli_process import quick_jvm
 from tests.support.project_factory import make_project
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
@@ -33,7 +34,7 @@ def _lines_with_arrival(command: list[str], cwd: Path) -> tuple[list[tuple[float
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
-        env={**os.environ, "COLUMNS": "200"},
+        env=quick_jvm({**os.environ, "COLUMNS": "200"}),
     )
     lines: list[tuple[float, str]] = []
 

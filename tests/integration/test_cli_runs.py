@@ -17,6 +17,7 @@ from lakewide.commands.services.spark_start import shared_session
 from lakewide.state.lock import WarehouseLock
 from tests.commands.output.test_tables import readme_table
 from tests.integration.test_incremental import COUNTERS
+from tests.support.cli_process import quick_jvm
 from tests.support.project_factory import copy_example_project, make_project, manifest_of
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
@@ -30,7 +31,7 @@ def lakewide(
         capture_output=True,
         text=True,
         timeout=timeout,
-        env={**os.environ, "COLUMNS": "200", **(env or {})},
+        env=quick_jvm({**os.environ, "COLUMNS": "200", **(env or {})}),
     )
 
 

@@ -39,6 +39,7 @@ from tests.integration.conftest import (
     ProjectRun,
     null_first,
 )
+from tests.support.cli_process import quick_jvm
 from tests.support.postgres_server import PostgresServer, missing_prerequisite
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
@@ -108,7 +109,7 @@ def cli(
     done = subprocess.run(
         [sys.executable, "-m", "lakewide", *args],
         cwd=root,
-        env={**os.environ, "PYTHONPATH": str(REPO), **env},
+        env=quick_jvm({**os.environ, "PYTHONPATH": str(REPO), **env}),
         capture_output=True,
         text=True,
         timeout=900,

@@ -17,6 +17,7 @@ import pytest
 
 from lakewide.commands.services.spark_start import shared_session
 from tests.integration.conftest import ProjectRun
+from tests.support.cli_process import quick_jvm
 from tests.support.project_factory import no_java_env, run_main
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
@@ -30,7 +31,7 @@ def _show(root: Path, *args: str, env: dict[str, str]) -> subprocess.CompletedPr
         capture_output=True,
         text=True,
         timeout=300,
-        env={**env, "COLUMNS": "200"},
+        env=quick_jvm({**env, "COLUMNS": "200"}),
     )
 
 

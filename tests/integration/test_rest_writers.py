@@ -30,6 +30,7 @@ from pathlib import Path
 import pytest
 
 from tests.integration.test_writers_race import Race, Sources, check, open_race
+from tests.support.cli_process import quick_jvm
 from tests.support.postgres_server import missing_prerequisite
 from tests.support.rest_server import RestServer, rest_classpath, start_rest
 from tests.support.s3_server import S3Server, aws_bundle_jar
@@ -132,7 +133,7 @@ def start(race: Race, name: str, args: list[str], env: dict[str, str]) -> subpro
     copy = race.project.parent / name
     if not copy.exists():
         shutil.copytree(race.project, copy, ignore=shutil.ignore_patterns("target"))
-    environment = {**os.environ, "COLUMNS": "200", **env}
+    environment = quick_jvm({**os.environ, "COLUMNS": "200", **env})
     return subprocess.Popen(
         [sys.executable, "-m", "lakewide", "--project-dir", str(copy), "run", *args],
         stdout=(race.logs / f"{name}.log").open("w"),

@@ -26,6 +26,7 @@ from lakewide.state.metadata import HadoopMetadataReader
 from lakewide.state.offsets import last_offsets
 from tests.integration.conftest import ModelRun, ProjectRun, hadoop_project
 from tests.integration.test_cli_runs import lakewide, no_jvm_env
+from tests.support.cli_process import quick_jvm
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
@@ -155,7 +156,7 @@ class Watch:
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,
-            env={**os.environ, "COLUMNS": "200", "PYTHONUNBUFFERED": "1"},
+            env=quick_jvm({**os.environ, "COLUMNS": "200", "PYTHONUNBUFFERED": "1"}),
         )
         self.lines: list[str] = []
         self.signalled_at = 0

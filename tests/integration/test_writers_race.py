@@ -32,6 +32,7 @@ import pytest
 from lakewide.state.offsets import CHANGELOG_OF, Snapshot, TableMeta, last_offsets
 from tests.integration.spark_worker import SparkWorker
 from tests.oracle.partial_update import bootstrap
+from tests.support.cli_process import quick_jvm
 from tests.support.postgres_server import PostgresServer, missing_prerequisite
 from tests.support.project_factory import make_project
 from tests.support.suite_profile import soak
@@ -145,7 +146,7 @@ class Race:
             stdout=log,
             stderr=subprocess.STDOUT,
             text=True,
-            env=env,
+            env=quick_jvm(env),
             start_new_session=True,  # its own process group: SIGKILL takes the JVM too
         )
 
