@@ -22,8 +22,6 @@ from sqlglot import exp
 
 from lakewide import faults
 from lakewide.compiler import CompiledModel
-from lakewide.compiler.folds import one_shuffle
-from lakewide.compiler.folds.build_prefolds import KEYS
 from lakewide.compiler.plans import steps as p
 from lakewide.compiler.trees import placeholders
 from lakewide.errors import CommitConflict, ModelRunError
@@ -31,7 +29,7 @@ from lakewide.project.manifest import Manifest
 from lakewide.project.nodes import Relation
 from lakewide.run.models.branch_run import overwriting
 from lakewide.run.models.delta_join_run import delta_offsets, run_delta_joins
-from lakewide.run.models.fold_types import typed_plans
+from lakewide.run.models.fold_types import typed_plans, with_fold_structs
 from lakewide.run.models.outcomes import KeyTableOutcome, SourceRange
 from lakewide.run.models.read_modes import ReadPlan, choose_read
 from lakewide.run.models.refresh_choice import PlannedRead, choose_refresh
@@ -299,7 +297,7 @@ class KeyTableRun:
         commit = next(s for s in self.plans.bootstrap if isinstance(s, p.Commit))
         query = commit.statement.expression
         assert isinstance(query, exp.Expression)
-        query = one_shuffle.with_fold_structs(model, query, KEYS) or query  # the folds' types too
+        query = with_fold_structs(model, query) or query  # the folds' types too
         digest = model_digest(self.adapter, self.compiled, self.metas, self.definition)
         if not stored:
             return model_schema(
