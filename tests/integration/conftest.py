@@ -77,13 +77,26 @@ class ProjectRun:
         manifest = self.manifest()
         load_seeds(manifest, self.adapter(manifest))
 
-    def run(self, *selectors: str, full_refresh: bool = False) -> dict[str, ModelResult]:
+    def run(
+        self, *selectors: str, full_refresh: bool = False, threads: int = 1
+    ) -> dict[str, ModelResult]:
+        """Run the selected models (all by default) as ``lakewide run`` does; ``threads`` > 1
+        runs models with no ref path between them concurrently (``--threads``), each on its
+        own session: read their tables after ``refresh`` (this session caches them)."""
         manifest = self.manifest()
         names = select(manifest.models, list(selectors) or None, None, manifest.project.root)
-        results = run_models(manifest, names, self.adapter(manifest), full_refresh=full_refresh)
+        results = run_models(
+            manifest, names, self.adapter(manifest), full_refresh=full_refresh, threads=threads
+        )
         failed = [r for r in results if r.status != "success"]
         assert not failed, [r.message for r in failed]
         return {r.name: r for r in results}
+
+    def refresh(self, *tables: str) -> None:
+        """Drop this session's cached copies of the namespace's ``tables`` (written by other
+        sessions, e.g. a run with ``threads``)."""
+        for table in tables:
+            self.spark.catalog.refreshTable(f"lw.{self.namespace}.{table}")
 
     def rows(self, table: str, schema: str | None = None) -> list[tuple]:
         """The table's rows in its own columns (lakewide's hidden ``__lw_`` columns left out,

@@ -25,8 +25,8 @@ where the result is a function of the upstream's current rows (``REBUILT``) that
 is the upstream's current rows, and after the last run the model must equal, row by row, the
 same model rebuilt by ``--full-refresh`` (a twin project over the same sources; one rebuild per
 change sequence, by the first mode that meets it, as the rebuild reads the current rows, the
-same in every mode; the long profile rebuilds in every mode). The models' rows are read by one
-Spark query per run:
+same in every mode; the long profile rebuilds in every mode). A run's models run concurrently
+(``--threads``); their rows are read by one Spark query per run:
 
 * ``pu``: partial_update of ``p`` and ``q`` with ``remove_record_on_delete``;
 * ``total``: aggregation, ``sum`` (retracts) over both sources;
@@ -126,6 +126,9 @@ SELECT k, v FROM {{ source('src', 'p') }}
 SELECT k, v FROM {{ source('src', 'p') }} WHERE v % 2 = 0
 """,
 }
+#: a run's models are independent: they run concurrently, each on its own session (``lakewide
+#: run --threads``), which cuts a run's wall time (the models' statements are small Spark jobs)
+THREADS = len(MODELS)
 #: models whose result is a function of the upstream's current rows: equal to the rebuild
 REBUILT = ("pu", "total", "dd", "dd2", "even")
 
@@ -310,6 +313,7 @@ def model_rows(run: ProjectRun, names: list[str]) -> dict[str, list[tuple]]:
     of a query each."""
     from pyspark.sql import functions as F
 
+    run.refresh(*names)  # the models ran on sessions of their own (``threads``)
     frames = []
     for name in names:
         frame = run.spark.table(f"lw.{run.namespace}.{name}")
@@ -345,7 +349,7 @@ def check(
         _merge(spark, src, "p", "v", change, mode)
         _merge(spark, src, "q", "w", change, mode)
         expected.apply(change)
-        results = inc.run()
+        results = inc.run(threads=THREADS)
         found = model_rows(inc, models)
         for name in models:
             assert found[name] == expected.rows(name), (i, name, results[name].ranges)
@@ -377,7 +381,7 @@ def rebuild(
     key = repr(runs)
     if key not in _REFERENCES or long_profile():
         twin = _project(root, spark, warehouse, src, list(REBUILT))
-        twin.run(full_refresh=True)
+        twin.run(full_refresh=True, threads=THREADS)
         _REFERENCES[key] = model_rows(twin, list(REBUILT))
     return _REFERENCES[key]
 
