@@ -104,12 +104,13 @@ def add_catalog(spark: Any, output: Output) -> None:
 def cli(
     root: Path, env: dict[str, str], *args: str
 ) -> tuple[subprocess.CompletedProcess[str], float]:
-    """``lakewide ARGS`` in ``root`` as a subprocess, and its wall seconds."""
+    """``lakewide ARGS`` in ``root`` as a subprocess (200 columns wide: its tables print whole
+    whatever the terminal running the tests), and its wall seconds."""
     started = time.perf_counter()
     done = subprocess.run(
         [sys.executable, "-m", "lakewide", *args],
         cwd=root,
-        env=quick_jvm({**os.environ, "PYTHONPATH": str(REPO), **env}),
+        env=quick_jvm({**os.environ, "PYTHONPATH": str(REPO), "COLUMNS": "200", **env}),
         capture_output=True,
         text=True,
         timeout=900,
