@@ -12,7 +12,7 @@ import pytest
 from tests.support.postgres_server import postgres_server  # noqa: F401 - the session's PostgreSQL
 from tests.support.s3_server import aws_bundle_jar, s3_server  # noqa: F401 - the session's S3 server
 from tests.support.s3proxy_server import s3_store, s3proxy_server  # noqa: F401 - a second S3 server
-from tests.support.suite_profile import select_soaks
+from tests.support.suite_profile import jvm_files_first, select_soaks
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -21,9 +21,10 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """The soaks, left out by default, run when named on the command line or with LW_SOAK=long
-    (tests/support/suite_profile.py)."""
+    """The soaks, left out by default, run when named on the command line or with LW_SOAK=long;
+    the files with the most tests on a JVM first (tests/support/suite_profile.py)."""
     select_soaks(config, items)
+    jvm_files_first(items)
 
 
 @pytest.fixture(scope="session")

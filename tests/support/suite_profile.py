@@ -13,6 +13,10 @@ and a long profile for soaks.
 * ``LW_PROPERTY_SCALE=<x>`` sets the properties' scale directly (1 = the full count, ``5`` a
   deeper run), in either profile.
 
+The suite runs on pytest-xdist's workers (pyproject.toml's addopts: ``-n auto``, whole files per
+worker, each worker with a SparkSession of its own); ``jvm_files_first`` hands them the files that
+use Spark first, the most Spark tests first, so that the many short files fill the end.
+
 Property examples are derandomized: a shorter run tries a prefix of the long run's examples.
 """
 
@@ -89,3 +93,24 @@ def _under(item: pytest.Item, path: Path) -> bool:
 def _only_soaks(path: Path, items: list[pytest.Item]) -> bool:
     under = [item for item in items if _under(item, path)]
     return bool(under) and all(_is_soak(item) for item in under)
+
+
+def jvm_files_first(items: list[pytest.Item]) -> None:
+    """Order the files so that the ones with the most tests on a JVM (the session's ``spark``
+    fixture, or marked ``spark`` or ``slow``) come first; each file's tests keep their order.
+
+    pytest-xdist's ``--dist loadfile`` hands whole files to the workers in this order (with
+    ``--no-loadscope-reorder``, which pyproject.toml's addopts give), so the long files start
+    first and the short ones even out the workers' ends.
+    """
+    weight: dict[Path, int] = {}
+    first_seen: dict[Path, int] = {}
+    for index, item in enumerate(items):
+        first_seen.setdefault(item.path, index)
+        weight[item.path] = weight.get(item.path, 0) + _on_a_jvm(item)
+    items.sort(key=lambda item: (-weight[item.path], first_seen[item.path]))
+
+
+def _on_a_jvm(item: pytest.Item) -> bool:
+    uses_spark = "spark" in getattr(item, "fixturenames", ())
+    return uses_spark or any(item.get_closest_marker(m) for m in ("spark", "slow"))

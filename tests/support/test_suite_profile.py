@@ -25,6 +25,12 @@ PARTLY_SOAK = {f"{INTEGRATION}/test_s3_warehouse.py"}
 
 def collected_files(*args: str, soak: str = "") -> set[str]:
     """The files of the tests ``python -m pytest <args>`` selects, from the repository's root."""
+    return set(collected_order(*args, soak=soak))
+
+
+def collected_order(*args: str, soak: str = "") -> list[str]:
+    """The files of the tests ``python -m pytest <args>`` selects, in the order the workers are
+    handed them (each file once, where its first test is)."""
     env = {**os.environ, "LW_SOAK": soak}
     out = subprocess.run(
         [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", *args],
@@ -35,7 +41,8 @@ def collected_files(*args: str, soak: str = "") -> set[str]:
         check=False,
     )
     assert out.returncode in (0, 5), out.stdout + out.stderr  # 5: every test deselected
-    return {line.split("::")[0] for line in out.stdout.splitlines() if "::" in line}
+    files = [line.split("::")[0] for line in out.stdout.splitlines() if "::" in line]
+    return list(dict.fromkeys(files))
 
 
 def test_the_default_run_leaves_every_soak_out() -> None:
@@ -67,3 +74,13 @@ def test_the_long_profile_runs_the_soaks_too() -> None:
     files = collected_files(INTEGRATION, soak="long")
     assert files >= {f for f in SOAK_FILES if f.startswith(INTEGRATION)}
     assert f"{INTEGRATION}/test_engines.py" in files
+
+
+def test_the_files_with_most_tests_on_spark_go_out_first() -> None:
+    order = collected_order("tests/compiler", INTEGRATION)
+    assert order[0].startswith(INTEGRATION), order[:3]
+    assert order[-1].startswith("tests/compiler/"), order[-3:]
+    # the property files (several tests on the session's SparkSession each) before a one-test file
+    assert order.index(f"{INTEGRATION}/test_properties.py") < order.index(
+        f"{INTEGRATION}/test_restate.py"
+    )
