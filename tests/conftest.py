@@ -39,12 +39,17 @@ def warehouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
 #: a loaded 2-core machine, the same five files (integration/test_engines, test_incremental,
 #: test_arrival_order, test_changelog, test_snapshots) in the same 15 minutes: lakewide's
 #: settings 205 s of the JVM's CPU (444 s wall), whole-stage code generation off 195 s (441 s).
-#: Expressions interpreted as well (spark.sql.codegen.factoryMode=NO_CODEGEN) gave 172 s but
-#: break Spark's own decoding of catalog objects (spark.catalog.listTables: "argument type
-#: mismatch newInstance(class org.apache.spark.sql.catalog.Table)"), so it is left out. The
-#: `lakewide` processes the tests start keep lakewide's own settings, and so do CI's Spark 4.1
-#: and Spark Connect legs (LW_SESSION_CONF=lakewide: this session with lakewide's settings
-#: alone).
+#: Expressions are interpreted as well (spark.sql.codegen.factoryMode=NO_CODEGEN, Spark's
+#: interpreted twin of every generated projection, predicate and ordering): on the pytest-xdist
+#: workers the machine is CPU-bound, and a test's few rows never repay compiling Java for them.
+#: Measured on integration/test_engines + test_incremental + test_properties, alternated, two
+#: rounds on an idle 2-core machine: the JVM's CPU 158.4 / 158.1 s with generated expressions,
+#: 134.0 / 134.0 s interpreted (wall 149 / 145 s against 134 / 134 s). Interpreted, Spark cannot
+#: decode its own catalog objects (spark.catalog.listTables: "argument type mismatch
+#: newInstance(class org.apache.spark.sql.catalog.Table)"), so the tests list tables with SHOW
+#: TABLES. The `lakewide` processes the tests start keep lakewide's own settings, and so do CI's
+#: Spark 4.1 and Spark Connect legs (LW_SESSION_CONF=lakewide: this session with lakewide's
+#: settings alone).
 #: Its JVM collects garbage with the serial collector: the test session's heap is small and its
 #: driver one JVM of several on the machine (one per pytest-xdist worker, beside the `lakewide`
 #: processes the tests start), where G1's concurrent threads cost more CPU than they save.
@@ -53,6 +58,7 @@ def warehouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
 #: 69.9 / 68.2 s serial. A collector changes no result.
 FEW_ROWS_CONF = {
     "spark.sql.codegen.wholeStage": "false",
+    "spark.sql.codegen.factoryMode": "NO_CODEGEN",
     "spark.driver.extraJavaOptions": "-XX:+UseSerialGC",
 }
 

@@ -128,13 +128,14 @@ def statements_holding(text: str, *kinds: TokenType) -> Iterator[exp.Expr]:
     without ``UNION`` has no union branch; parsing every statement was most of this module's
     time)."""
     dialect = Dialect.get_or_raise(DIALECT)
+    parser = dialect.parser()
     statement: list[Token] = []
     for token in [*dialect.tokenize(text), None]:
         if token is not None and token.token_type != TokenType.SEMICOLON:
             statement.append(token)
             continue
         if statement and set(kinds) <= {t.token_type for t in statement}:
-            yield from filter(None, dialect.parser().parse(statement, text))
+            yield from filter(None, parser.parse(statement, text))
         statement = []
 
 

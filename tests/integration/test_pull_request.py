@@ -138,7 +138,7 @@ def test_plan_then_deferred_build_of_a_pull_request(
         pull, "build", "-t", "dev", "-s", "state:modified+", "--defer", "--state", state
     )
     assert code == 0, output
-    built = {r.name for r in spark.catalog.listTables(f"lw.{dev}")}
+    built = {r.tableName for r in spark.sql(f"SHOW TABLES IN lw.{dev}").collect()}
     assert built == {"wide", "big", "names", "report"}  # lonely: read from production
     customers = {c[0]: c for c in CUSTOMERS}
     amounts = {o[0]: o[1] for o in ORDERS}
@@ -219,6 +219,6 @@ def test_a_deferred_build_loads_a_changed_seed_into_its_own_namespace(
     assert _rows(spark, f"lw.{raw}.tiers") == [(1, "gold"), (2, "silver")]
     assert _rows(spark, f"lw.{dev}.tiers") == [(1, "platinum"), (2, "silver"), (3, "bronze")]
     assert _rows(spark, f"lw.{dev}.labelled") == [(1, "PLATINUM"), (2, "SILVER"), (3, "BRONZE")]
-    built = {r.name for r in spark.catalog.listTables(f"lw.{dev}")}
+    built = {r.tableName for r in spark.sql(f"SHOW TABLES IN lw.{dev}").collect()}
     assert built == {"tiers", "labelled"}  # regions unchanged: production's is read
     assert "regions" in output and "not loaded" in output, output

@@ -43,9 +43,12 @@ same in every mode; the long profile rebuilds in every mode). A run's models run
   the old images, so they keep ``v`` where partial_update needs only their key
   (``retract_columns``).
 
-The ``COMPACTED`` example and generated ones per mode: two in the long profile
-(``LW_SOAK=long``, about 5 minutes in all on 2 loaded cores), one by default
-(tests.support.suite_profile), shrinking off (a Spark example shrinks for minutes).
+The ``COMPACTED`` example in every mode, and two generated ones per mode in the long profile
+(``LW_SOAK=long``, about 5 minutes in all on 2 loaded cores; tests.support.suite_profile),
+shrinking off (a Spark example shrinks for minutes). The default run has ``COMPACTED`` alone:
+measured with coverage.py on this file, one generated example per mode besides it covered no
+line of ``lakewide/`` that ``COMPACTED`` does not (6,055 lines either way), for 216 s against
+111 s.
 """
 
 from __future__ import annotations
@@ -136,7 +139,8 @@ SETTINGS = dict(
     deadline=None,
     derandomize=True,
     print_blob=True,
-    phases=[Phase.explicit, Phase.generate],  # shrinking a Spark example takes minutes
+    # shrinking a Spark example takes minutes; generated examples in the long profile only
+    phases=[Phase.explicit, Phase.generate] if long_profile() else [Phase.explicit],
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 

@@ -23,6 +23,7 @@ Property examples are derandomized: a shorter run tries a prefix of the long run
 from __future__ import annotations
 
 import os
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -102,12 +103,13 @@ def jvm_files_first(items: list[pytest.Item]) -> None:
     pytest-xdist's ``--dist loadfile`` hands whole files to the workers in this order (with
     ``--no-loadscope-reorder``, which pyproject.toml's addopts give), so the long files start
     first and the short ones even out the workers' ends.
+
+    A file's tests come out together even when pytest's parametrization had spread them (it
+    groups a module-scoped fixture's parameters, as in ``test_s3_warehouse``): the sort key is
+    the file's.
     """
-    weight: dict[Path, int] = {}
-    first_seen: dict[Path, int] = {}
-    for index, item in enumerate(items):
-        first_seen.setdefault(item.path, index)
-        weight[item.path] = weight.get(item.path, 0) + _on_a_jvm(item)
+    weight = Counter(item.path for item in items if _on_a_jvm(item))
+    first_seen = {path: n for n, path in enumerate(dict.fromkeys(item.path for item in items))}
     items.sort(key=lambda item: (-weight[item.path], first_seen[item.path]))
 
 
