@@ -1,6 +1,7 @@
 """A key table's contract in its table properties, per branch line: the one reader and writer
-of the keys lakewide.compiler.schema.contract names (main's ``lakewide.contract`` and
-``lakewide.contract-inputs``, and ``...@NAME`` for a run on Iceberg branch ``NAME``).
+of the keys lakewide.compiler.schema.contract names (main's ``lakewide.contract``,
+``lakewide.contract-inputs`` and ``lakewide.contract-fields``, and ``...@NAME`` for a run on
+Iceberg branch ``NAME``).
 
 Each write is one ``ALTER TABLE ... SET TBLPROPERTIES``: one metadata commit, no snapshot, so
 it changes no line's rows. A run stores its line's contract after its data (``write``);
@@ -11,14 +12,16 @@ of that name reads main's contract again.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from sqlglot import exp
 
 from lakewide.compiler.schema.contract import (
     CONTRACT,
+    CONTRACT_FIELDS,
     CONTRACT_INPUTS,
     Contract,
     line_cleared,
@@ -40,6 +43,21 @@ class PropertyTables(Protocol):
     def forget(self, relation: Relation) -> None: ...
 
 
+#: a STRUCT column's field name -> its Spark type as JSON, per column
+Fields = Mapping[str, Mapping[str, str]]
+
+
+@dataclass(frozen=True)
+class StoredContract:
+    """What a line stored: its contract, the digest of what its types were analysed from, and
+    that analysis's field types of the query's columns beyond the table's (None and empty for
+    what is not stored)."""
+
+    contract: Contract | None = None
+    digest: str | None = None
+    fields: Fields = field(default_factory=dict)
+
+
 @dataclass(frozen=True)
 class ContractStore:
     """The contracts of key tables, read and written through ``tables`` (the adapter)."""
@@ -53,22 +71,33 @@ class ContractStore:
         if values:
             self.tables.sql(set_properties(relation, values))
 
-    def read(self, relation: Relation, branch: str | None) -> tuple[Contract | None, str | None]:
-        """The contract stored for the line ``branch`` (None: main) and the digest of what its
-        types were analysed from: the branch's own keys where it stored a contract, else
-        main's (the branch was made from main); None for what is not stored."""
-        text, digest = stored_on_line(self._get(relation), [CONTRACT, CONTRACT_INPUTS], branch)
-        return (None if text is None else Contract.from_json(text)), digest
+    def read(self, relation: Relation, branch: str | None) -> StoredContract:
+        """What the line ``branch`` (None: main) stored: the branch's own keys where it stored
+        a contract, else main's (the branch was made from main)."""
+        keys = [CONTRACT, CONTRACT_INPUTS, CONTRACT_FIELDS]
+        text, digest, fields = stored_on_line(self._get(relation), keys, branch)
+        return StoredContract(
+            None if text is None else Contract.from_json(text),
+            digest,
+            json.loads(fields) if fields and digest else {},
+        )
 
     def write(
-        self, relation: Relation, branch: str | None, contract: Contract, digest: str | None
+        self,
+        relation: Relation,
+        branch: str | None,
+        contract: Contract,
+        digest: str | None,
+        fields: Fields | None = None,
     ) -> None:
         """Store ``contract`` for the line ``branch`` (None: main) with the digest of what its
         types were analysed from ("" when not known: a stored digest must never name other
-        types)."""
+        types) and ``fields``, that same analysis's (none without a digest)."""
+        kept = json.dumps(fields, sort_keys=True, separators=(",", ":")) if fields else ""
         values = {
             line_key(CONTRACT, branch): contract.to_json(),
             line_key(CONTRACT_INPUTS, branch): digest or "",
+            line_key(CONTRACT_FIELDS, branch): kept if digest else "",
         }
         self._set(relation, values)
 

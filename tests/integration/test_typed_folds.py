@@ -127,3 +127,20 @@ def test_typed_one_shuffle_equals_the_untyped_for_every_type(
         m.run.run(full_refresh=True)
     assert "__lw_src" in typed_bootstrap(seen)
     assert m.run.rows("m") == untyped(m)[0] and table_types(m) == types
+
+
+def test_a_refold_whose_stored_contract_answered_is_sent_typed(
+    model_run: Callable[..., ModelRun],
+) -> None:
+    """A re-fold (``refresh_mode='full'``) whose upstreams' schemas did not change analyses
+    nothing: the folds' types come from the table's properties, stored beside the contract."""
+    m = model_run(AGG.replace("config(", "config(refresh_mode='full', ", 1), SCHEMAS)
+    for table, rows in batch(0).items():
+        m.write(table, rows)
+    m.step({})
+    with statements() as seen:
+        rows = m.step(batch(1))
+    folds = [t for t in seen if "__lw_f0" in t]
+    assert len(folds) == 1, folds  # the re-fold, no analysis of the query
+    assert "__lw_src" in folds[0] and "NULL AS __lw_s" not in folds[0]
+    assert rows == untyped(m)[0]

@@ -13,7 +13,8 @@ is told as what it is. ``lakewide.compiler.schema.schema_changes`` compares a st
 the model's current one.
 
 Table properties are shared by every Iceberg branch of a table, so a run on branch ``NAME``
-stores its contract and its digest (``lakewide.contract-inputs``) under keys of its own
+stores its contract, its digest (``lakewide.contract-inputs``) and the types of the analysed
+query's columns beyond the table's (``lakewide.contract-fields``) under keys of its own
 (``lakewide.contract@NAME``): main's contract stays the one main's rows were folded by. A run
 on the branch reads the branch's keys where set (else main's: the branch was made from main);
 publish copies them to main's keys and empties them; making the branch anew empties them.
@@ -36,8 +37,11 @@ from lakewide.dialect import DIALECT
 
 CONTRACT = "lakewide.contract"  # the table property
 CONTRACT_INPUTS = "lakewide.contract-inputs"  # the digest of what its types came from
+# the same analysis's field types of the query's STRUCT columns beyond the table's (JSON): a
+# bootstrap's folds (lakewide.run.models.fold_types), valid while the digest is
+CONTRACT_FIELDS = "lakewide.contract-fields"
 CONTRACT_VERSION = 1
-LINE_KEYS = (CONTRACT, CONTRACT_INPUTS)
+LINE_KEYS = (CONTRACT, CONTRACT_INPUTS, CONTRACT_FIELDS)
 
 
 def line_key(key: str, branch: str | None) -> str:

@@ -284,7 +284,7 @@ class KeyTableRun:
         plans = typed_plans(self.compiled, schema)
         self._run(plans.full_refresh if replace else plans.bootstrap)
         if schema is not None:
-            write_contract(self.adapter, self.compiled.node, schema.configured, schema.digest)
+            write_contract(self.adapter, schema)
         return self.outcome
 
     def _schema(self, stored: bool = True, meta: TableMeta | None = None) -> ModelSchema | None:

@@ -32,7 +32,7 @@ from lakewide.compiler.schema.schema_changes import (
 from lakewide.errors import ConfigError
 from lakewide.project.nodes import ModelNode, Relation
 from lakewide.state.branches import made_at_main
-from lakewide.state.contract_store import ContractStore
+from lakewide.state.contract_store import ContractStore, StoredContract
 from lakewide.state.definition import LAYOUT_VERSION, definition_digest
 from lakewide.state.offsets import TableMeta
 
@@ -106,9 +106,11 @@ class ModelSchema:
     # contract_inputs; None: not known without Spark), and the one stored with the table's
     digest: str | None = None
     stored_digest: str | None = None
-    # where this run analysed the query: each STRUCT column's field types (a bootstrap's
-    # folds, lakewide.compiler.folds.one_shuffle.with_fold_structs)
+    # the field types of the query's STRUCT columns beyond the table's (a bootstrap's folds,
+    # lakewide.run.models.fold_types.with_fold_structs): this run's analysis, or stored with
+    # the digest that answered for it; and the ones stored
     fields: dict[str, dict[str, str]] = field(default_factory=dict)
+    stored_fields: dict[str, dict[str, str]] = field(default_factory=dict)
 
     @property
     def changed(self) -> bool:
@@ -165,16 +167,19 @@ def model_schema(
     ``digest``), else computed here. The stored contract is the output's line's
     (lakewide.state.contract_store)."""
     node = model.node
-    found, stored_digest = (
+    line = (
         ContractStore(adapter).read(node.relation, contract_line(adapter, node.relation, meta))
         if stored
-        else (None, None)
+        else StoredContract()
     )
-    fields: dict[str, dict[str, str]] = {}
+    found, stored_digest = line.contract, line.digest
+    stored_fields = {c: dict(f) for c, f in line.fields.items()}
     if found is not None and digest is not None and stored_digest == digest:
         types = found.columns  # analysed from the same query over the same schemas
+        fields = stored_fields  # by the same analysis
     else:
-        types, fields = adapter.types_and_fields(query)
+        types, analysed = adapter.types_and_fields(query)
+        fields = {c: f for c, f in analysed.items() if c not in model.table_columns}
     configured = contract_of(
         model,
         types,
@@ -193,7 +198,9 @@ def model_schema(
                 f"the table no longer has column(s) {', '.join(lost)} of the schema lakewide "
                 "stored with it (changed outside lakewide)"
             )
-    return ModelSchema(node, path, configured, found, plan, digest, stored_digest, fields)
+    return ModelSchema(
+        node, path, configured, found, plan, digest, stored_digest, fields, stored_fields
+    )
 
 
 def contract_line(
@@ -260,16 +267,26 @@ def migrate_changelog(
     return len(statements)
 
 
-def write_contract(
-    adapter: SparkAdapter, node: ModelNode, contract: Contract, digest: str | None = None
-) -> None:
-    """Store ``contract`` in the table's properties for the output's line with the digest of
-    what its types were analysed from (lakewide.state.contract_store)."""
-    ContractStore(adapter).write(node.relation, adapter.output.branch, contract, digest)
+def write_contract(adapter: SparkAdapter, schema: ModelSchema) -> None:
+    """Store the model's contract in the table's properties for the output's line with the
+    digest of what its types were analysed from and that analysis's fields
+    (lakewide.state.contract_store)."""
+    ContractStore(adapter).write(
+        schema.node.relation,
+        adapter.output.branch,
+        schema.configured,
+        schema.digest,
+        schema.fields,
+    )
 
 
 def record_contract(adapter: SparkAdapter, schema: ModelSchema) -> None:
-    """After a run's data: store the model's contract when it, or the digest of what its
-    types were analysed from, differs from the stored one (a stopped run plans again)."""
-    if schema.stored != schema.configured or (schema.digest or "") != (schema.stored_digest or ""):
-        write_contract(adapter, schema.node, schema.configured, schema.digest)
+    """After a run's data: store the model's contract when it, the digest of what its types
+    were analysed from, or that analysis's fields differ from the stored ones (a stopped run
+    plans again)."""
+    if (
+        schema.stored != schema.configured
+        or (schema.digest or "") != (schema.stored_digest or "")
+        or (schema.digest and schema.fields != schema.stored_fields)
+    ):
+        write_contract(adapter, schema)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from lakewide.compiler.schema.contract import (
     CONTRACT,
+    CONTRACT_FIELDS,
     CONTRACT_INPUTS,
     line_cleared,
     line_key,
@@ -41,19 +42,30 @@ def test_a_branch_without_a_contract_of_its_own_reads_mains() -> None:
 def test_publishing_copies_the_branch_contract_to_main_and_empties_it() -> None:
     props = {
         CONTRACT: "main",
+        CONTRACT_FIELDS: "main-fields",
         line_key(CONTRACT, "dev"): "dev",
         line_key(CONTRACT_INPUTS, "dev"): "x",
+        line_key(CONTRACT_FIELDS, "dev"): "dev-fields",
     }
     assert line_published(props.get, "dev") == {
         CONTRACT: "dev",
         CONTRACT_INPUTS: "x",
+        CONTRACT_FIELDS: "dev-fields",
         line_key(CONTRACT, "dev"): "",
         line_key(CONTRACT_INPUTS, "dev"): "",
+        line_key(CONTRACT_FIELDS, "dev"): "",
     }
     assert line_published({CONTRACT: "main", line_key(CONTRACT, "dev"): ""}.get, "dev") == {}
 
 
 def test_clearing_a_branch_empties_only_the_keys_it_set() -> None:
-    props = {CONTRACT: "main", line_key(CONTRACT, "dev"): "dev"}
-    assert line_cleared(props.get, "dev") == {line_key(CONTRACT, "dev"): ""}
+    props = {
+        CONTRACT: "main",
+        line_key(CONTRACT, "dev"): "dev",
+        line_key(CONTRACT_FIELDS, "dev"): "f",
+    }
+    assert line_cleared(props.get, "dev") == {
+        line_key(CONTRACT, "dev"): "",
+        line_key(CONTRACT_FIELDS, "dev"): "",
+    }
     assert line_cleared(props.get, "other") == {}
