@@ -78,6 +78,12 @@ def _snapshots(warehouse: Path, namespace: str, names: list[str]) -> dict[str, A
     return found
 
 
+def tables_in(spark: Any, namespace: str) -> set[str]:
+    """The tables of ``namespace`` (``SHOW TABLES``: the test session's interpreted
+    expressions cannot decode ``spark.catalog.listTables``' objects)."""
+    return {r.tableName for r in spark.sql(f"SHOW TABLES IN {namespace}").collect()}
+
+
 def _rows(spark: Any, table: str) -> list[tuple]:
     frame = spark.table(table)
     frame = frame.select(*(c for c in frame.columns if not c.startswith("__lw_")))
@@ -138,7 +144,7 @@ def test_plan_then_deferred_build_of_a_pull_request(
         pull, "build", "-t", "dev", "-s", "state:modified+", "--defer", "--state", state
     )
     assert code == 0, output
-    built = {r.tableName for r in spark.sql(f"SHOW TABLES IN lw.{dev}").collect()}
+    built = tables_in(spark, f"lw.{dev}")
     assert built == {"wide", "big", "names", "report"}  # lonely: read from production
     customers = {c[0]: c for c in CUSTOMERS}
     amounts = {o[0]: o[1] for o in ORDERS}
@@ -219,6 +225,6 @@ def test_a_deferred_build_loads_a_changed_seed_into_its_own_namespace(
     assert _rows(spark, f"lw.{raw}.tiers") == [(1, "gold"), (2, "silver")]
     assert _rows(spark, f"lw.{dev}.tiers") == [(1, "platinum"), (2, "silver"), (3, "bronze")]
     assert _rows(spark, f"lw.{dev}.labelled") == [(1, "PLATINUM"), (2, "SILVER"), (3, "BRONZE")]
-    built = {r.tableName for r in spark.sql(f"SHOW TABLES IN lw.{dev}").collect()}
+    built = tables_in(spark, f"lw.{dev}")
     assert built == {"tiers", "labelled"}  # regions unchanged: production's is read
     assert "regions" in output and "not loaded" in output, output

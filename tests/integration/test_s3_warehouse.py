@@ -8,8 +8,8 @@ default run has s3proxy's first write in test_s3_compatible.py): bootstrap, an i
 exact against a plain-Python fold, the no-op run, ``lineage`` and ``docs generate`` reading
 metadata without a JVM (JDBC: the metadata file over S3; REST: inline in the server's answer),
 run tags, ``maintain`` and a ``--full-refresh`` twin (on JDBC + moto and REST + s3proxy;
-REST + moto leaves them out, as the same steps of the other two). Spark writes through Iceberg's S3FileIO
-with the AWS SDK bundle from Maven Central on its classpath. The repository's example project
+REST + moto leaves them out, as the same steps of the other two). Spark writes through
+Iceberg's S3FileIO with the AWS SDK bundle from Maven Central on its classpath. The repository's example project
 too, on both: seeded, built and run incrementally, the rows of the hadoop catalog's.
 """
 
