@@ -139,6 +139,7 @@ def plan_merges(spark: Any, clock: run.Clock, manifest: Any, engines: list[str])
             figures[f"batch_{label}"] = explain(spark, clock, batch)
             # the view the MERGE reads, materialized as a run's Stage step does
             spark.sql(batch).localCheckpoint(eager=True).createOrReplaceTempView(merge.batch_view)
+            clock.quiet()  # the checkpoint's garbage collected before the MERGE is planned
             statement = bound(merge.statement)
 
             def plan(text: str = statement) -> dict[str, Any]:
