@@ -14,11 +14,12 @@ import sqlglot
 
 from benchmarks import width, width_models
 from benchmarks.width_models import Shape
-from lakewide.compiler import CompiledModel, compile_model
+from lakewide.compiler import CompiledModel, PlanContext, compile_model
 from lakewide.compiler.statements.build_combined_changes import combined_changes
 from lakewide.dialect import DIALECT, to_sql
 from lakewide.project.by_name import positional
 from lakewide.project.nodes import ModelNode
+from tests.compiler.test_width_statements import fold_types
 
 SMALL, LARGE = Shape(32), Shape(64)
 LINEAR = 2.2  # the most a figure may grow from 512 to 1,024 columns
@@ -78,9 +79,20 @@ def test_branches_carry_their_own_columns_only(
 def test_summary_and_bootstrap_grow_with_the_columns(
     wide: dict[int, tuple[ModelNode, CompiledModel]],
 ) -> None:
+    """The summary, and the bootstrap as a run sends it: compiled again with its folds'
+    column types (the width benchmark's, as a run's analysis for the contract gives them),
+    its one shuffle carries no NULL per other source. (``lakewide compile`` has no types: its
+    ``bootstrap.sql`` carries a NULL struct per other source in each branch, S(S-1), counted
+    by tests/compiler/test_width_statements.py.)"""
     summary = {s: len(c.shown()["summary.md"]) for s, (_n, c) in wide.items()}
     assert grows_linearly(summary[32], summary[64])
-    bootstrap = {s: len(to_sql(c.bootstrap)) for s, (_n, c) in wide.items()}
+    bootstrap = {}
+    for sources, (node, compiled) in wide.items():
+        types = fold_types(compiled)
+        assert types, "the bootstrap puts its folds together in one shuffle"
+        sent = compile_model(node, PlanContext(fold_types=types)).bootstrap
+        assert "NULL AS __lw_s" not in to_sql(sent, pretty=False)
+        bootstrap[sources] = len(to_sql(sent))
     assert grows_linearly(bootstrap[32], bootstrap[64])
 
 

@@ -1,5 +1,5 @@
-"""The one-shuffle bootstrap of aggregation and sequence groups as a run sends it: with its
-folds' column types, taken from the run's analysis for the contract
+"""The one-shuffle bootstrap (aggregation, sequence groups, partial_update) as a run sends
+it: with its folds' column types, taken from the run's analysis for the contract
 (lakewide.compiler.folds.one_shuffle), each branch fills slots of its own columns' types and
 carries no NULL per other source. A column of every type the folds carry (decimals of
 several scales, timestamps, dates, strings, arrays, maps, structs, booleans, doubles), built,
@@ -53,6 +53,7 @@ def model_sql(config: str) -> str:
 
 AGG = model_sql(f"merge_engine='aggregation', primary_key='k', aggregates={AGGREGATES!r}")
 PU_GROUPS = model_sql(f"merge_engine='partial_update', primary_key='k', sequence_groups={GROUPS!r}")
+PARTIAL_UPDATE = model_sql("merge_engine='partial_update', primary_key='k'")
 
 BIG = Decimal("12345678901234567890123456789012345678")
 WIDE = Decimal("1234567890123456789012345678.0123456789")
@@ -106,7 +107,11 @@ def typed_bootstrap(seen: list[str]) -> str:
     return text
 
 
-@pytest.mark.parametrize("sql", [AGG, PU_GROUPS], ids=["aggregation", "sequence_groups"])
+@pytest.mark.parametrize(
+    "sql",
+    [AGG, PU_GROUPS, PARTIAL_UPDATE],
+    ids=["aggregation", "sequence_groups", "partial_update"],
+)
 def test_typed_one_shuffle_equals_the_untyped_for_every_type(
     model_run: Callable[..., ModelRun], sql: str
 ) -> None:

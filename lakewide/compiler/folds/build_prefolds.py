@@ -9,9 +9,9 @@ put together per key:
 
 * the key universe: the UNION of the folds' keys (partial_update without sequence groups:
   of the keys of the folds' rows, so that each fold is read once: ``_key_read``);
-* each fold LEFT JOINed to it on the key (every side is grouped on the key already); for
-  the bootstrap of aggregation and sequence groups, instead, one shuffle of the folds' rows
-  grouped by key, one struct of its columns per source (``one_shuffle``);
+* each fold LEFT JOINed to it on the key (every side is grouped on the key already): a
+  batch's; the bootstrap's folds, instead, by one shuffle of their rows grouped by key, one
+  struct of its columns per source (``one_shuffle``);
 * a column one source owns: that source's folded value (and stored version);
 * a column several sources own (or a sequence field, which every source carries): the
   greatest of the owners' ``STRUCT(version, value)`` (the version holds the record's sequence
@@ -235,7 +235,11 @@ def assembled(
         wanted = read.get(fold_name(branch), set())
         fold.set("expressions", [e for e in fold.expressions if e.alias_or_name in wanted])
         select = select.with_(fold_name(branch), as_=fold, copy=False)
-    if not from_rows and not helpers:
+    # the bootstrap (no helpers) in one shuffle for every engine here: partial_update with a
+    # sequence field too, measured at 16 x 16, 200,000 keys (benchmarks/logs.md), JVM CPU of
+    # its SELECT: 134.2 / 143.5 s with the folds joined to their keys, 67.9 / 60.9 s so (the
+    # JOIN rebuild 86.5 / 67.1 s)
+    if not helpers:
         return one_shuffle(model, select, KEYS)
     return select
 
