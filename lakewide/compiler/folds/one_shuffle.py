@@ -1,7 +1,7 @@
 """The bootstrap's per-source folds put together by one shuffle instead of an S-way join.
 
 Each fold's rows become its keys and its own columns, UNION ALL, grouped by the key
-(``build_prefolds.assembled`` uses it for aggregation and sequence groups). A UNION ALL needs
+(``build_prefolds.assembled`` uses it for every bootstrap it assembles). A UNION ALL needs
 one row type in every branch, so:
 
 * with the folds' column types (``WideModel.fold_types``: Spark's, handed by a run that
