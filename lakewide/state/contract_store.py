@@ -79,7 +79,7 @@ class ContractStore:
         return StoredContract(
             None if text is None else Contract.from_json(text),
             digest,
-            json.loads(fields) if fields and digest else {},
+            _fields(fields) if fields and digest else {},
         )
 
     def write(
@@ -110,3 +110,17 @@ class ContractStore:
     def clear(self, relation: Relation, branch: str) -> None:
         """Empty the contract keys ``branch`` stored (nothing when it stored none)."""
         self._set(relation, line_cleared(self._get(relation), branch))
+
+
+def _fields(text: str) -> Fields:
+    """The stored fields, or none where the property holds anything else (they only spare a
+    run the NULL placeholders of an untyped one shuffle: without them it sends that form)."""
+    try:
+        found = json.loads(text)
+    except ValueError:
+        return {}
+    valid = isinstance(found, dict) and all(
+        isinstance(f, dict) and all(isinstance(t, str) for t in f.values())
+        for f in found.values()
+    )
+    return found if valid else {}
