@@ -120,7 +120,6 @@ def _fields(text: str) -> Fields:
     except ValueError:
         return {}
     valid = isinstance(found, dict) and all(
-        isinstance(f, dict) and all(isinstance(t, str) for t in f.values())
-        for f in found.values()
+        isinstance(f, dict) and all(isinstance(t, str) for t in f.values()) for f in found.values()
     )
     return found if valid else {}
