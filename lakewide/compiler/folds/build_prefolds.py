@@ -7,11 +7,11 @@ each source is folded on its own over the columns it owns only (the fold a run g
 source's batch: ``reduce_per_key`` with the source's index as its place), then the folds are
 put together per key:
 
-* the key universe: the UNION of the folds' keys (partial_update without sequence groups:
+* a batch's folds: each LEFT JOINed on the key (every side is grouped on the key already)
+  to the key universe, the UNION of the folds' keys (partial_update without sequence groups:
   of the keys of the folds' rows, so that each fold is read once: ``_key_read``);
-* each fold LEFT JOINed to it on the key (every side is grouped on the key already): a
-  batch's; the bootstrap's folds, instead, by one shuffle of their rows grouped by key, one
-  struct of its columns per source (``one_shuffle``);
+* the bootstrap's folds: by one shuffle of their rows grouped by key, one struct of its
+  columns per source (``one_shuffle``);
 * a column one source owns: that source's folded value (and stored version);
 * a column several sources own (or a sequence field, which every source carries): the
   greatest of the owners' ``STRUCT(version, value)`` (the version holds the record's sequence
@@ -186,22 +186,6 @@ def assembled(
     if model.engine.picks_rows:
         return rows_assembled(model, folds, helpers=helpers)
     keys = model.primary_key
-    universe: exp.Query | None = None
-    # measured at 16 x 16, 20,000 keys, JVM CPU of the bootstrap SELECT (benchmarks/logs.md):
-    # partial_update with a sequence field 0.8-0.9x with the keys read from the rows, but
-    # aggregation (its folds sort-aggregate STRUCT versions) 1.35-1.5x: it keeps the folds'
-    # keys, and so do sequence groups (their folds sort-aggregate too; not measured)
-    from_rows = not model.groups and not model.engine.aggregates_values
-    for branch in model.branches:
-        narrow = (
-            _key_read(model, folds[branch.index])
-            if from_rows
-            else exp.select(*(exp.column(k) for k in keys)).from_(fold_name(branch))
-        )
-        universe = (
-            narrow if universe is None else exp.union(universe, narrow, distinct=True, copy=False)
-        )
-    assert universe is not None
     projections: dict[str, exp.Expr] = {k: exp.column(k, table=KEYS) for k in keys}
     for column in model.stored:
         group = model.group_of(column)
@@ -221,10 +205,9 @@ def assembled(
         extra = aggregate_helpers(model) if engine.aggregates_values else group_helpers(model)
         projections.update((p.alias_or_name, p) for p in extra)
         names = [*names, *(p.alias_or_name for p in extra)]
-    select = exp.select(*(projections[n] for n in names), copy=False).from_(
-        universe.subquery(KEYS, copy=False), copy=False
-    )
-    select = joined(model, select, KEYS)
+    select = exp.select(*(projections[n] for n in names), copy=False)
+    if helpers:  # a batch: its folds LEFT JOINed to the union of their keys
+        select = joined(model, select.from_(_universe(model, folds), copy=False), KEYS)
     read: dict[str, set[str]] = {}
     for node in select.find_all(exp.Column):
         read.setdefault(node.table, set()).add(node.name)
@@ -232,7 +215,7 @@ def assembled(
         fold = folds[branch.index]
         # outputs nothing reads (a batch's helper counts, in the bootstrap) are not computed:
         # Spark computed them in a CTE read twice (8% of an aggregation bootstrap at 16 x 16)
-        wanted = read.get(fold_name(branch), set())
+        wanted = read.get(fold_name(branch), set()) | set(keys)
         fold.set("expressions", [e for e in fold.expressions if e.alias_or_name in wanted])
         select = select.with_(fold_name(branch), as_=fold, copy=False)
     # the bootstrap (no helpers) in one shuffle for every engine here: partial_update with a
@@ -240,8 +223,32 @@ def assembled(
     # its SELECT: 134.2 / 143.5 s with the folds joined to their keys, 67.9 / 60.9 s so (the
     # JOIN rebuild 86.5 / 67.1 s)
     if not helpers:
-        return one_shuffle(model, select, KEYS)
+        return one_shuffle(model, select.from_(KEYS, copy=False), KEYS)
     return select
+
+
+def _universe(model: WideModel, folds: dict[int, exp.Select]) -> exp.Subquery:
+    """The key universe a batch's folds are joined to: the UNION of their keys, aliased
+    ``KEYS``."""
+    keys = model.primary_key
+    universe: exp.Query | None = None
+    # measured at 16 x 16, 20,000 keys, JVM CPU of the bootstrap SELECT (benchmarks/logs.md),
+    # when the bootstrap joined its folds too: partial_update with a sequence field 0.8-0.9x
+    # with the keys read from the rows, but aggregation (its folds sort-aggregate STRUCT
+    # versions) 1.35-1.5x: it keeps the folds' keys, and so do sequence groups (their folds
+    # sort-aggregate too; not measured)
+    from_rows = not model.groups and not model.engine.aggregates_values
+    for branch in model.branches:
+        narrow = (
+            _key_read(model, folds[branch.index])
+            if from_rows
+            else exp.select(*(exp.column(k) for k in keys)).from_(fold_name(branch))
+        )
+        universe = (
+            narrow if universe is None else exp.union(universe, narrow, distinct=True, copy=False)
+        )
+    assert universe is not None
+    return universe.subquery(KEYS, copy=False)
 
 
 def _key_read(model: WideModel, fold: exp.Select) -> exp.Select:
