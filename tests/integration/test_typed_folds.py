@@ -1,11 +1,11 @@
 """The one-shuffle bootstrap (aggregation, sequence groups, partial_update) as a run sends
 it: with its folds' column types, taken from the run's analysis for the contract
 (lakewide.compiler.folds.one_shuffle), each branch fills slots of its own columns' types and
-carries no NULL per other source. A column of every type the folds carry (decimals of
-several scales, timestamps, dates, strings, arrays, maps, structs, booleans, doubles), built,
-run and fully refreshed, equals the same bootstrap without the types (the form ``lakewide
-compile`` writes, read at the same sources), row for row and type for type (real Spark +
-Iceberg)."""
+carries no NULL per other source; so does an incremental batch of every source. A column of
+every type the folds carry (decimals of several scales, timestamps, dates, strings, arrays,
+maps, structs, booleans, doubles), built, run and fully refreshed, equals the same bootstrap
+without the types (the form ``lakewide compile`` writes, read at the same sources), row for
+row and type for type (real Spark + Iceberg)."""
 
 from __future__ import annotations
 
@@ -127,7 +127,11 @@ def test_typed_one_shuffle_equals_the_untyped_for_every_type(
     assert len([t for t in seen if "__lw_f0" in t]) == 2
     rows, types = untyped(m)
     assert built == rows and table_types(m) == types
-    assert m.step(batch(1)) == untyped(m)[0]  # an incremental run on the typed bootstrap
+    with statements() as seen:  # an incremental run of every source on the typed bootstrap
+        assert m.step(batch(1)) == untyped(m)[0]
+    # its batch puts the folds together in one shuffle too, typed (its helper counts as well)
+    [staged] = [t for t in seen if "__lw_f0" in t and "__lw_in_0" in t]
+    assert "__lw_src" in staged and "NULL AS __lw_s" not in staged
     with statements() as seen:
         m.run.run(full_refresh=True)
     assert "__lw_src" in typed_bootstrap(seen)

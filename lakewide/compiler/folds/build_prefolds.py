@@ -7,11 +7,9 @@ each source is folded on its own over the columns it owns only (the fold a run g
 source's batch: ``reduce_per_key`` with the source's index as its place), then the folds are
 put together per key:
 
-* a batch's folds: each LEFT JOINed on the key (every side is grouped on the key already)
-  to the key universe, the UNION of the folds' keys (partial_update without sequence groups:
-  of the keys of the folds' rows, so that each fold is read once: ``_key_read``);
-* the bootstrap's folds: by one shuffle of their rows grouped by key, one struct of its
-  columns per source (``one_shuffle``);
+* the folds of the bootstrap and of a batch: by one shuffle of their rows grouped by key,
+  one struct of its columns per source (``one_shuffle``; a batch also says per source
+  whether it touched the key: ``touched``);
 * a column one source owns: that source's folded value (and stored version);
 * a column several sources own (or a sequence field, which every source carries): the
   greatest of the owners' ``STRUCT(version, value)`` (the version holds the record's sequence
@@ -35,7 +33,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from lakewide.compiler.folds.fold_per_key import ROWS_ALIAS, reduce_per_key, rows_of
+from lakewide.compiler.folds.fold_per_key import reduce_per_key
 from lakewide.compiler.folds.fold_rows import Rows
 from lakewide.compiler.folds.one_shuffle import one_shuffle
 from lakewide.compiler.folds.prefold_aggregates import (
@@ -50,14 +48,12 @@ from lakewide.compiler.folds.prefold_columns import (
     group_apart,
     group_helpers,
     grouped,
-    joined,
     struct_field,
     typed,
 )
 from lakewide.compiler.folds.prefold_rows import rows_assembled
 from lakewide.compiler.model import versions
 from lakewide.compiler.model.wide_model import Branch, WideModel
-from lakewide.compiler.trees.copying import copy_without
 
 KEYS = "__lw_keys"
 
@@ -181,10 +177,12 @@ def assembled(
     model: WideModel, folds: dict[int, exp.Select], *, helpers: bool = False
 ) -> exp.Select:
     """The per-source ``folds`` (branch index -> :func:`source_fold`, reads bound) put
-    together per key: the bootstrap's rows (``helpers``: with the helper columns a batch's
-    MERGE reads, as the union's fold has them)."""
+    together per key: the bootstrap's rows (``helpers``: a batch's, with the helper columns
+    its MERGE reads, as the union's fold has them, and per source whether it touched the
+    key)."""
     if model.engine.picks_rows:
-        return rows_assembled(model, folds, helpers=helpers)
+        rows = rows_assembled(model, folds, helpers=helpers)
+        return _with_touched(model, rows) if helpers else rows
     keys = model.primary_key
     projections: dict[str, exp.Expr] = {k: exp.column(k, table=KEYS) for k in keys}
     for column in model.stored:
@@ -206,8 +204,8 @@ def assembled(
         projections.update((p.alias_or_name, p) for p in extra)
         names = [*names, *(p.alias_or_name for p in extra)]
     select = exp.select(*(projections[n] for n in names), copy=False)
-    if helpers:  # a batch: its folds LEFT JOINed to the union of their keys
-        select = joined(model, select.from_(_universe(model, folds), copy=False), KEYS)
+    if helpers:
+        select = _with_touched(model, select)
     read: dict[str, set[str]] = {}
     for node in select.find_all(exp.Column):
         read.setdefault(node.table, set()).add(node.name)
@@ -218,58 +216,26 @@ def assembled(
         wanted = read.get(fold_name(branch), set()) | set(keys)
         fold.set("expressions", [e for e in fold.expressions if e.alias_or_name in wanted])
         select = select.with_(fold_name(branch), as_=fold, copy=False)
-    # the bootstrap (no helpers) in one shuffle for every engine here: partial_update with a
-    # sequence field too, measured at 16 x 16, 200,000 keys (benchmarks/logs.md), JVM CPU of
-    # its SELECT: 134.2 / 143.5 s with the folds joined to their keys, 67.9 / 60.9 s so (the
-    # JOIN rebuild 86.5 / 67.1 s)
-    if not helpers:
-        return one_shuffle(model, select.from_(KEYS, copy=False), KEYS)
-    return select
+    # in one shuffle for every engine here, measured at 16 x 16, 200,000 keys
+    # (benchmarks/logs.md), JVM CPU: partial_update with a sequence field's bootstrap SELECT
+    # 134.2 / 143.5 s with the folds LEFT JOINed to the union of their keys, 67.9 / 60.9 s so
+    # (the JOIN rebuild 86.5 / 67.1 s); a batch of 1% of the keys in every source, its Stage
+    # 36.1 (aggregation) and 31.7 s (partial_update) joined, 15.3 and 13.6 s so
+    return one_shuffle(model, select.from_(KEYS, copy=False), KEYS)
 
 
-def _universe(model: WideModel, folds: dict[int, exp.Select]) -> exp.Subquery:
-    """The key universe a batch's folds are joined to: the UNION of their keys, aliased
-    ``KEYS``."""
-    keys = model.primary_key
-    universe: exp.Query | None = None
-    # measured at 16 x 16, 20,000 keys, JVM CPU of the bootstrap SELECT (benchmarks/logs.md),
-    # when the bootstrap joined its folds too: partial_update with a sequence field 0.8-0.9x
-    # with the keys read from the rows, but aggregation (its folds sort-aggregate STRUCT
-    # versions) 1.35-1.5x: it keeps the folds' keys, and so do sequence groups (their folds
-    # sort-aggregate too; not measured)
-    from_rows = not model.groups and not model.engine.aggregates_values
+def touched(index: int) -> str:
+    """Helper column of a batch: whether source ``index`` has a record of the key."""
+    return f"__lw_in_{index}"
+
+
+def _with_touched(model: WideModel, select: exp.Select) -> exp.Select:
+    """``select`` (over the folds) with per source whether it touched the key."""
     for branch in model.branches:
-        narrow = (
-            _key_read(model, folds[branch.index])
-            if from_rows
-            else exp.select(*(exp.column(k) for k in keys)).from_(fold_name(branch))
+        select.select(
+            exp.alias_(present(model, branch), touched(branch.index)), append=True, copy=False
         )
-        universe = (
-            narrow if universe is None else exp.union(universe, narrow, distinct=True, copy=False)
-        )
-    assert universe is not None
-    return universe.subquery(KEYS, copy=False)
-
-
-def _key_read(model: WideModel, fold: exp.Select) -> exp.Select:
-    """The keys ``fold`` has, read from its rows (``SELECT k FROM rows WHERE k IS NOT NULL``)
-    rather than from the fold: a fold read twice (its keys, its values) is a CTE Spark does
-    not inline (its rows are numbered by a non-deterministic function), planned as a
-    round-robin shuffle of the fold's every column, shuffled again by key for the join; read
-    once, the fold stays partitioned by key and joins without another exchange. The rows are
-    narrowed to their key columns, as ``Branch.projected`` narrows a branch to its own."""
-    keys = model.primary_key
-    source = rows_of(fold)
-    assert isinstance(source, exp.Select)  # a branch's projected (narrowed) SELECT
-    narrow = copy_without(source, "expressions")
-    narrow.set("expressions", [e.copy() for e in source.expressions if e.alias_or_name in keys])
-    rows = narrow.subquery(ROWS_ALIAS, copy=False)
-    not_null = exp.and_(*(exp.column(k).is_(exp.null()).not_() for k in keys), copy=False)
-    return (
-        exp.select(*(exp.column(k) for k in keys), copy=False)
-        .from_(rows, copy=False)
-        .where(not_null, copy=False)
-    )
+    return select
 
 
 def present(model: WideModel, branch: Branch) -> exp.Expr:

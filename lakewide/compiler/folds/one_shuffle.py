@@ -25,6 +25,8 @@ from lakewide.compiler.folds.prefold_columns import fold_name
 from lakewide.compiler.model.wide_model import WideModel
 
 SOURCE = "__lw_src"
+#: Spark's type of a ``COUNT`` (``LongType``), as the analysis' fields give types (JSON)
+COUNT_TYPE = '"long"'
 PAYLOAD = "__lw_payload"
 
 
@@ -40,7 +42,7 @@ def one_shuffle(model: WideModel, select: exp.Select, keys_alias: str) -> exp.Se
     keys = model.primary_key
     names = {b.index: struct_name(b.index) for b in model.branches}
     outputs = {b.index: _outputs(select, fold_name(b)) for b in model.branches}
-    typed = typed_rows(model, outputs)
+    typed = typed_rows(model, outputs, _counts(model, select))
     union: exp.Query | None = None
     for branch in model.branches:
         parts: list[exp.Expr] = [exp.column(k) for k in keys]
@@ -85,18 +87,38 @@ def _outputs(select: exp.Select, fold: str) -> list[str]:
     return [e.alias_or_name for e in cte.this.expressions]
 
 
+def _counts(model: WideModel, select: exp.Select) -> dict[int, dict[str, str]]:
+    """Per source (branch index), its fold's outputs that are a ``COUNT`` (filtered or not)
+    with Spark's type of a count: a batch's helper counts, which the bootstrap analysed for
+    the folds' types does not compute."""
+    ctes = {c.alias: c.this for c in select.args["with_"].expressions}
+    out: dict[int, dict[str, str]] = {}
+    for branch in model.branches:
+        out[branch.index] = {}
+        for e in ctes[fold_name(branch)].expressions:
+            inner = e.unalias()
+            if isinstance(inner, exp.Filter):
+                inner = inner.this
+            if isinstance(inner, exp.Count):
+                out[branch.index][e.alias_or_name] = COUNT_TYPE
+    return out
+
+
 Slots = tuple[dict[int, list[exp.Expr]], dict[int, dict[str, str]]]
 
 
-def typed_rows(model: WideModel, outputs: dict[int, list[str]]) -> Slots | None:
+def typed_rows(
+    model: WideModel, outputs: dict[int, list[str]], counts: Mapping[int, Mapping[str, str]]
+) -> Slots | None:
     """Per source (branch index), its branch's projections after the keys (its index as
     ``__lw_src``, then ``__lw_payload``: a ``STRUCT`` of every slot, its column of the slot's
     type, else NULL) and which slot each of its columns sits in; None unless
-    ``model.fold_types`` has the type of every column of every fold. Measured (64 x 16,
+    ``model.fold_types`` (with ``counts``, the types of its helper counts) has the type of
+    every column of every fold. Measured (64 x 16,
     benchmarks/logs.md): the slots as top-level columns, each source's struct rebuilt from
     them in the grouping, planned slower than one payload struct read by slot."""
-    types = model.fold_types
-    if not all(set(outputs[i]) <= set(types.get(i, {})) for i in outputs):
+    types = {i: {**counts.get(i, {}), **model.fold_types.get(i, {})} for i in outputs}
+    if not all(set(outputs[i]) <= set(types[i]) for i in outputs):
         return None
     of_type: dict[str, list[str]] = {}  # a type -> its slots, in order
     count = 0

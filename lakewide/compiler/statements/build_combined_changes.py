@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from lakewide.compiler.folds.build_prefolds import assembled, prefolds, source_fold
+from lakewide.compiler.folds.build_prefolds import assembled, prefolds, source_fold, touched
 from lakewide.compiler.folds.fold_per_key import reduce_per_key
 from lakewide.compiler.folds.fold_rows import Rows
 from lakewide.compiler.model.ordering import BRANCH_COLUMN
@@ -30,7 +30,7 @@ from lakewide.compiler.statements.build_changelog_read import (
     changes_source,
     retract_policy,
 )
-from lakewide.compiler.statements.build_merge import build_combined_merge, touched, with_touched
+from lakewide.compiler.statements.build_merge import build_combined_merge
 from lakewide.errors import ModelRunError
 
 
@@ -65,7 +65,7 @@ def _prefolded(
         carried = [c for c in model.stored if c in branch.owned]
         changes = changes_source(model, branch, inner, carried)
         folds[branch.index] = source_fold(derived, kinded, changes, into_empty=False)
-    return with_touched(derived, assembled(derived, folds, helpers=True))
+    return assembled(derived, folds, helpers=True)
 
 
 def combined_changes(

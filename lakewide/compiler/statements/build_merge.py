@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from sqlglot import exp
 
-from lakewide.compiler.folds.build_prefolds import assembled, prefolds, present, source_fold
+from lakewide.compiler.folds.build_prefolds import assembled, prefolds, source_fold, touched
 from lakewide.compiler.folds.build_whens import whens
 from lakewide.compiler.folds.fold_per_key import reduce_per_key
 from lakewide.compiler.folds.fold_rows import Rows, S, T
@@ -92,21 +92,6 @@ def _combined_rows(model: WideModel) -> Rows:
     return Rows(model, model.stored, with_branch=True, has_row_kind=model.row_kind is not None)
 
 
-def touched(index: int) -> str:
-    """Helper column of the combined batch: whether source ``index`` has a record of the key."""
-    return f"__lw_in_{index}"
-
-
-def with_touched(model: WideModel, assembled_batch: exp.Select) -> exp.Select:
-    """The assembled pre-folds of every source (``build_prefolds.assembled``) with per source
-    whether it touched the key."""
-    for branch in model.branches:
-        assembled_batch.select(
-            exp.alias_(present(model, branch), touched(branch.index)), append=True, copy=False
-        )
-    return assembled_batch
-
-
 def build_combined_batch(
     model: WideModel, bind: Callable[[Branch, exp.Select], exp.Select] = lambda _, q: q
 ) -> exp.Select:
@@ -120,7 +105,7 @@ def build_combined_batch(
             b.index: source_fold(model, b, bind(b, owned_branch(model, b)), into_empty=False)
             for b in model.branches
         }
-        return with_touched(model, assembled(model, folds, helpers=True))
+        return assembled(model, folds, helpers=True)
     tagged = [bind(b, tagged_branch(model, b)) for b in model.branches]
     folded = reduce_per_key(_combined_rows(model), union_all(tagged))
     for branch in model.branches:

@@ -5,6 +5,7 @@ test_incremental.py) prove bootstrap == incremental == the plain-Python fold."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
@@ -12,6 +13,7 @@ from sqlglot import exp
 
 from lakewide.compiler.folds.build_prefolds import prefolds
 from lakewide.compiler.folds.fold_rows import Rows, S
+from lakewide.compiler.folds.prefold_columns import fold_name
 from lakewide.compiler.model.ordering import BRANCH_COLUMN
 from lakewide.compiler.model.wide_model import WideModel, analyze
 from lakewide.compiler.plans.validate import validate
@@ -233,12 +235,26 @@ def test_grouped_prefolds_give_the_union_folds_columns(name: str) -> None:
     assert read <= set(batch), read - set(batch)
 
 
+def typed(model: WideModel) -> WideModel:
+    """``model`` with its folds' column types, as a run hands them from its analysis of the
+    bootstrap (``one_shuffle.typed_rows``; every column BIGINT here)."""
+    query = bootstrap_query(model)
+    ctes = {c.alias: c.this for c in query.args["with_"].expressions}
+    types = {
+        b.index: {n: '"long"' for n in ctes[fold_name(b)].named_selects} for b in model.branches
+    }
+    return dataclasses.replace(model, fold_types=types)
+
+
 def test_groups_grow_linearly_with_the_columns() -> None:
+    """The bootstrap and the batch as a run sends them, with the folds' types (without them,
+    ``lakewide compile``'s one shuffle carries a NULL per other source in every branch)."""
+
     def sized(sources: int) -> int:
         owners = {f"g{i}_c{j}": [i] for i in range(sources) for j in range(8)}
         owners.update({f"g{i}": [i] for i in range(sources)})
         groups = {f"g{i}": [f"g{i}_c{j}" for j in range(8)] for i in range(sources)}
-        model = owned_by(owners, {**PU, "sequence_groups": groups}, sources)
+        model = typed(owned_by(owners, {**PU, "sequence_groups": groups}, sources))
         return len(to_sql(bootstrap_query(model))) + len(to_sql(combined_batch(model)))
 
     sizes = {s: sized(s) for s in (8, 16, 32)}
