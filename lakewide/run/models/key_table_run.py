@@ -406,10 +406,12 @@ class KeyTableRun:
         changing = [r for r in reads if r.read.changes]
         if len(changing) < 2 or self.plans.combined_changes is None:
             changing = []
-        if together:
-            self._merge_together(together, self.plans.combined, "empty")
-        if changing:
-            self._merge_together(changing, self.plans.combined_changes, "no_changes")
+        if together or changing:  # their batch puts the folds together typed (one_shuffle)
+            typed = typed_plans(self.compiled, schema)
+            if together:
+                self._merge_together(together, typed.combined, "empty")
+            if changing:
+                self._merge_together(changing, typed.combined_changes, "no_changes")
         for branch_read in reads:
             if branch_read in together or branch_read in changing:
                 continue
