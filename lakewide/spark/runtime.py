@@ -47,8 +47,8 @@ MERGE_PRUNING_CONF = {
 # engines' folds and the tests give the same rows on either version, as on the Spark 3.5 the
 # semantics were verified on (docs/how-to/spark-version.md). A profile's spark_conf may turn it on.
 SQL_SEMANTICS_CONF = {"spark.sql.ansi.enabled": "false"}
-# A wide model's bootstrap and batch join one pre-fold per source on the key
-# (lakewide.compiler.folds.build_prefolds): one sort per source in the same task. Spark sizes its
+# A wide model of deduplicate or first_row joins one pre-fold per source on the key
+# (lakewide.compiler.folds.prefold_rows): one sort per source in the same task. Spark sizes its
 # memory pages from the memory per core (about a sixteenth of a task's share), and each sort holds
 # at least one page, so past about a dozen sources a task could not get memory for the next sort
 # (UNABLE_TO_ACQUIRE_MEMORY) at any driver memory. 1 MB pages let a task hold hundreds of sorts.

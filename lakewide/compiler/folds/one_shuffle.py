@@ -1,8 +1,8 @@
-"""The bootstrap's per-source folds put together by one shuffle instead of an S-way join.
+"""The per-source folds put together by one shuffle instead of an S-way join.
 
 Each fold's rows become its keys and its own columns, UNION ALL, grouped by the key
-(``build_prefolds.assembled`` uses it for every bootstrap it assembles). A UNION ALL needs
-one row type in every branch, so:
+(``build_prefolds.assembled`` uses it for every bootstrap and batch it assembles). A UNION
+ALL needs one row type in every branch, so:
 
 * with the folds' column types (``WideModel.fold_types``: Spark's, handed by a run that
   analysed the bootstrap for its contract), each branch is ``(k, i, STRUCT(p0, p1, ...))``:
@@ -31,11 +31,11 @@ PAYLOAD = "__lw_payload"
 
 
 def one_shuffle(model: WideModel, select: exp.Select, keys_alias: str) -> exp.Select:
-    """``select`` (the folds LEFT JOINed to the union of their keys, named ``keys_alias``)
-    with the folds put together by one shuffle instead: each fold's rows as its keys and its
-    columns (:func:`typed_rows`, else one ``STRUCT`` per source, NULL in the other sources'
-    rows), UNION ALL, grouped by the key with each source's struct its one non-NULL value; a
-    fold's column ``f.c`` is read as ``s.c``. Measured at 16 x 16, 20,000 keys
+    """``select`` (over the folds, read as ``f.c``, from ``keys_alias``) with the folds put
+    together by one shuffle: each fold's rows as its keys and its columns
+    (:func:`typed_rows`, else one ``STRUCT`` per source, NULL in the other sources' rows),
+    UNION ALL, grouped by the key with each source's struct its one non-NULL value; a fold's
+    column ``f.c`` is read as ``s.c``. Measured at 16 x 16, 20,000 keys
     (benchmarks/logs.md), JVM CPU of the bootstrap SELECT: aggregation 37.6-41.3 s with the
     joins, 14.7-15.8 s so (the JOIN rebuild 23.1 s); the S-way join of sorted folds is where
     the bootstrap's time went."""
