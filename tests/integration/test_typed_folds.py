@@ -18,6 +18,7 @@ import pytest
 
 from lakewide.compiler import compile_model
 from lakewide.dialect import to_sql
+from lakewide.run.models.executor import run_models
 from tests.integration.conftest import ModelRun, null_first, statements
 
 pytestmark = [pytest.mark.spark]
@@ -153,3 +154,19 @@ def test_a_refold_whose_stored_contract_answered_is_sent_typed(
     assert len(folds) == 1, folds  # the re-fold, no analysis of the query
     assert "__lw_src" in folds[0] and "NULL AS __lw_s" not in folds[0]
     assert rows == untyped(m)[0]
+
+
+def test_a_restate_is_sent_typed(model_run: Callable[..., ModelRun]) -> None:
+    """``run --restate``: the restated keys' folds put together typed (the types stored with
+    the contract), equal to the untyped bootstrap's rows."""
+    m = model_run(AGG, SCHEMAS)
+    for table, rows in batch(0).items():
+        m.write(table, rows)
+    m.step({})
+    manifest = m.run.manifest()
+    with statements() as seen:
+        [result] = run_models(manifest, ["m"], m.run.adapter(manifest), restate="k > 1")
+    assert result.status == "success", result.message
+    [restated] = [t for t in seen if "__lw_f0" in t]
+    assert "__lw_src" in restated and "NULL AS __lw_s" not in restated
+    assert m.run.rows("m") == untyped(m)[0]

@@ -34,17 +34,21 @@ def with_fold_structs(model: WideModel, query: exp.Expr) -> exp.Select | None:
     return one_shuffle.with_fold_structs(model, query, KEYS)
 
 
-def typed_plans(compiled: CompiledModel, schema: ModelSchema | None) -> ModelPlans:
-    """``compiled``'s plans, compiled again with the folds' column types where the run's
-    analysis for ``schema`` gave them; else as compiled."""
-    model, plans = compiled.model, compiled.plans
-    assert plans is not None
+def typed_model(compiled: CompiledModel, schema: ModelSchema | None) -> CompiledModel:
+    """``compiled``, compiled again with the folds' column types where the run's analysis
+    for ``schema`` (or the types stored with it) gave them; else as compiled."""
+    model = compiled.model
     types = (
         {} if model is None or schema is None else one_shuffle.fold_types_of(model, schema.fields)
     )
     if not types:
-        return plans
+        return compiled
     context = dataclasses.replace(compiled.context, fold_types=types)
-    typed = compile_model(compiled.node, context).plans
-    assert typed is not None
-    return typed
+    return compile_model(compiled.node, context)
+
+
+def typed_plans(compiled: CompiledModel, schema: ModelSchema | None) -> ModelPlans:
+    """``compiled``'s plans, typed as :func:`typed_model` compiles them."""
+    plans = typed_model(compiled, schema).plans
+    assert plans is not None
+    return plans

@@ -29,7 +29,7 @@ from lakewide.project.manifest import Manifest
 from lakewide.project.nodes import Relation
 from lakewide.run.models.branch_run import overwriting
 from lakewide.run.models.delta_join_run import delta_offsets, run_delta_joins
-from lakewide.run.models.fold_types import typed_plans, with_fold_structs
+from lakewide.run.models.fold_types import typed_model, typed_plans, with_fold_structs
 from lakewide.run.models.outcomes import KeyTableOutcome, SourceRange
 from lakewide.run.models.read_modes import ReadPlan, choose_read
 from lakewide.run.models.refresh_choice import PlannedRead, choose_refresh
@@ -110,6 +110,7 @@ class KeyTableRun:
         self.progress: dict[str, int | None] = {}
         self.recorded: dict[str, int | None] | None = None  # the offsets of this run's last commit
         self.outcome = KeyTableOutcome("")
+        self.schema: ModelSchema | None = None  # incremental: the contract it planned with
 
     def written(self) -> list[Relation]:
         """The tables this model's runs write: its own and its changelog table, if it keeps one."""
@@ -329,7 +330,7 @@ class KeyTableRun:
         self.outcome = outcome = KeyTableOutcome("incremental")
         meta = self.adapter.table_meta(self.relation)
         self.pin_all(ordered=False)
-        schema = self._schema(meta=meta)
+        schema = self.schema = self._schema(meta=meta)
         assert schema is not None
         if schema.plan is None:  # a table built before contracts: its digest must match
             refuse_changed_models(self.manifest, [self.name], lambda _: meta)
@@ -428,8 +429,10 @@ class KeyTableRun:
         folded again from every record of every source at those same snapshots and MERGEd in
         one commit carrying the same offsets: the keys outside the predicate, already at the
         pinned snapshots, lose and repeat no batch."""
-        steps = self.compiled.restate_plan(predicate)
+        self.compiled.restate_plan(predicate)  # a bad predicate fails before anything runs
         outcome = self.incremental()
+        # the restated keys' folds put together typed, as the bootstrap's (one_shuffle)
+        steps = typed_model(self.compiled, self.schema).restate_plan(predicate)
         self.order_pins()  # the restated keys are folded from the pinned views
         params = self._run(steps)
         outcome.plan = "restate"
