@@ -73,16 +73,3 @@ def reduce_per_key(rows: Rows, source: exp.Query) -> exp.Select:
         .where(key_not_null, copy=False)
         .group_by(*(k.copy() for k in keys), copy=False)
     )
-
-
-def rows_of(fold: exp.Select) -> exp.Query:
-    """The rows a :func:`reduce_per_key` fold reads (its ``source``, in place)."""
-    node: exp.Expr = fold
-    while True:
-        derived = node.args["from_"].this
-        assert isinstance(derived, exp.Subquery)
-        if derived.alias == ROWS_ALIAS:
-            rows = derived.this
-            assert isinstance(rows, exp.Query)
-            return rows
-        node = derived.this
