@@ -38,7 +38,7 @@ FLOOR = """
 import sys
 from pathlib import Path
 import sqlglot
-from lakewide.dialect import DIALECT, to_sql
+from lakewide.vocabulary.dialect import DIALECT, to_sql
 from lakewide.project.manifest import load_manifest
 from lakewide.project.profiles_file import find_profiles_file, load_output
 from lakewide.project.settings import load_project

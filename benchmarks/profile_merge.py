@@ -23,12 +23,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import generate  # noqa: E402
 import run as bench  # noqa: E402
 
-from lakewide.dialect import to_sql  # noqa: E402
 from lakewide.project.manifest import load_manifest  # noqa: E402
 from lakewide.project.profiles_file import load_output  # noqa: E402
 from lakewide.project.settings import load_project  # noqa: E402
 from lakewide.spark.adapter import SparkAdapter  # noqa: E402
 from lakewide.spark.runtime import create_session, spark_conf  # noqa: E402
+from lakewide.vocabulary.dialect import to_sql  # noqa: E402
 
 
 def executions(spark: Any) -> list[Any]:

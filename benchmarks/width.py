@@ -52,9 +52,9 @@ from width_models import Shape  # noqa: E402
 from width_setup import STEPS, manifest_of, open_spark, start_shape, write_round  # noqa: E402
 
 from lakewide.compiler import compile_model  # noqa: E402
-from lakewide.dialect import to_sql  # noqa: E402
 from lakewide.spark.adapter import SparkAdapter  # noqa: E402
 from lakewide.spark.merge_planning import planned_as_merge  # noqa: E402
+from lakewide.vocabulary.dialect import to_sql  # noqa: E402
 
 
 def compile_figures(project: Path, engines: list[str]) -> dict[str, Any]:

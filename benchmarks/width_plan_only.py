@@ -29,9 +29,9 @@ import width_setup
 from sqlglot import exp
 from width_models import Shape
 
-from lakewide.dialect import to_sql
 from lakewide.spark.adapter import SparkAdapter
 from lakewide.spark.merge_planning import EXCLUDED, MERGE_EXCLUDED_RULES, rules_excluded
+from lakewide.vocabulary.dialect import to_sql
 
 STEPS = ("bootstrap", "one", "all", "noop")
 

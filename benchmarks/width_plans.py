@@ -33,9 +33,9 @@ from typing import Any
 from lakewide.compiler.model.wide_model import WideModel, analyze
 from lakewide.compiler.statements.build_bootstrap import bootstrap_query
 from lakewide.compiler.statements.build_merge import combined_batch
-from lakewide.dialect import to_sql
 from lakewide.project.config.model_config import parse_model_config
 from lakewide.project.nodes import ModelNode, Relation
+from lakewide.vocabulary.dialect import to_sql
 
 RESULTS = Path(__file__).parent / "results"
 STEPS = ("analyze", "optimize", "physical", "execute")

@@ -20,7 +20,7 @@ from lakewide import __version__
 from lakewide.commands.output import output
 from lakewide.commands.output.console import console
 from lakewide.commands.services.context import Options, parse_vars, parsed
-from lakewide.errors import LakewideError, RunInterrupted
+from lakewide.vocabulary.errors import LakewideError, RunInterrupted
 
 # each command's module, imported only when the command is invoked or listed (a command's
 # start-up then imports its own layers, not every other command's)

@@ -86,7 +86,8 @@ def test_every_command_module_is_independent_of_the_others() -> None:
 
 
 def test_few_modules_at_the_top() -> None:
-    """What stays directly in lakewide/ is shared vocabulary; the rest lives in its layer."""
+    """What stays directly in lakewide/ is the CLI and the entry points; the rest lives in its
+    layer (the shared words in lakewide/vocabulary/)."""
     top = sorted(p.name for p in PACKAGE.glob("*.py"))
     assert len(top) < 15, top
 
@@ -101,7 +102,8 @@ def test_layers_name_every_package() -> None:
 
 
 def test_one_dialect_constant() -> None:
-    """Spark SQL is named once (lakewide.dialect.DIALECT): no parse, type or print spells it."""
+    """Spark SQL is named once (lakewide.vocabulary.dialect.DIALECT): no parse, type or print
+    spells it."""
     spelled = re.compile(
         r"""(?:read|dialect)=["']spark["']|\.sql\(["']spark["']\)|= ["']spark["']$"""
     )

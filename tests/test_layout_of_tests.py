@@ -16,7 +16,7 @@ TESTS = Path(__file__).resolve().parent
 PACKAGE = TESTS.parent / "lakewide"
 
 #: test files of the package's top-level modules and of the whole package (its import layers)
-TOP_LEVEL = {"test_cli.py", "test_faults.py", "test_layers.py", "test_layout_of_tests.py"}
+TOP_LEVEL = {"test_cli.py", "test_layers.py", "test_layout_of_tests.py"}
 
 #: folders of tests that are not unit tests of one module, and of the tests' helpers
 FEATURE_FOLDERS = {

@@ -16,8 +16,8 @@ from pathlib import Path
 
 from lakewide.artifacts.manifest_json import compiled_checksum
 from lakewide.compiler.plans.upstream import compile_in
-from lakewide.errors import LakewideError
 from lakewide.project.manifest import Manifest
+from lakewide.vocabulary.errors import LakewideError
 
 # a pool forks after this is set: its workers compile from the parent's parsed project
 _project: list[tuple[Manifest, Path, Callable[[Path, dict[str, str]], None], bool]] = []

@@ -26,12 +26,12 @@ from lakewide import __version__
 from lakewide.artifacts.seed_state import SEEDS_RECORDED, seed_nodes
 from lakewide.artifacts.state_compare import STATE_VERSION, state_digests
 from lakewide.compiler.plans.upstream import compile_in, plan_context
-from lakewide.errors import LakewideError
 from lakewide.project.data_tests import DataTest
 from lakewide.project.manifest import Manifest
 from lakewide.project.nodes import ModelNode
 from lakewide.project.user_cache import code_digest
 from lakewide.state.definition import definition_digest
+from lakewide.vocabulary.errors import LakewideError
 
 
 def _sha256(text: str) -> str:

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from lakewide import __version__
-from lakewide.errors import UsageError
 from lakewide.project.settings import Project
+from lakewide.vocabulary.errors import UsageError
 
 
 def write_run_results(

@@ -20,10 +20,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from lakewide.errors import ConfigError
 from lakewide.project.manifest import Manifest
 from lakewide.project.nodes import Relation
 from lakewide.project.seeds import Seed, find_seeds
+from lakewide.vocabulary.errors import ConfigError
 
 SEEDS_RECORDED = "seeds_recorded"  # the metadata key saying the manifest records its seeds
 

@@ -27,10 +27,10 @@ from typing import Any
 
 from lakewide import __version__
 from lakewide.artifacts.seed_state import StateSeed, modified_seeds, seed_readers, state_seeds
-from lakewide.errors import ConfigError
 from lakewide.project.manifest import Manifest, load_manifest
 from lakewide.project.nodes import ModelNode, Relation
 from lakewide.state.definition import normalized_tokens
+from lakewide.vocabulary.errors import ConfigError
 
 #: the shape of the state digests in ``manifest.json`` (metadata ``state_version``)
 STATE_VERSION = 1

@@ -30,8 +30,8 @@ from lakewide.commands.services.run_tag import refuse_taken, tag_options, tag_re
 from lakewide.commands.services.seeds import check_seeds, load_and_report
 from lakewide.commands.services.spark_start import with_adapter
 from lakewide.commands.services.tests import RESOURCE_TYPES, chosen_unit_tests, kinds_to_run
-from lakewide.errors import ConfigError
 from lakewide.project.manifest import Manifest
+from lakewide.vocabulary.errors import ConfigError
 
 if TYPE_CHECKING:
     from lakewide.run.testing.unit_tests import UnitTest

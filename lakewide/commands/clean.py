@@ -9,10 +9,10 @@ import click
 
 from lakewide.commands.output.console import console
 from lakewide.commands.services.context import Options, pass_options
-from lakewide.errors import ConfigError, LakewideError
 from lakewide.project.profiles import warehouse_path
 from lakewide.project.profiles_file import find_profiles_file, load_output
 from lakewide.project.settings import Project, load_project
+from lakewide.vocabulary.errors import ConfigError, LakewideError
 
 KEY = "tool.lakewide.clean-targets"
 

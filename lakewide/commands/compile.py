@@ -26,10 +26,10 @@ from lakewide.commands.services.context import (
 )
 from lakewide.commands.services.tests import chosen_tests, chosen_unit_tests
 from lakewide.compiler.queries.data_test_queries import failing_rows
-from lakewide.dialect import to_sql
 from lakewide.project.manifest import Manifest
 from lakewide.project.profiles_file import find_profiles_file
 from lakewide.project.settings import load_project
+from lakewide.vocabulary.dialect import to_sql
 
 
 def _replace_folder(folder: Path, files: dict[str, str]) -> None:

@@ -19,9 +19,9 @@ from lakewide.commands.output.output import output_options
 from lakewide.commands.services.context import Options, model_named, pass_options
 from lakewide.commands.services.spark_start import with_adapter
 from lakewide.compiler.queries.table_diff import COUNT_NAMES, DiffQuery, duplicate_keys
-from lakewide.errors import UsageError
 from lakewide.project.manifest import Manifest
 from lakewide.project.nodes import Relation
+from lakewide.vocabulary.errors import UsageError
 
 if TYPE_CHECKING:
     from lakewide.spark.adapter import SparkAdapter

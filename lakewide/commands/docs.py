@@ -11,7 +11,7 @@ from rich.markup import escape
 
 from lakewide.commands.output.console import console
 from lakewide.commands.services.context import Options, pass_options, profile_options
-from lakewide.errors import ConfigError
+from lakewide.vocabulary.errors import ConfigError
 
 
 @click.group()

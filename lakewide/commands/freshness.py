@@ -9,7 +9,6 @@ import click
 from rich.markup import escape
 from rich.table import Table
 
-from lakewide import events
 from lakewide.commands.output.console import console
 from lakewide.commands.output.output import loud, mode, output_options
 from lakewide.commands.services.context import (
@@ -19,9 +18,10 @@ from lakewide.commands.services.context import (
     selected,
     selection,
 )
-from lakewide.errors import ConfigError
 from lakewide.project.durations import describe
 from lakewide.state.lag import FRESH, ModelLag, model_lags
+from lakewide.vocabulary import events
+from lakewide.vocabulary.errors import ConfigError
 
 COLOURS = {"pass": "green", "error": "red", "none": "dim", "unknown": "yellow"}
 

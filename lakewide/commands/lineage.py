@@ -15,11 +15,11 @@ from rich.table import Table
 
 from lakewide.commands.output.console import console
 from lakewide.commands.services.context import Options, model_named, pass_options, profile_options
-from lakewide.errors import ConfigError
 from lakewide.project.manifest import Manifest
 from lakewide.project.nodes import Relation
 from lakewide.project.profiles import Output
 from lakewide.state.offsets import TableMeta
+from lakewide.vocabulary.errors import ConfigError
 
 
 @contextmanager

@@ -10,9 +10,9 @@ import click
 from lakewide.commands.output.console import console
 from lakewide.commands.services.context import Options, pass_options, profile_options
 from lakewide.commands.services.spark_start import with_adapter
-from lakewide.errors import UsageError
 from lakewide.project.manifest import Manifest
 from lakewide.project.nodes import Relation
+from lakewide.vocabulary.errors import UsageError
 
 if TYPE_CHECKING:
     from lakewide.spark.adapter import SparkAdapter

@@ -35,8 +35,8 @@ def _protected_line(protected: dict[int, str]) -> str:
 
 
 def _dry_run(manifest: Manifest, names: list[str], meta_of: MetaOf) -> int:
-    from lakewide.dialect import to_sql
     from lakewide.run.maintenance.maintenance_steps import plan_table
+    from lakewide.vocabulary.dialect import to_sql
 
     now = datetime.now(timezone.utc)
     for name in names:

@@ -17,8 +17,8 @@ from lakewide.commands.services.context import (
 )
 from lakewide.commands.services.spark_start import with_adapter
 from lakewide.commands.services.tests import chosen_tests, report_test, summarize
-from lakewide.errors import UsageError
 from lakewide.project.manifest import Manifest
+from lakewide.vocabulary.errors import UsageError
 
 if TYPE_CHECKING:
     from lakewide.run.maintenance.publish import Move

@@ -10,15 +10,15 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError
 
-from lakewide import events
 from lakewide.commands.output.tables import print_table, rows_table
 from lakewide.commands.services.context import Options, model_named, pass_options, profile_options
 from lakewide.commands.services.spark_start import with_adapter
-from lakewide.dialect import DIALECT
-from lakewide.errors import ModelRunError, UsageError
 from lakewide.project.config.model_config import SnapshotConfig
 from lakewide.project.manifest import Manifest
 from lakewide.project.nodes import ModelNode, Relation
+from lakewide.vocabulary import events
+from lakewide.vocabulary.dialect import DIALECT
+from lakewide.vocabulary.errors import ModelRunError, UsageError
 
 if TYPE_CHECKING:
     from lakewide.spark.adapter import SparkAdapter

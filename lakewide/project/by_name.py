@@ -23,8 +23,8 @@ from pathlib import Path
 
 from sqlglot import exp
 
-from lakewide.dialect import DIALECT
-from lakewide.errors import CompileError
+from lakewide.vocabulary.dialect import DIALECT
+from lakewide.vocabulary.errors import CompileError
 
 
 def _chain(query: exp.Expr) -> list[exp.Union] | None:

@@ -20,13 +20,13 @@ from pydantic import Field, field_validator
 from sqlglot import exp
 from sqlglot.errors import ParseError
 
-from lakewide.dialect import DIALECT
-from lakewide.errors import ConfigError
 from lakewide.project.config.specs import Strict, checked, unknown_key
 from lakewide.project.model_properties import ModelProperties, TestEntry
 from lakewide.project.nodes import ModelNode, Relation
 from lakewide.project.sources import Source
 from lakewide.project.text_files import read_utf8
+from lakewide.vocabulary.dialect import DIALECT
+from lakewide.vocabulary.errors import ConfigError
 
 SINGULAR = "singular"
 _THRESHOLD = re.compile(r"^\s*(==|=|!=|<>|>=|<=|>|<)\s*(\d+)\s*$")

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from lakewide.errors import ConfigError
 from lakewide.project.nodes import ModelNode
+from lakewide.vocabulary.errors import ConfigError
 
 
 def _find_cycle(models: dict[str, ModelNode], remaining: set[str]) -> list[str]:

@@ -6,7 +6,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from lakewide.errors import ConfigError
 from lakewide.project.config.kinds import names_a_view
 from lakewide.project.config.model_config import SnapshotConfig, parse_model_config
 from lakewide.project.data_tests import (
@@ -22,6 +21,7 @@ from lakewide.project.render import Renderer, RenderResult, template_cache
 from lakewide.project.settings import Project
 from lakewide.project.sources import Source, load_sources
 from lakewide.project.text_files import read_utf8
+from lakewide.vocabulary.errors import ConfigError
 
 
 @dataclass

@@ -14,9 +14,9 @@ from typing import Any
 
 import yaml
 
-from lakewide.errors import ConfigError
 from lakewide.project.config.specs import Strict, checked
 from lakewide.project.text_files import load_yaml, read_utf8
+from lakewide.vocabulary.errors import ConfigError
 
 
 @dataclass(frozen=True)

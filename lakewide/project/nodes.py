@@ -8,8 +8,8 @@ from pathlib import Path
 
 from sqlglot import exp
 
-from lakewide.dialect import DIALECT
 from lakewide.project.config.model_config import ModelConfig
+from lakewide.vocabulary.dialect import DIALECT
 
 
 @dataclass(frozen=True)

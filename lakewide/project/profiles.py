@@ -16,9 +16,9 @@ from pydantic import (
     field_validator,
 )
 
-from lakewide.errors import ConfigError
 from lakewide.project.branch_name import check_branch_name
 from lakewide.project.durations import parse_retention
+from lakewide.vocabulary.errors import ConfigError
 
 CatalogType = Literal["hadoop", "rest", "hive", "jdbc"]
 MASTER_FORMS = (

@@ -14,11 +14,11 @@ from pydantic import (
     ValidationError,
 )
 
-from lakewide.errors import ConfigError
 from lakewide.project.connect_profile import check_connect
 from lakewide.project.jdbc import check_jdbc
 from lakewide.project.profiles import Output, check_master, check_rest
 from lakewide.project.text_files import load_yaml, read_utf8
+from lakewide.vocabulary.errors import ConfigError
 
 #: the environment variables ``env_var()`` read in this process (what a compile depended on)
 ENV_READ: set[str] = set()

@@ -18,13 +18,13 @@ from typing import Any
 import jinja2
 from jinja2 import Environment, StrictUndefined, Template, TemplateError, TemplateSyntaxError
 
-from lakewide.errors import ConfigError, LakewideError
 from lakewide.project.nodes import Relation
 from lakewide.project.profiles_file import env_var
 from lakewide.project.sources import Source
 from lakewide.project.text_files import read_utf8
 from lakewide.project.union_sources import SourceText, union_sources
 from lakewide.project.user_cache import cache_folder, write_entry
+from lakewide.vocabulary.errors import ConfigError, LakewideError
 
 _CONFIG_CALL = re.compile(r"\bconfig\s*\(")
 # what a template's compiled code depends on besides its text: Python, jinja and this module

@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from lakewide.errors import ConfigError
+from lakewide.vocabulary.errors import ConfigError
 
 FILES = {
     "pyproject.toml": """[project]

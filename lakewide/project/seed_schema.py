@@ -8,8 +8,8 @@ import re
 
 from sqlglot import exp
 
-from lakewide.dialect import DIALECT
 from lakewide.project.nodes import Relation
+from lakewide.vocabulary.dialect import DIALECT
 
 WIDER = {("int", "bigint"), ("float", "double")}
 _DECIMAL = re.compile(r"decimal\((\d+),\s*(\d+)\)")

@@ -16,14 +16,14 @@ import yaml
 from sqlglot import exp
 from sqlglot.errors import ParseError
 
-from lakewide.dialect import DIALECT
-from lakewide.errors import ConfigError
 from lakewide.project.config.specs import unknown_key
 from lakewide.project.nodes import Relation
 from lakewide.project.profiles import Output
 from lakewide.project.settings import Project
 from lakewide.project.text_files import load_yaml, read_utf8
 from lakewide.project.text_types import infer_text_type
+from lakewide.vocabulary.dialect import DIALECT
+from lakewide.vocabulary.errors import ConfigError
 
 ENTRY_KEYS = ("name", "column_types", "description", "config")
 TYPE_EXAMPLES = "int, bigint, double, decimal(10,2), string, boolean, date, timestamp"

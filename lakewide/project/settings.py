@@ -10,9 +10,9 @@ from typing import Annotated, Any
 
 from pydantic import BeforeValidator, Field
 
-from lakewide.errors import ConfigError
 from lakewide.project.config.specs import Strict, checked
 from lakewide.project.text_files import read_utf8
+from lakewide.vocabulary.errors import ConfigError
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -9,10 +9,10 @@ from typing import Any
 import yaml
 from pydantic import Field
 
-from lakewide.errors import ConfigError
 from lakewide.project.config.specs import Strict, checked
 from lakewide.project.nodes import Relation
 from lakewide.project.text_files import load_yaml, read_utf8
+from lakewide.vocabulary.errors import ConfigError
 
 
 class SourceTable(Strict):

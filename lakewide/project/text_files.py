@@ -10,8 +10,8 @@ from typing import Any
 
 import yaml
 
-from lakewide.errors import ConfigError
 from lakewide.project.user_cache import cache_folder, write_entry
+from lakewide.vocabulary.errors import ConfigError
 
 # libyaml's parser when PyYAML was built with it: ten times faster on a large sources.yml
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)

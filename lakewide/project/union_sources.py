@@ -27,9 +27,9 @@ from typing import Any
 from sqlglot import exp
 from sqlglot.errors import ParseError
 
-from lakewide.dialect import DIALECT
-from lakewide.errors import ConfigError
 from lakewide.project.sources import Source
+from lakewide.vocabulary.dialect import DIALECT
+from lakewide.vocabulary.errors import ConfigError
 
 USAGE = (
     "lakewide.union_sources([source('s', 'a'), {'relation': ref('m'), 'columns': "

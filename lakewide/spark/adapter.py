@@ -9,9 +9,6 @@ from typing import Any
 
 from sqlglot import exp
 
-from lakewide import events
-from lakewide.dialect import to_sql
-from lakewide.errors import BranchError, CommitConflict, CommitUnknown, ModelRunError
 from lakewide.project.nodes import Relation
 from lakewide.spark.branch_errors import branch_refusal
 from lakewide.spark.branches import BranchWrites
@@ -24,6 +21,9 @@ from lakewide.spark.time_travel import in_schema
 from lakewide.state.arrival import SnapshotRead, arrival_reads
 from lakewide.state.offsets import TableMeta
 from lakewide.state.upstream_changes import reads_by_position
+from lakewide.vocabulary import events
+from lakewide.vocabulary.dialect import to_sql
+from lakewide.vocabulary.errors import BranchError, CommitConflict, CommitUnknown, ModelRunError
 
 
 def staged_count(frame: Any) -> int | None:

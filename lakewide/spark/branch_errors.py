@@ -9,8 +9,8 @@ returns a BranchError carrying Iceberg's line after lakewide's explanation.
 
 from __future__ import annotations
 
-from lakewide.errors import BranchError
 from lakewide.project.profiles import Output
+from lakewide.vocabulary.errors import BranchError
 
 #: the session setting that makes Iceberg read and write tables with write.wap.enabled on a
 #: branch; lakewide names branches itself (lakewide.spark.branches) and must not meet it

@@ -20,14 +20,14 @@ from typing import Any
 
 from sqlglot import exp
 
-from lakewide.dialect import to_sql
-from lakewide.errors import ModelRunError, UsageError
 from lakewide.project.branch_name import MAIN
 from lakewide.project.nodes import Relation
 from lakewide.spark.procedures import call
 from lakewide.spark.table_metadata import MetadataReads
 from lakewide.state.branches import branch_state
 from lakewide.state.contract_store import ContractStore
+from lakewide.vocabulary.dialect import to_sql
+from lakewide.vocabulary.errors import ModelRunError, UsageError
 
 #: the statements whose tables are read or written on the branch (DDL changes the whole table)
 _ON_BRANCH = (exp.Query, exp.Insert, exp.Merge, exp.Delete, exp.Update)

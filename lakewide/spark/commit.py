@@ -6,7 +6,7 @@ import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from lakewide.errors import RuntimeSetupError
+from lakewide.vocabulary.errors import RuntimeSetupError
 
 T = TypeVar("T")
 _callback_start = threading.Lock()

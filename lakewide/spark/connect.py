@@ -23,10 +23,10 @@ from typing import Any, TypeVar
 
 from sqlglot import exp
 
-from lakewide.dialect import to_sql
-from lakewide.errors import RuntimeSetupError
 from lakewide.project.connect_profile import connect_address, server_address, server_host_port
 from lakewide.project.profiles import Output
+from lakewide.vocabulary.dialect import to_sql
+from lakewide.vocabulary.errors import RuntimeSetupError
 
 T = TypeVar("T")
 SNAPSHOT_PROPERTY = "spark.sql.iceberg.snapshot-property."

@@ -8,7 +8,6 @@ import csv
 from pathlib import Path
 from typing import Any
 
-from lakewide.errors import ConfigError, ModelRunError
 from lakewide.project.nodes import Relation
 from lakewide.spark.errors import short
 from lakewide.spark.seed_csv import (
@@ -18,6 +17,7 @@ from lakewide.spark.seed_csv import (
     find_misfits,
     misfit_error,
 )
+from lakewide.vocabulary.errors import ConfigError, ModelRunError
 
 LOADED_FILE = "lakewide.loaded-file"  # snapshot summary: the file an append came from
 NUMBERS = ("tinyint", "smallint", "int", "bigint", "float", "double")

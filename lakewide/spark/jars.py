@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from lakewide.errors import RuntimeSetupError
+from lakewide.vocabulary.errors import RuntimeSetupError
 
 # Shaded packages lakewide relies on in the runtime jar: Jackson (table metadata, every
 # catalog) and HttpClient 5 (the REST catalog client). tests/spark/test_jars.py checks the pin.

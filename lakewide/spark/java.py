@@ -10,7 +10,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from lakewide.errors import RuntimeSetupError
+from lakewide.vocabulary.errors import RuntimeSetupError
 
 MIN_JAVA = 17
 _INSTALL_HINT = (

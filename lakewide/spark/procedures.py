@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from lakewide.dialect import to_sql
 from lakewide.project.nodes import Relation
+from lakewide.vocabulary.dialect import to_sql
 
 
 def call(catalog: str, name: str, arguments: dict[str, exp.Expression]) -> exp.Command:

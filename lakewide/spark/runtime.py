@@ -16,10 +16,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from lakewide.errors import ConfigError, RunInterrupted, RuntimeSetupError
 from lakewide.project.profiles import CATALOG_NAME
 from lakewide.spark.jars import bundled_jars, uses_bundled_jars
 from lakewide.spark.java import find_java
+from lakewide.vocabulary.errors import ConfigError, RunInterrupted, RuntimeSetupError
 
 ICEBERG_EXTENSIONS = "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"
 ICEBERG_CATALOG = "org.apache.iceberg.spark.SparkCatalog"

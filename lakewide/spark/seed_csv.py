@@ -9,12 +9,12 @@ import re
 from pathlib import Path
 from typing import Any
 
-from lakewide.errors import ConfigError, ModelRunError
 from lakewide.project.nodes import Relation
 from lakewide.project.seed_schema import evolution
 from lakewide.project.seeds import line_of_value
 from lakewide.spark.errors import short
 from lakewide.spark.table_metadata import MetadataReads
+from lakewide.vocabulary.errors import ConfigError, ModelRunError
 
 SEED_DIGEST = "lakewide.seed-sha256"
 SEED_LINES = "lakewide.seed-lines"  # how many lines of the CSV the table holds

@@ -13,9 +13,6 @@ from typing import Any
 
 from sqlglot import exp
 
-from lakewide import events
-from lakewide.dialect import to_sql
-from lakewide.errors import ModelRunError, RunInterrupted, RuntimeSetupError, SparkExitedError
 from lakewide.project.connect_profile import server_address
 from lakewide.project.nodes import Relation
 from lakewide.project.profiles import Output
@@ -23,6 +20,14 @@ from lakewide.spark.branch_errors import branch_refusal
 from lakewide.spark.errors import describe, short
 from lakewide.state.metadata import MetadataReader
 from lakewide.state.readers import metadata_reader
+from lakewide.vocabulary import events
+from lakewide.vocabulary.dialect import to_sql
+from lakewide.vocabulary.errors import (
+    ModelRunError,
+    RunInterrupted,
+    RuntimeSetupError,
+    SparkExitedError,
+)
 
 _ICEBERG_JAR = re.compile(
     r"iceberg-spark-runtime-[0-9.]+_[0-9.]+[-:]([0-9][0-9A-Za-z.-]*?)(?:\.jar)?(?:,|$)"

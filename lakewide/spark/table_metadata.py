@@ -10,13 +10,13 @@ from typing import Any
 
 from sqlglot import exp
 
-from lakewide.errors import ModelRunError
 from lakewide.project.branch_name import MAIN
 from lakewide.project.nodes import Relation
 from lakewide.spark.errors import unreadable
 from lakewide.spark.session import Session
 from lakewide.state.branches import on_branch
 from lakewide.state.offsets import Snapshot, TableMeta
+from lakewide.vocabulary.errors import ModelRunError
 
 
 class MetadataReads(Session):

@@ -21,9 +21,9 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from lakewide.dialect import to_sql
 from lakewide.project.nodes import ModelNode
 from lakewide.state.offsets import Snapshot, TableMeta, offset_relation, snapshot_offsets
+from lakewide.vocabulary.dialect import to_sql
 
 #: relation key -> the snapshots of it a lineage names (None: the relation had no snapshot)
 Lineage = dict[str, frozenset[int | None]]

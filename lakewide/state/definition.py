@@ -34,11 +34,11 @@ from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import TokenError
 
 from lakewide import __version__
-from lakewide.dialect import DIALECT
-from lakewide.errors import ConfigError
 from lakewide.project.manifest import Manifest
 from lakewide.project.nodes import ModelNode, Relation
 from lakewide.state.offsets import DEFINITION, VERSION, TableMeta, last_commit
+from lakewide.vocabulary.dialect import DIALECT
+from lakewide.vocabulary.errors import ConfigError
 
 # Bump when lakewide changes the layout of the tables it builds (hidden columns, types, ...) so
 # that a table built before the change can no longer take the new incremental plan.

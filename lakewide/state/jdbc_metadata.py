@@ -17,12 +17,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from lakewide.errors import RuntimeSetupError
 from lakewide.project.jdbc import DATABASES, database_kind, libpq_uri, login, sqlite_file
 from lakewide.project.nodes import Relation
 from lakewide.project.profiles import Output, warehouse_path
 from lakewide.state.metadata import corrupt_metadata, parse_error, table_meta_of
 from lakewide.state.offsets import TableMeta
+from lakewide.vocabulary.errors import RuntimeSetupError
 
 _SELECT = (
     "SELECT metadata_location FROM iceberg_tables "

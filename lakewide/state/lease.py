@@ -19,9 +19,9 @@ import time
 from collections.abc import Iterator
 from typing import Any, Protocol
 
-from lakewide.errors import ModelRunError, RuntimeSetupError
 from lakewide.project.jdbc import database_kind, libpq_uri
 from lakewide.project.profiles import Output
+from lakewide.vocabulary.errors import ModelRunError, RuntimeSetupError
 
 #: advisory-lock key space of lakewide's leases (the first half of the two-int key)
 _NAMESPACE = 0x1A4E

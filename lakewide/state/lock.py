@@ -10,8 +10,8 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from types import TracebackType
 
-from lakewide.errors import LakewideError
 from lakewide.project.profiles import Output, warehouse_path
+from lakewide.vocabulary.errors import LakewideError
 
 LOCK_FILE = ".lakewide.lock"
 

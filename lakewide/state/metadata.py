@@ -13,10 +13,10 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from lakewide.errors import ModelRunError
 from lakewide.project.nodes import Relation
 from lakewide.state.metadata_json import plain_table_meta
 from lakewide.state.offsets import Snapshot, TableColumn, TableMeta
+from lakewide.vocabulary.errors import ModelRunError
 
 if TYPE_CHECKING:
     from pyiceberg.table.metadata import TableMetadata

@@ -16,11 +16,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from lakewide.errors import RuntimeSetupError
 from lakewide.project.nodes import Relation
 from lakewide.project.profiles import Output
 from lakewide.state.metadata import table_meta_of
 from lakewide.state.offsets import TableMeta
+from lakewide.vocabulary.errors import RuntimeSetupError
 
 _FILE_IO = "lakewide.state.rest_file_io.MetadataOnlyFileIO"  # imported by pyiceberg
 

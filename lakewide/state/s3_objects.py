@@ -22,8 +22,8 @@ import urllib.parse
 import urllib.request
 from dataclasses import dataclass
 
-from lakewide.errors import RuntimeSetupError
 from lakewide.project.profiles import Output
+from lakewide.vocabulary.errors import RuntimeSetupError
 
 _EMPTY_SHA256 = hashlib.sha256(b"").hexdigest()
 

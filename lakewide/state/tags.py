@@ -18,13 +18,13 @@ from dataclasses import dataclass, field
 
 from sqlglot import exp
 
-from lakewide.dialect import DIALECT
-from lakewide.errors import ConfigError
 from lakewide.project.durations import Retention
 from lakewide.project.manifest import Manifest
 from lakewide.project.nodes import ModelNode, Relation
 from lakewide.state.consistency import Lineage, Lineages, commit_behind, disagreement, shown
 from lakewide.state.offsets import TableMeta
+from lakewide.vocabulary.dialect import DIALECT
+from lakewide.vocabulary.errors import ConfigError
 
 #: what a tag name may be: letters, digits, ``_ . -``, starting with a letter or digit
 TAG_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,199}")

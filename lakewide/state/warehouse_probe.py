@@ -12,9 +12,9 @@ from __future__ import annotations
 import secrets
 from pathlib import Path
 
-from lakewide.errors import RuntimeSetupError
 from lakewide.project.profiles import Output, warehouse_path
 from lakewide.state.s3_objects import S3Client, S3RequestError, is_s3
+from lakewide.vocabulary.errors import RuntimeSetupError
 
 _NOT_CHECKED = "not checked"
 

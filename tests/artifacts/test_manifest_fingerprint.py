@@ -10,7 +10,7 @@ import pytest
 
 from lakewide.artifacts import manifest_json
 from lakewide.artifacts.manifest_json import manifest_document, write_manifest_json
-from lakewide.errors import CompileError
+from lakewide.vocabulary.errors import CompileError
 from tests.support.project_factory import copy_example_project, manifest_of
 
 

@@ -12,7 +12,7 @@ import sqlglot
 from benchmarks import width, width_models, width_report
 from benchmarks.width_models import Shape
 from lakewide.compiler import compile_model
-from lakewide.dialect import DIALECT
+from lakewide.vocabulary.dialect import DIALECT
 
 SHAPE = Shape(3, 2, shared=1)
 

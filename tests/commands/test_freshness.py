@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from lakewide.errors import ConfigError
 from lakewide.project.config.model_config import parse_model_config
 from lakewide.project.durations import describe, parse_duration
 from lakewide.run.maintenance.watch import is_due, plan_refresh
 from lakewide.state.definition import definition_digest
 from lakewide.state.lag import BEHIND, FRESH, NOT_BUILT, ModelLag, first_unconsumed
 from lakewide.state.offsets import Snapshot, TableMeta
+from lakewide.vocabulary.errors import ConfigError
 from tests.support.project_factory import make_project, manifest_of, run_main
 
 

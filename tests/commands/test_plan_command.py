@@ -24,13 +24,13 @@ from sqlglot import exp
 from lakewide.artifacts.manifest_json import write_manifest_json
 from lakewide.compiler.model.wide_model import analyze
 from lakewide.compiler.schema.contract import CONTRACT
-from lakewide.dialect import DIALECT
 from lakewide.project.profiles import warehouse_path
 from lakewide.run.preview.columns import cast_type
 from lakewide.run.preview.run_preview import key_contract
 from lakewide.state.definition import definition_digest
 from lakewide.state.metadata import table_dir
 from lakewide.state.offsets import DEFINITION, OFFSETS
+from lakewide.vocabulary.dialect import DIALECT
 from tests.support import iceberg_files
 from tests.support.project_factory import PROD_DEV_PROFILES, make_project, manifest_of, run_main
 

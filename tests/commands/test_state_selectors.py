@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from lakewide.artifacts.state_compare import compare, deferred_relations, load_state
-from lakewide.errors import ConfigError
 from lakewide.project.graph import select
 from lakewide.project.nodes import Relation
+from lakewide.vocabulary.errors import ConfigError
 from tests.support.project_factory import (
     PROD_DEV_PROFILES,
     make_project,

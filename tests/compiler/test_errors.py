@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 
 from lakewide.compiler import compile_model
-from lakewide.dialect import to_sql
-from lakewide.errors import CompileError, ConfigError, LakewideError
 from lakewide.project.config.model_config import parse_model_config
 from lakewide.project.nodes import ModelNode, Relation
+from lakewide.vocabulary.dialect import to_sql
+from lakewide.vocabulary.errors import CompileError, ConfigError, LakewideError
 
 PATH = Path("models/wide/m.sql")
 PK = {"merge_engine": "partial_update", "primary_key": "id"}

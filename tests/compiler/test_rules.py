@@ -9,9 +9,9 @@ import sqlglot
 
 from lakewide.compiler import compile_model
 from lakewide.compiler.model.split_union import split_union
-from lakewide.dialect import to_sql
 from lakewide.project.config.model_config import parse_model_config
 from lakewide.project.nodes import ModelNode, Relation
+from lakewide.vocabulary.dialect import to_sql
 from tests.compiler.fixtures import Case, load_cases, normalize
 
 

@@ -16,9 +16,9 @@ from sqlglot import exp
 from sqlglot.expressions import core
 
 from lakewide.compiler import CompiledModel, compile_model
-from lakewide.dialect import to_sql
 from lakewide.project.config.model_config import parse_model_config
 from lakewide.project.nodes import ModelNode, Relation
+from lakewide.vocabulary.dialect import to_sql
 from tests.compiler.fixtures import load_cases
 
 TWO_SOURCES = """

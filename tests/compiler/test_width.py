@@ -16,9 +16,9 @@ from benchmarks import width, width_models
 from benchmarks.width_models import Shape
 from lakewide.compiler import CompiledModel, PlanContext, compile_model
 from lakewide.compiler.statements.build_combined_changes import combined_changes
-from lakewide.dialect import DIALECT, to_sql
 from lakewide.project.by_name import positional
 from lakewide.project.nodes import ModelNode
+from lakewide.vocabulary.dialect import DIALECT, to_sql
 from tests.compiler.test_width_statements import fold_types
 
 SMALL, LARGE = Shape(32), Shape(64)

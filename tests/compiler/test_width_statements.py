@@ -22,8 +22,8 @@ from lakewide.compiler.folds import one_shuffle
 from lakewide.compiler.folds.build_prefolds import KEYS
 from lakewide.compiler.folds.prefold_columns import fold_name
 from lakewide.compiler.plans import steps as p
-from lakewide.dialect import DIALECT, to_sql
 from lakewide.project.nodes import Relation
+from lakewide.vocabulary.dialect import DIALECT, to_sql
 from tests.compiler.fixtures import Case
 from tests.compiler.test_rules import node_for
 

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from lakewide.errors import ConfigError
 from lakewide.project.profiles_file import load_output
+from lakewide.vocabulary.errors import ConfigError
 from tests.support.cli_process import quick_jvm
 from tests.support.project_factory import make_project, run_main
 
@@ -667,7 +667,7 @@ def test_top_level_with_compiles_to_standalone_branches(tmp_path: Path) -> None:
     """Each branch reads the CTEs it uses as derived tables: the bootstrap union holds no WITH
     (Spark refuses one inside a union) and each MERGE stages only its own source."""
     from lakewide.compiler import compile_model
-    from lakewide.dialect import to_sql
+    from lakewide.vocabulary.dialect import to_sql
     from tests.support.project_factory import manifest_of
 
     root = make_project(

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from lakewide.compiler.plans import upstream
-from lakewide.errors import CompileError
 from lakewide.state.definition import definition_digest
 from lakewide.state.nothing_new import fresh_models
+from lakewide.vocabulary.errors import CompileError
 from tests.state.test_table_readback import KEY_MODEL, build_state, project
 from tests.support.project_factory import no_java_env
 

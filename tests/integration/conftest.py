@@ -12,7 +12,6 @@ from typing import Any
 
 import pytest
 
-from lakewide import events
 from lakewide.commands.services.spark_start import shared_session
 from lakewide.project.graph import select
 from lakewide.project.manifest import Manifest, load_manifest
@@ -22,6 +21,7 @@ from lakewide.run.models.executor import run_models
 from lakewide.run.models.outcomes import ModelResult
 from lakewide.run.models.seed_load import load_seeds
 from lakewide.spark.adapter import SparkAdapter
+from lakewide.vocabulary import events
 from tests.support.inline_rows import write_rows
 from tests.support.project_factory import run_main, run_main_streams
 

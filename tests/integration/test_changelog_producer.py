@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from lakewide import faults
+from lakewide.vocabulary import faults
 from tests.integration.conftest import ModelRun, null_first
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]

@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 
-from lakewide import __version__, faults
+from lakewide import __version__
 from lakewide.state.offsets import OFFSETS, RUN_ID, VERSION
+from lakewide.vocabulary import faults
 from tests.integration.conftest import ModelRun
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from lakewide.dialect import to_sql
 from lakewide.spark.adapter import SparkAdapter
+from lakewide.vocabulary.dialect import to_sql
 from tests.integration.conftest import ModelRun
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]

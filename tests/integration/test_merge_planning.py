@@ -10,8 +10,8 @@ from typing import Any
 import sqlglot
 from sqlglot import exp
 
-from lakewide.dialect import DIALECT
 from lakewide.spark.merge_planning import EXCLUDED, MERGE_EXCLUDED_RULES
+from lakewide.vocabulary.dialect import DIALECT
 from tests.integration.conftest import ModelRun
 
 MODEL = (

@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 from sqlglot import exp
 
-from lakewide.dialect import to_sql
 from lakewide.run.models.executor import run_models
 from lakewide.spark.adapter import SparkAdapter
 from lakewide.state.offsets import OFFSETS
 from lakewide.state.readers import metadata_reader
+from lakewide.vocabulary.dialect import to_sql
 from tests.integration.conftest import ModelRun
 from tests.integration.test_incremental import COUNTERS, SCHEMAS
 

@@ -1,9 +1,9 @@
 """Two ``lakewide run`` processes (two machines: two copies of one project) racing on one REST
 catalog, and runs SIGKILLed mid-run there.
 
-The race is made real with ``LAKEWIDE_PAUSE_AT`` (``lakewide.faults``): both writers plan, stop
-before their commit, and are released together once both are there, so both commit from the
-same table state in the same window. A REST catalog has no lease (``lakewide.state.lease``):
+The race is made real with ``LAKEWIDE_PAUSE_AT`` (``lakewide.vocabulary.faults``): both
+writers plan, stop before their commit, and are released together once both are there, so both
+commit from the same table state in the same window. A REST catalog has no lease (``lakewide.state.lease``):
 its commit check (the table's snapshot the commit was planned from) and lakewide's own checks at
 commit time keep every commit, and the loser plans again from the winner's commit. Results are
 checked against the plain-Python oracle of tests/integration/test_writers_race.py at each

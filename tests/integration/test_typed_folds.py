@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 from lakewide.compiler import compile_model
-from lakewide.dialect import to_sql
 from lakewide.run.models.executor import run_models
+from lakewide.vocabulary.dialect import to_sql
 from tests.integration.conftest import ModelRun, null_first, statements
 
 pytestmark = [pytest.mark.spark]

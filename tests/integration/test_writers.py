@@ -1,9 +1,9 @@
 """A writer that loses a race re-plans from fresh metadata: no batch applied twice.
 
 Another writer is played by a whole run of the same model made at the loser's crash point
-(``lakewide.faults``), between its planning and its commit, in the test session's Spark on the
-hadoop catalog: no lease is involved (``lakewide.state.lease``), so these show the checks at commit
-time alone. The reference: the counters computed from every appended row (an oracle).
+(``lakewide.vocabulary.faults``), between its planning and its commit, in the test session's
+Spark on the hadoop catalog: no lease is involved (``lakewide.state.lease``), so these show the
+checks at commit time alone. The reference: the counters computed from every appended row (an oracle).
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from lakewide import faults
 from lakewide.run.models.executor import ATTEMPTS, run_models
 from lakewide.state.offsets import CHANGELOG_OF
+from lakewide.vocabulary import faults
 from tests.integration.conftest import ModelRun
 from tests.integration.test_changelog_producer import BY_GROUP, SCHEMAS, WIDE, _groups
 from tests.integration.test_incremental import COUNTERS, totals

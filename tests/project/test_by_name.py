@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 import sqlglot
 
-from lakewide.dialect import DIALECT
-from lakewide.errors import CompileError
 from lakewide.project.by_name import positional
+from lakewide.vocabulary.dialect import DIALECT
+from lakewide.vocabulary.errors import CompileError
 
 NARROW = (
     "SELECT k, CAST(a AS STRING) AS a, CAST(NULL AS DECIMAL(10, 2)) AS b, NULL AS c, ts "

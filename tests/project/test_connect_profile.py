@@ -9,7 +9,7 @@ import pytest
 
 from lakewide.project.connect_profile import connect_address
 from tests.features.test_bad_inputs import assert_clean_failure, run_main
-from tests.test_faults import project_with
+from tests.vocabulary.test_faults import project_with
 
 SECRET = "sekr1t-token-value"
 

@@ -14,9 +14,9 @@ from sqlglot.executor import execute
 from lakewide.cli import cli
 from lakewide.commands.services.tests import chosen_tests
 from lakewide.compiler.queries.data_test_queries import failing_rows
-from lakewide.errors import ConfigError
 from lakewide.project.data_tests import default_test_name as default_name
 from lakewide.project.data_tests import threshold_holds
+from lakewide.vocabulary.errors import ConfigError
 from tests.support.project_factory import REPO_ROOT, make_project, manifest_of
 
 SOURCES = """\

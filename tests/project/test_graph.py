@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from lakewide.errors import ConfigError
 from lakewide.project.config.model_config import parse_model_config
 from lakewide.project.graph import select, topological_order
 from lakewide.project.nodes import ModelNode, Relation
+from lakewide.vocabulary.errors import ConfigError
 
 ROOT = Path("/proj")
 

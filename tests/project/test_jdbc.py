@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from lakewide.errors import ConfigError
 from lakewide.project.jdbc import DATABASES, driver_jars, libpq_uri, sqlalchemy_url, sqlite_file
 from lakewide.project.profiles_file import load_output
 from lakewide.spark.runtime import spark_conf
 from lakewide.state.lock import lock_path
 from lakewide.state.readers import metadata_reader
+from lakewide.vocabulary.errors import ConfigError
 from tests.support.project_factory import make_project, run_main
 
 REPO = Path(__file__).resolve().parents[2]

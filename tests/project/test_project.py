@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from lakewide.errors import ConfigError
 from lakewide.project.nodes import Relation
 from lakewide.project.profiles_file import find_profiles_file, load_output
 from lakewide.project.settings import load_project
+from lakewide.vocabulary.errors import ConfigError
 from tests.support.project_factory import make_project, manifest_of
 
 SOURCES = """\

@@ -6,8 +6,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from lakewide.dialect import DIALECT
 from lakewide.project.nodes import Relation
+from lakewide.vocabulary.dialect import DIALECT
 
 NAMES = st.one_of(
     st.from_regex(r"[_a-zA-Z][_a-zA-Z0-9]{0,8}", fullmatch=True),

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from lakewide.errors import ConfigError
 from lakewide.project.profiles import Output
 from lakewide.project.profiles_file import load_output
 from lakewide.spark.session import Session
 from lakewide.state.s3_objects import S3Client, split_location
+from lakewide.vocabulary.errors import ConfigError
 from tests.support.project_factory import make_project
 
 SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from lakewide.dialect import to_sql
 from lakewide.project.nodes import Relation
 from lakewide.project.seed_schema import evolution
+from lakewide.vocabulary.dialect import to_sql
 
 T = Relation("lw", "ods", "orders")
 

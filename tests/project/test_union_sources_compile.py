@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from lakewide.compiler import compile_model
-from lakewide.dialect import DIALECT
-from lakewide.errors import ConfigError
 from lakewide.project.manifest import Manifest
+from lakewide.vocabulary.dialect import DIALECT
+from lakewide.vocabulary.errors import ConfigError
 from tests.support.project_factory import make_project, manifest_of
 
 SOURCES = """\

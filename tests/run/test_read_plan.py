@@ -13,12 +13,12 @@ from lakewide.compiler.plans import steps as p
 from lakewide.compiler.plans.show_plan import plan_text
 from lakewide.compiler.plans.steps import BranchPlan
 from lakewide.compiler.statements.build_changelog_read import KIND, changelog_merge, retract_policy
-from lakewide.dialect import to_sql
-from lakewide.errors import ModelRunError
 from lakewide.project.config.model_config import parse_model_config
 from lakewide.project.nodes import ModelNode, Relation
 from lakewide.run.models.read_modes import ReadPlan, choose_read
 from lakewide.state.offsets import Snapshot, TableMeta
+from lakewide.vocabulary.dialect import to_sql
+from lakewide.vocabulary.errors import ModelRunError
 
 SQL = "SELECT k, n, v FROM lw.ods.src"
 

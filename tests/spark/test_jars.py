@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from lakewide.errors import RuntimeSetupError
 from lakewide.spark import jars
+from lakewide.vocabulary.errors import RuntimeSetupError
 
 SPARK_4 = jars.SparkBuild(version="4.1.4", scala="2.13")
 spark35_only = pytest.mark.skipif(

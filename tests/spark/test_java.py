@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from lakewide.errors import RuntimeSetupError
 from lakewide.spark import java
+from lakewide.vocabulary.errors import RuntimeSetupError
 
 
 def fake_java_home(root: Path, version_line: str) -> Path:

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from lakewide.errors import ConfigError, RuntimeSetupError
 from lakewide.spark import commit, runtime
+from lakewide.vocabulary.errors import ConfigError, RuntimeSetupError
 
 # ---------------------------------------------------------------- spark_conf (pure)
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from lakewide.errors import ConfigError
 from lakewide.state.branches import branch_state, made_at_main, on_branch
 from lakewide.state.offsets import Snapshot, TableMeta
+from lakewide.vocabulary.errors import ConfigError
 from tests.support.project_factory import DEFAULT_PROFILES, make_project, manifest_of, run_main
 
 

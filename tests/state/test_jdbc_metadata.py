@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from lakewide.errors import RuntimeSetupError
 from lakewide.project.nodes import Relation
 from lakewide.project.profiles_file import load_output
 from lakewide.state.jdbc_metadata import JdbcMetadataReader
+from lakewide.vocabulary.errors import RuntimeSetupError
 from tests.support.postgres_server import PostgresServer, missing_prerequisite
 from tests.support.project_factory import make_project, run_main
 

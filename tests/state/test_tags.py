@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from lakewide.errors import ConfigError
 from lakewide.project.durations import Retention, parse_retention
 from lakewide.project.manifest import Manifest
 from lakewide.state.consistency import Lineages, Pair, newest_pair, tags_of
@@ -18,6 +17,7 @@ from lakewide.state.tags import (
     create_tag,
     model_lineages,
 )
+from lakewide.vocabulary.errors import ConfigError
 from tests.support.project_factory import make_project, manifest_of
 
 S = "lw.ods.s"  # a source

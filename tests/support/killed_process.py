@@ -1,5 +1,6 @@
-"""A ``lakewide`` command in a process of its own, SIGKILLed at a fault point (lakewide.faults):
-the crash tests' one process boundary that cannot be run in the test's own process."""
+"""A ``lakewide`` command in a process of its own, SIGKILLed at a fault point
+(lakewide.vocabulary.faults): the crash tests' one process boundary that cannot be run in the
+test's own process."""
 
 from __future__ import annotations
 

@@ -53,8 +53,8 @@ def spark_home() -> Path:
 
 def cluster_missing() -> str | None:
     """Why a standalone cluster cannot start here (what to install), or None."""
-    from lakewide.errors import RuntimeSetupError
     from lakewide.spark.java import find_java
+    from lakewide.vocabulary.errors import RuntimeSetupError
 
     try:
         spark_class = spark_home() / "bin" / "spark-class"

@@ -14,11 +14,11 @@ from sqlglot.optimizer.annotate_types import annotate_types
 from sqlglot.optimizer.qualify import qualify
 
 from lakewide.compiler import WideModel
-from lakewide.dialect import DIALECT
-from lakewide.errors import LakewideError
 from lakewide.project.by_name import positional
 from lakewide.project.nodes import ModelNode, Relation
 from lakewide.state.metadata import MetadataReader
+from lakewide.vocabulary.dialect import DIALECT
+from lakewide.vocabulary.errors import LakewideError
 
 ICEBERG = "iceberg"  # the table's current schema, read from its metadata file
 INFERRED = "inferred"  # sqlglot's type annotation of the compiled model

@@ -20,11 +20,11 @@ from lakewide.artifacts.docs.properties import Described, model_properties, sour
 from lakewide.compiler import analyze
 from lakewide.compiler.plans.upstream import compile_in
 from lakewide.compiler.queries.column_lineage import ColumnLineage, ColumnRef, model_lineage
-from lakewide.errors import LakewideError
 from lakewide.project.graph import topological_order
 from lakewide.project.manifest import Manifest
 from lakewide.project.nodes import ModelNode, Relation
 from lakewide.state.metadata import MetadataReader
+from lakewide.vocabulary.errors import LakewideError
 
 
 @dataclass

@@ -11,11 +11,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lakewide.compiler.queries.data_test_queries import failing_rows
-from lakewide.dialect import to_sql
 from lakewide.project.data_tests import DataTest
 from lakewide.project.manifest import Manifest
 from lakewide.project.sources import SourceEntry
 from lakewide.project.text_files import load_yaml
+from lakewide.vocabulary.dialect import to_sql
 
 
 @dataclass

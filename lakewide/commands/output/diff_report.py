@@ -9,10 +9,10 @@ from typing import Any
 from rich.markup import escape
 from rich.table import Table
 
-from lakewide import events
 from lakewide.commands.output.console import console
 from lakewide.commands.output.output import loud, mode
 from lakewide.commands.output.tables import cell, print_table
+from lakewide.vocabulary import events
 
 
 @dataclass

@@ -2,7 +2,8 @@
 after the command), and the JSON event lines of ``--log-format json``.
 
 In JSON mode stdout carries one JSON object per line and nothing else: lakewide's events
-(lakewide.events) with dbt's fields, and every line a command prints (as a ``Note`` event).
+(lakewide.vocabulary.events) with dbt's fields, and every line a command prints (as a ``Note``
+event).
 """
 
 from __future__ import annotations
@@ -23,9 +24,9 @@ from typing import Any
 
 import click
 
-from lakewide import events
 from lakewide.commands.output.console import console, progress_console
 from lakewide.commands.output.heartbeat import NotedStream, heartbeat
+from lakewide.vocabulary import events
 
 LOG_FORMATS = ("text", "json")
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")

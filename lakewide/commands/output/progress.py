@@ -15,9 +15,9 @@ from rich.live import Live
 from rich.markup import escape
 from rich.table import Table
 
-from lakewide import events
 from lakewide.commands.output.console import console, progress_console
 from lakewide.commands.output.output import elapsed, loud, mode
+from lakewide.vocabulary import events
 
 if TYPE_CHECKING:
     from lakewide.run.models.outcomes import ModelResult

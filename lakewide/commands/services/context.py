@@ -11,13 +11,13 @@ from typing import Any
 import click
 import yaml
 
-from lakewide.errors import ConfigError
 from lakewide.project.branch_name import check_branch_name
 from lakewide.project.graph import select
 from lakewide.project.manifest import Manifest, load_manifest
 from lakewide.project.nodes import ModelNode
 from lakewide.project.profiles_file import find_profiles_file, load_output
 from lakewide.project.settings import load_project
+from lakewide.vocabulary.errors import ConfigError
 
 
 @dataclass

@@ -9,8 +9,8 @@ from typing import Any
 
 import click
 
-from lakewide.errors import UsageError
 from lakewide.project.manifest import Manifest
+from lakewide.vocabulary.errors import UsageError
 
 OPTION = "--restate"
 

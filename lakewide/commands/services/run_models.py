@@ -18,8 +18,8 @@ from lakewide.commands.services.context import (
 )
 from lakewide.commands.services.restate import restate_option
 from lakewide.commands.services.run_tag import AUTO_TAG, TagRequest
-from lakewide.errors import UsageError
 from lakewide.project.manifest import Manifest
+from lakewide.vocabulary.errors import UsageError
 
 if TYPE_CHECKING:
     from lakewide.run.models.outcomes import ModelResult

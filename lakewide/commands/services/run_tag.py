@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from lakewide.commands.output.console import console
-from lakewide.errors import ConfigError, LakewideError
 from lakewide.project.manifest import Manifest
+from lakewide.vocabulary.errors import ConfigError, LakewideError
 
 if TYPE_CHECKING:
     from lakewide.run.models.outcomes import ModelResult

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from lakewide import events
 from lakewide.commands.output.console import console
 from lakewide.project.manifest import Manifest
+from lakewide.vocabulary import events
 
 if TYPE_CHECKING:
     from lakewide.run.models.seed_load import SeedResult

@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING, Any
 
 from lakewide.commands.output.console import console
 from lakewide.commands.services.context import Options
-from lakewide.errors import LakewideError
 from lakewide.project.manifest import Manifest
 from lakewide.project.profiles import Output, check_warehouse_writable
+from lakewide.vocabulary.errors import LakewideError
 
 if TYPE_CHECKING:
     from lakewide.spark.adapter import SparkAdapter

@@ -9,10 +9,10 @@ import click
 from rich.markup import escape
 
 from lakewide.commands.output.console import console
-from lakewide.errors import ConfigError
 from lakewide.project.data_tests import DataTest
 from lakewide.project.graph import select, topological_order
 from lakewide.project.manifest import Manifest
+from lakewide.vocabulary.errors import ConfigError
 
 if TYPE_CHECKING:
     from lakewide.run.testing.data_test_runner import TestResult

@@ -25,12 +25,12 @@ from lakewide.commands.output.heartbeat import heartbeat
 from lakewide.commands.output.output import loud
 from lakewide.commands.output.progress import report
 from lakewide.commands.services.context import Options, selected
-from lakewide.errors import ConfigError
 from lakewide.project.durations import describe
 from lakewide.project.manifest import Manifest
 from lakewide.run.maintenance.watch import DueModels, plan_refresh, watched
 from lakewide.state.lag import model_lags
 from lakewide.state.lock import LockBusyError, warehouse_lock
+from lakewide.vocabulary.errors import ConfigError
 
 if TYPE_CHECKING:
     from lakewide.run.models.outcomes import ModelResult

@@ -7,7 +7,7 @@ from typing import Any, overload
 
 from sqlglot import exp
 
-from lakewide.dialect import DIALECT
+from lakewide.vocabulary.dialect import DIALECT
 
 
 @dataclass(frozen=True)

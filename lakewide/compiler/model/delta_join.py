@@ -26,8 +26,8 @@ from sqlglot import exp
 from lakewide.compiler.model.temporal_join import WRITTEN
 from lakewide.compiler.model.wide_model import Branch, WideModel
 from lakewide.compiler.trees.rewrite import driving_table, table_key
-from lakewide.dialect import DIALECT
-from lakewide.errors import CompileError
+from lakewide.vocabulary.dialect import DIALECT
+from lakewide.vocabulary.errors import CompileError
 
 
 @dataclass(frozen=True)

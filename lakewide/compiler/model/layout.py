@@ -6,10 +6,10 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError
 
-from lakewide.dialect import DIALECT
-from lakewide.errors import CompileError
 from lakewide.project.config.partition_fields import PARTITION_TRANSFORMS, split_field
 from lakewide.project.nodes import ModelNode
+from lakewide.vocabulary.dialect import DIALECT
+from lakewide.vocabulary.errors import CompileError
 
 WRITE_MODE_PROPERTIES = ("write.merge.mode", "write.update.mode", "write.delete.mode")
 # Key tables are written merge-on-read unless ``write_mode`` says otherwise: a MERGE writes only

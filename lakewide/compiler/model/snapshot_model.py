@@ -7,10 +7,10 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 from lakewide.compiler.trees.rewrite import driving_table
-from lakewide.dialect import DIALECT
-from lakewide.errors import CompileError
 from lakewide.project.config.snapshot import SnapshotConfig
 from lakewide.project.nodes import ModelNode
+from lakewide.vocabulary.dialect import DIALECT
+from lakewide.vocabulary.errors import CompileError
 
 
 @dataclass(frozen=True)

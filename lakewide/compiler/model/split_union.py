@@ -7,7 +7,7 @@ from typing import TypedDict
 
 from sqlglot import exp
 
-from lakewide.errors import CompileError
+from lakewide.vocabulary.errors import CompileError
 
 # clauses that would apply to the union as a whole, or to a branch's rows as a whole: the plans
 # read each source on its own (and only its new rows in incremental runs), so they cannot hold

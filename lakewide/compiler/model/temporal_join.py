@@ -20,9 +20,9 @@ from typing import TypeVar
 from sqlglot import exp
 
 from lakewide.compiler.trees.rewrite import table_key
-from lakewide.dialect import DIALECT
-from lakewide.errors import CompileError
 from lakewide.project.nodes import ModelNode
+from lakewide.vocabulary.dialect import DIALECT
+from lakewide.vocabulary.errors import CompileError
 
 E = TypeVar("E", bound=exp.Expr)
 #: key of a rewritten join's ``meta``: the temporal join as the model wrote it

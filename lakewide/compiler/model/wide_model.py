@@ -24,12 +24,12 @@ from lakewide.compiler.model.split_union import Where, split_union
 from lakewide.compiler.model.temporal_join import rewrite_temporal_joins
 from lakewide.compiler.model.versions import Versions, resolve
 from lakewide.compiler.trees.copying import copy_without
-from lakewide.dialect import DIALECT
-from lakewide.errors import CompileError
 from lakewide.project.by_name import named, narrow, positional
 from lakewide.project.config.engines.base import Engine
 from lakewide.project.config.model_config import KeyTableConfig, SequenceGroup
 from lakewide.project.nodes import ModelNode
+from lakewide.vocabulary.dialect import DIALECT
+from lakewide.vocabulary.errors import CompileError
 
 ADD_KINDS = ("+I", "+U", "INSERT", "UPDATE_AFTER")
 RETRACT_KINDS = ("-U", "-D", "UPDATE_BEFORE", "DELETE")

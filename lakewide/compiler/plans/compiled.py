@@ -43,10 +43,10 @@ from lakewide.compiler.statements.build_merge import (
 from lakewide.compiler.statements.build_restate import parse_restate, refuse_kind
 from lakewide.compiler.statements.snapshot import bootstrap as snapshot_bootstrap
 from lakewide.compiler.trees.collection import collection_paused
-from lakewide.dialect import to_sql
-from lakewide.errors import CompileError
 from lakewide.project.config.kinds import ModelKind
 from lakewide.project.nodes import ModelNode
+from lakewide.vocabulary.dialect import to_sql
+from lakewide.vocabulary.errors import CompileError
 
 
 @dataclass

@@ -63,8 +63,8 @@ from lakewide.compiler.statements.build_restate import (
 )
 from lakewide.compiler.trees import placeholders
 from lakewide.compiler.trees.rewrite import driving_table, replace_tables
-from lakewide.errors import CompileError, ModelRunError
 from lakewide.project.nodes import ModelNode, Relation
+from lakewide.vocabulary.errors import CompileError, ModelRunError
 
 
 class PlannedModel(Protocol):

@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 from sqlglot import exp
 from sqlglot.errors import ParseError
 
-from lakewide.dialect import DIALECT
-from lakewide.errors import CompileError
 from lakewide.project.nodes import Relation
+from lakewide.vocabulary.dialect import DIALECT
+from lakewide.vocabulary.errors import CompileError
 
 #: the snapshot property a plan's MERGE commit carries on a model that produces a changelog
 #: (its changes are still to be appended; lakewide.state.changelog_producer)
@@ -45,7 +45,8 @@ class Read:
     at: str | None = None
     after: str | None = None
     when: str | None = None
-    checkpoint: str | None = None  # crash-test point reached before the read (lakewide.faults)
+    # crash-test point reached before the read (lakewide.vocabulary.faults)
+    checkpoint: str | None = None
     # ``changes``: the columns its retract rows (old images) need, the others read as NULL;
     # None: every column (lakewide.compiler.statements.build_changelog_read.retract_columns)
     retracts: tuple[str, ...] | None = None
@@ -76,7 +77,8 @@ class Stage:
     query: exp.Expression
     into: str
     when: str | None = None
-    checkpoint: str | None = None  # crash-test point reached before staging (lakewide.faults)
+    # crash-test point reached before staging (lakewide.vocabulary.faults)
+    checkpoint: str | None = None
 
 
 @dataclass(frozen=True)

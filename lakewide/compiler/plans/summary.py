@@ -11,7 +11,7 @@ from lakewide.compiler.model.wide_model import Branch, WideModel
 from lakewide.compiler.plans.run_plan import PlanContext
 from lakewide.compiler.statements.build_changes import changelog_relation
 from lakewide.compiler.trees.rewrite import driving_table
-from lakewide.dialect import DIALECT
+from lakewide.vocabulary.dialect import DIALECT
 
 NOT_OWNED = "-"
 

@@ -7,9 +7,9 @@ from sqlglot import exp
 
 from lakewide.compiler.model.wide_model import WideModel
 from lakewide.compiler.plans.steps import CheckTypes
-from lakewide.dialect import DIALECT
-from lakewide.errors import CompileError
 from lakewide.project.config.specs import DEFAULT_AGGREGATE
+from lakewide.vocabulary.dialect import DIALECT
+from lakewide.vocabulary.errors import CompileError
 
 
 def _fail(model: WideModel, key: str, message: str) -> None:

@@ -12,8 +12,8 @@ from datetime import datetime, timezone
 
 from sqlglot import exp
 
-from lakewide.dialect import DIALECT, to_sql
 from lakewide.project.nodes import Relation
+from lakewide.vocabulary.dialect import DIALECT, to_sql
 
 Arg = tuple[str, exp.Expression]
 

@@ -17,10 +17,10 @@ from sqlglot.errors import SqlglotError
 from sqlglot.lineage import Node, lineage
 
 from lakewide.compiler.trees.rewrite import table_key
-from lakewide.dialect import DIALECT
-from lakewide.errors import CompileError
 from lakewide.project.by_name import positional
 from lakewide.project.nodes import ModelNode
+from lakewide.vocabulary.dialect import DIALECT
+from lakewide.vocabulary.errors import CompileError
 
 
 @dataclass(frozen=True, order=True)

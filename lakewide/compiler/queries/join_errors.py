@@ -14,9 +14,9 @@ import re
 from sqlglot import exp
 
 from lakewide.compiler.model.temporal_join import WRITTEN
-from lakewide.dialect import DIALECT
-from lakewide.errors import LakewideError, ModelRunError
 from lakewide.project.nodes import ModelNode
+from lakewide.vocabulary.dialect import DIALECT
+from lakewide.vocabulary.errors import LakewideError, ModelRunError
 
 _MISMATCH = re.compile(
     r'Cannot resolve "\((?P<condition>.+?)\)" due to data type mismatch: .*?'

@@ -33,7 +33,7 @@ from sqlglot import exp
 from lakewide.compiler.model.wide_model import WideModel
 from lakewide.compiler.trees.copying import copy_without
 from lakewide.compiler.trees.rewrite import driving_table
-from lakewide.dialect import DIALECT
+from lakewide.vocabulary.dialect import DIALECT
 
 CONTRACT = "lakewide.contract"  # the table property
 CONTRACT_INPUTS = "lakewide.contract-inputs"  # the digest of what its types came from

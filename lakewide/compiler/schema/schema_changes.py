@@ -29,8 +29,8 @@ from sqlglot.errors import ParseError
 
 from lakewide.compiler.model.versions import NON_NULL_PREFIX, PREFIX, ROW_COUNT, ROW_VERSION
 from lakewide.compiler.schema.contract import Contract, SourceTerms
-from lakewide.dialect import DIALECT
 from lakewide.project.nodes import Relation
+from lakewide.vocabulary.dialect import DIALECT
 
 POLICIES = ("append_new_columns", "sync_all_columns", "fail")
 DEFAULT_POLICY = "append_new_columns"

@@ -16,7 +16,7 @@ from lakewide.compiler.model.number_rows import number_rows
 from lakewide.compiler.model.ordering import BRANCH_COLUMN, ROW_COLUMN
 from lakewide.compiler.model.wide_model import Branch, WideModel
 from lakewide.compiler.trees.copying import copy_without
-from lakewide.errors import CompileError
+from lakewide.vocabulary.errors import CompileError
 
 
 def null_key_count(model: WideModel, source: exp.Query) -> exp.Select:

@@ -23,8 +23,8 @@ from lakewide.compiler.model.number_rows import ROW_MAKING
 from lakewide.compiler.model.ordering import ROW_COLUMN
 from lakewide.compiler.model.wide_model import ADD_KINDS, DELETE_KINDS, Branch, WideModel
 from lakewide.compiler.statements.build_merge import build_merge
-from lakewide.errors import ModelRunError
 from lakewide.project.config.model_config import POLICY_CHOICES
+from lakewide.vocabulary.errors import ModelRunError
 
 CHANGE_TYPE, CHANGE_ORDINAL = "_change_type", "_change_ordinal"
 KIND, RAW_KIND = "__lw_change_type", "__lw_raw_change_type"

@@ -31,7 +31,7 @@ from lakewide.compiler.statements.build_changelog_read import (
     retract_policy,
 )
 from lakewide.compiler.statements.build_merge import build_combined_merge
-from lakewide.errors import ModelRunError
+from lakewide.vocabulary.errors import ModelRunError
 
 
 @dataclass(frozen=True)

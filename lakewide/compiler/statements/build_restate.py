@@ -33,9 +33,9 @@ from lakewide.compiler.statements.build_bootstrap import (
     union_all,
 )
 from lakewide.compiler.statements.build_merge import keys_match, merge_source
-from lakewide.dialect import DIALECT
-from lakewide.errors import UsageError
 from lakewide.project.config.kinds import ModelKind
+from lakewide.vocabulary.dialect import DIALECT
+from lakewide.vocabulary.errors import UsageError
 
 OPTION = "--restate"
 #: the staged restated keys: the fold's row of each, or ``GONE`` (the key is deleted)

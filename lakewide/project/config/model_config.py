@@ -19,7 +19,6 @@ from pydantic import (
     ValidationError,
 )
 
-from lakewide.errors import CompileError, ConfigError
 from lakewide.project.config.engines.aggregation import AggregationConfig
 from lakewide.project.config.engines.base import ENGINE_NAMES
 from lakewide.project.config.engines.deduplicate import DeduplicateConfig
@@ -35,6 +34,7 @@ from lakewide.project.config.specs import (
     SequenceGroup,
     unknown_key,
 )
+from lakewide.vocabulary.errors import CompileError, ConfigError
 
 __all__ = [
     "ACCEPTED_KEYS",

@@ -20,8 +20,8 @@ from pydantic import (
 )
 from pydantic.functional_validators import ModelWrapValidatorHandler
 
-from lakewide.errors import ConfigError
 from lakewide.project.config.aggregate_functions import FUNCTIONS
+from lakewide.vocabulary.errors import ConfigError
 
 M = TypeVar("M", bound=BaseModel)
 

@@ -18,8 +18,6 @@ from datetime import datetime, timezone
 
 from lakewide.compiler.plans.steps import PRODUCES
 from lakewide.compiler.plans.upstream import compile_in
-from lakewide.dialect import to_sql
-from lakewide.errors import ModelRunError
 from lakewide.project.manifest import Manifest
 from lakewide.run.maintenance.maintenance_steps import (
     MaintenanceStep,
@@ -30,6 +28,8 @@ from lakewide.run.maintenance.maintenance_steps import (
 from lakewide.run.models.key_table_run import KeyTableRun
 from lakewide.spark.adapter import SparkAdapter
 from lakewide.state.offsets import MODEL, RUN_ID
+from lakewide.vocabulary.dialect import to_sql
+from lakewide.vocabulary.errors import ModelRunError
 
 MAINTENANCE = "lakewide.maintenance"  # on a retention/TTL delete: which of the two
 

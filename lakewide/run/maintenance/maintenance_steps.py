@@ -32,7 +32,6 @@ from sqlglot import exp
 from lakewide.compiler.plans.upstream import produces_changelog
 from lakewide.compiler.queries import build_maintenance as sql
 from lakewide.compiler.statements.build_changes import changelog_relation
-from lakewide.errors import ConfigError
 from lakewide.project.config.keys import KeyTableConfig
 from lakewide.project.config.maintenance import retention_granularity
 from lakewide.project.config.specs import RuleError
@@ -40,6 +39,7 @@ from lakewide.project.manifest import Manifest
 from lakewide.project.nodes import ModelNode, Relation
 from lakewide.state.changelog_producer import missing_changes
 from lakewide.state.offsets import TableMeta, last_commit, last_offsets, offset_relation
+from lakewide.vocabulary.errors import ConfigError
 
 MetaOf = Callable[[Relation], "TableMeta | None"]
 TIME_TYPES = ("date", "timestamp", "timestamptz")

@@ -19,9 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from lakewide import faults
 from lakewide.compiler.statements.build_changes import changelog_relation
-from lakewide.errors import ModelRunError, UsageError
 from lakewide.project.data_tests import DataTest
 from lakewide.project.graph import topological_order
 from lakewide.project.manifest import Manifest
@@ -33,6 +31,8 @@ from lakewide.state.branches import BranchState, branch_state
 from lakewide.state.changelog_producer import missing_changes
 from lakewide.state.contract_store import ContractStore
 from lakewide.state.offsets import TableMeta
+from lakewide.vocabulary import faults
+from lakewide.vocabulary.errors import ModelRunError, UsageError
 
 
 class PublishRefused(ModelRunError):

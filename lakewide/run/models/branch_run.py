@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING
 from sqlglot import exp
 
 from lakewide.compiler.plans import steps as p
-from lakewide.errors import UsageError
 from lakewide.project.manifest import Manifest
 from lakewide.project.nodes import Relation
+from lakewide.vocabulary.errors import UsageError
 
 if TYPE_CHECKING:
     from lakewide.spark.adapter import SparkAdapter

@@ -21,11 +21,11 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from lakewide.compiler.plans.steps import PRODUCES
-from lakewide.errors import LakewideError
 from lakewide.project.branch_name import stage_branch
 from lakewide.project.nodes import Relation
 from lakewide.state.changelog_producer import covered
 from lakewide.state.offsets import is_mark
+from lakewide.vocabulary.errors import LakewideError
 
 if TYPE_CHECKING:
     from lakewide.spark.adapter import SparkAdapter

@@ -9,8 +9,6 @@ from dataclasses import asdict
 
 from lakewide.compiler import CompiledModel, join_type_error
 from lakewide.compiler.plans.upstream import compile_in
-from lakewide.errors import CommitConflict, CommitUnknown, LakewideError, ModelRunError
-from lakewide.events import emit, running
 from lakewide.project.graph import topological_order
 from lakewide.project.manifest import Manifest
 from lakewide.project.nodes import ModelNode
@@ -26,6 +24,8 @@ from lakewide.spark.adapter import SparkAdapter
 from lakewide.state.definition import definition_changed
 from lakewide.state.lease import Leases, NoLeases
 from lakewide.state.offsets import last_offsets, table_offsets
+from lakewide.vocabulary.errors import CommitConflict, CommitUnknown, LakewideError, ModelRunError
+from lakewide.vocabulary.events import emit, running
 
 #: plans of one model a run makes when other writers keep committing to its table
 ATTEMPTS = 3

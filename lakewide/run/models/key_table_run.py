@@ -20,11 +20,9 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from lakewide import faults
 from lakewide.compiler import CompiledModel
 from lakewide.compiler.plans import steps as p
 from lakewide.compiler.trees import placeholders
-from lakewide.errors import CommitConflict, ModelRunError
 from lakewide.project.manifest import Manifest
 from lakewide.project.nodes import Relation
 from lakewide.run.models.branch_run import overwriting
@@ -60,6 +58,8 @@ from lakewide.state.offsets import (
     offset_key,
     table_offsets,
 )
+from lakewide.vocabulary import faults
+from lakewide.vocabulary.errors import CommitConflict, ModelRunError
 
 
 @dataclass(eq=False)  # compared by identity

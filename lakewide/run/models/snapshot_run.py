@@ -13,11 +13,11 @@ from typing import cast
 
 from lakewide.compiler.plans.snapshot_plan import SnapshotPlans
 from lakewide.compiler.trees import placeholders
-from lakewide.errors import ModelRunError
 from lakewide.run.models.key_table_run import KeyTableRun
 from lakewide.run.models.outcomes import KeyTableOutcome, SourceRange
 from lakewide.state.definition import definition_changed
 from lakewide.state.offsets import TableMeta, appends_only, last_offsets, offset_key
+from lakewide.vocabulary.errors import ModelRunError
 
 
 class SnapshotRun(KeyTableRun):

@@ -6,13 +6,13 @@ from collections.abc import Callable
 
 from sqlglot import exp
 
-from lakewide import faults
 from lakewide.compiler.plans import steps as p
 from lakewide.compiler.trees import placeholders
-from lakewide.errors import ModelRunError
 from lakewide.project.nodes import Relation
 from lakewide.spark.adapter import SparkAdapter
 from lakewide.state.offsets import TableMeta
+from lakewide.vocabulary import faults
+from lakewide.vocabulary.errors import ModelRunError
 
 #: commits a statement (bound) for a Commit step; returns the new snapshot, None when none
 Committer = Callable[[p.Commit, exp.Expression, placeholders.Params], "int | None"]

@@ -16,10 +16,10 @@ from lakewide.compiler.model.versions import NON_NULL_PREFIX, PREFIX, ROW_COUNT,
 from lakewide.compiler.model.wide_model import WideModel, parse_model_sql
 from lakewide.compiler.queries.column_lineage import model_lineage
 from lakewide.compiler.schema.contract import Contract
-from lakewide.dialect import DIALECT
-from lakewide.errors import LakewideError
 from lakewide.project.nodes import ModelNode
 from lakewide.state.offsets import TableMeta
+from lakewide.vocabulary.dialect import DIALECT
+from lakewide.vocabulary.errors import LakewideError
 
 #: column -> Spark type name ("?" where only Spark could tell)
 Columns = dict[str, str]

@@ -26,7 +26,6 @@ from lakewide.artifacts.state_compare import State, compare, rendered_as_state
 from lakewide.compiler.model.wide_model import WideModel, analyze
 from lakewide.compiler.schema.contract import CONTRACT, Contract, contract_of, stored_on_line
 from lakewide.compiler.schema.schema_changes import classify
-from lakewide.errors import ConfigError
 from lakewide.project.graph import topological_order
 from lakewide.project.manifest import Manifest
 from lakewide.project.nodes import ModelNode, Relation
@@ -42,6 +41,7 @@ from lakewide.run.schema.schema_steps import contract_options, policy_of, reread
 from lakewide.state.definition import LAYOUT_VERSION, definition_digest, stored_digest
 from lakewide.state.metadata import CorruptMetadataError, MetadataReader
 from lakewide.state.offsets import TableMeta
+from lakewide.vocabulary.errors import ConfigError
 
 UNREADABLE = (
     "this catalog's table metadata is not read without a JVM: `lakewide run --dry-run` "

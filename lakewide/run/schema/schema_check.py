@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING
 from sqlglot import exp
 
 from lakewide.compiler.plans.upstream import compile_in
-from lakewide.errors import LakewideError
 from lakewide.project.manifest import Manifest
 from lakewide.project.nodes import Relation
 from lakewide.run.schema.contract_inputs import model_digest
@@ -21,6 +20,7 @@ from lakewide.state.definition import (
 )
 from lakewide.state.metadata import CorruptMetadataError
 from lakewide.state.offsets import DEFINITION, OFFSETS, VERSION, TableMeta
+from lakewide.vocabulary.errors import LakewideError
 
 if TYPE_CHECKING:
     from lakewide.spark.adapter import SparkAdapter

@@ -29,12 +29,12 @@ from lakewide.compiler.schema.schema_changes import (
     drop_columns,
     table_columns,
 )
-from lakewide.errors import ConfigError
 from lakewide.project.nodes import ModelNode, Relation
 from lakewide.state.branches import made_at_main
 from lakewide.state.contract_store import ContractStore, StoredContract
 from lakewide.state.definition import LAYOUT_VERSION, definition_digest
 from lakewide.state.offsets import TableMeta
+from lakewide.vocabulary.errors import ConfigError
 
 if TYPE_CHECKING:
     from lakewide.spark.adapter import SparkAdapter

@@ -16,12 +16,12 @@ from lakewide.compiler.queries.data_test_queries import (
     only_columns,
     store_failures,
 )
-from lakewide.errors import LakewideError
 from lakewide.project.data_tests import DataTest, threshold_holds
 from lakewide.project.graph import topological_order
 from lakewide.project.manifest import Manifest
 from lakewide.project.nodes import Relation
 from lakewide.spark.adapter import SparkAdapter
+from lakewide.vocabulary.errors import LakewideError
 
 
 @dataclass

@@ -10,9 +10,9 @@ import time
 
 import pytest
 
-from lakewide import events
 from lakewide.commands.output import heartbeat, output
 from lakewide.commands.output.console import progress_console as console
+from lakewide.vocabulary import events
 
 STARTING = events.Event("SparkStarting", "starting Spark local[2] ...", data={"master": "local[2]"})
 STARTED = events.Event("SparkStarted", "started Spark local[2] in 9.5s", data={"seconds": 9.5})

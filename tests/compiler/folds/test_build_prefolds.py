@@ -25,7 +25,7 @@ from lakewide.compiler.statements.build_bootstrap import (
     union_of_branches,
 )
 from lakewide.compiler.statements.build_merge import build_combined_merge, combined_batch
-from lakewide.dialect import to_sql
+from lakewide.vocabulary.dialect import to_sql
 from tests.compiler.fixtures import Case
 from tests.compiler.test_rules import node_for
 

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from lakewide.compiler.plans import steps as p
-from lakewide.errors import CompileError
 from lakewide.run.models.delta_join_run import derived_keys
+from lakewide.vocabulary.errors import CompileError
 from tests.compiler.plans.test_run_plan import _placeholders, _trees, compiled
 
 ORDERS = (

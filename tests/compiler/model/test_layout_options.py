@@ -13,10 +13,10 @@ from lakewide.compiler import compile_model
 from lakewide.compiler.model.wide_model import analyze
 from lakewide.compiler.statements.build_merge import narrow_merge
 from lakewide.compiler.trees.placeholders import bind, exact_literal, param
-from lakewide.dialect import to_sql
-from lakewide.errors import CompileError
 from lakewide.project.config.model_config import parse_model_config
 from lakewide.project.nodes import ModelNode, Relation
+from lakewide.vocabulary.dialect import to_sql
+from lakewide.vocabulary.errors import CompileError
 
 SQL = "SELECT id, a, CAST(NULL AS INT) AS b, ts FROM s1 UNION ALL SELECT id, NULL, b, ts FROM s2"
 PK = {"merge_engine": "partial_update", "primary_key": "id", "sequence_field": "ts"}

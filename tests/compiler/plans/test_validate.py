@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 
 from lakewide.compiler import compile_model
-from lakewide.errors import CompileError
 from lakewide.project.config.model_config import parse_model_config
 from lakewide.project.nodes import ModelNode, Relation
+from lakewide.vocabulary.errors import CompileError
 
 BASE = "SELECT k, a, b, n, ts, g_1, op FROM src"
 TYPED = "SELECT k, CAST(a AS STRING) AS a, b, CAST(n AS BIGINT) AS n, ts, g_1, op FROM src"

@@ -13,12 +13,12 @@ from sqlglot import exp
 from lakewide.compiler import analyze
 from lakewide.compiler.queries.column_lineage import ColumnRef, model_lineage
 from lakewide.compiler.trees.rewrite import table_key
-from lakewide.errors import CompileError
 from lakewide.project.config.model_config import parse_model_config
 from lakewide.project.manifest import Manifest, load_manifest
 from lakewide.project.nodes import ModelNode, Relation
 from lakewide.project.profiles_file import find_profiles_file, load_output
 from lakewide.project.settings import load_project
+from lakewide.vocabulary.errors import CompileError
 
 REPO = Path(__file__).resolve().parents[3]
 

@@ -4,7 +4,7 @@ is the one Spark 3.5 gives, ``tests/integration/test_delta_join_changes.py`` run
 from __future__ import annotations
 
 from lakewide.compiler.queries.join_errors import join_type_error
-from lakewide.errors import ModelRunError
+from lakewide.vocabulary.errors import ModelRunError
 from tests.compiler.model.test_delta_join import build
 
 SPARK = (

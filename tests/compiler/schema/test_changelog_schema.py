@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from lakewide.compiler.schema.changelog_schema import changelog_changes
-from lakewide.dialect import to_sql
 from lakewide.project.nodes import Relation
+from lakewide.vocabulary.dialect import to_sql
 
 CHANGELOG = Relation("lw", "db", "m__changelog")
 OWN = {"_change_type": "string", "_change_ordinal": "bigint", "_commit_snapshot_id": "bigint"}

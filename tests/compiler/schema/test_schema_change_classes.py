@@ -18,10 +18,10 @@ from lakewide.compiler.schema.schema_changes import (
     promotable,
     set_property,
 )
-from lakewide.dialect import to_sql
 from lakewide.project.config.model_config import parse_model_config
 from lakewide.project.nodes import ModelNode, Relation
 from lakewide.run.schema.schema_steps import contract_options, reread_refusals
+from lakewide.vocabulary.dialect import to_sql
 
 PARTIAL = {"merge_engine": "partial_update", "primary_key": "k", "sequence_field": "ts"}
 SUMS = {"merge_engine": "aggregation", "primary_key": "k", "aggregates": {"a": "sum", "b": "sum"}}

@@ -8,8 +8,8 @@ from sqlglot import exp
 
 from lakewide.compiler.plans import steps as p
 from lakewide.compiler.statements.build_restate import GONE, RESTATE_VIEW
-from lakewide.dialect import to_sql
-from lakewide.errors import UsageError
+from lakewide.vocabulary.dialect import to_sql
+from lakewide.vocabulary.errors import UsageError
 from tests.compiler.plans.test_run_plan import compiled
 
 WIDE = (

@@ -9,10 +9,10 @@ import pytest
 from lakewide.compiler import compile_model
 from lakewide.compiler.statements import build_changes
 from lakewide.compiler.trees.placeholders import bind
-from lakewide.dialect import to_sql
-from lakewide.errors import ConfigError
 from lakewide.project.config.model_config import parse_model_config
 from lakewide.project.nodes import ModelNode, Relation
+from lakewide.vocabulary.dialect import to_sql
+from lakewide.vocabulary.errors import ConfigError
 from tests.compiler.fixtures import Case, load_cases, normalize
 from tests.compiler.test_rules import ids, node_for
 

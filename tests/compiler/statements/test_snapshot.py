@@ -12,9 +12,9 @@ from sqlglot import exp
 from lakewide.compiler import CompiledModel
 from lakewide.compiler.plans.snapshot_plan import SnapshotPlans
 from lakewide.compiler.plans.upstream import compile_in
-from lakewide.dialect import to_sql
-from lakewide.errors import CompileError, ConfigError
 from lakewide.project.config.model_config import parse_model_config
+from lakewide.vocabulary.dialect import to_sql
+from lakewide.vocabulary.errors import CompileError, ConfigError
 from tests.support.project_factory import make_project, manifest_of, run_main
 
 SOURCES = """

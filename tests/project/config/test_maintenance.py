@@ -14,8 +14,6 @@ from pathlib import Path
 
 import pytest
 
-from lakewide.dialect import to_sql
-from lakewide.errors import ConfigError
 from lakewide.project.config.model_config import parse_model_config
 from lakewide.project.durations import parse_age
 from lakewide.run.maintenance.maintenance_steps import (
@@ -26,6 +24,8 @@ from lakewide.run.maintenance.maintenance_steps import (
 )
 from lakewide.state.definition import definition_digest
 from lakewide.state.offsets import OFFSETS, Snapshot, TableColumn, TableMeta
+from lakewide.vocabulary.dialect import to_sql
+from lakewide.vocabulary.errors import ConfigError
 from tests.support.project_factory import make_project, manifest_of
 
 KEY = {"merge_engine": "deduplicate", "primary_key": ["k"]}

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from lakewide.errors import ConfigError
 from lakewide.project.config.model_config import ACCEPTED_KEYS, parse_model_config
+from lakewide.vocabulary.errors import ConfigError
 
 PATH = "models/m.sql"
 
@@ -162,7 +162,7 @@ def test_a_key_table_key_on_a_table_says_to_set_a_merge_engine(key: str, value: 
 
 
 def test_engine_rules_are_compile_errors_with_the_config_line() -> None:
-    from lakewide.errors import CompileError
+    from lakewide.vocabulary.errors import CompileError
 
     with pytest.raises(CompileError) as info:
         parse(merge_engine="partial_update", primary_key="k", row_kind_column="op")
@@ -187,7 +187,7 @@ def test_sequence_groups_and_aggregates_are_typed_and_dumped_as_written() -> Non
 
 
 def test_an_aggregate_option_error_names_the_column_key() -> None:
-    from lakewide.errors import CompileError
+    from lakewide.vocabulary.errors import CompileError
 
     with pytest.raises(CompileError) as info:
         parse(

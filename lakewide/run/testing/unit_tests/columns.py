@@ -8,10 +8,10 @@ from sqlglot import exp
 from sqlglot.errors import ParseError
 
 from lakewide.compiler.model.wide_model import analyze
-from lakewide.dialect import DIALECT
 from lakewide.project.by_name import positional
 from lakewide.project.nodes import ModelNode
 from lakewide.run.testing.unit_tests.spec import UnitTest
+from lakewide.vocabulary.dialect import DIALECT
 
 
 def model_columns(node: ModelNode) -> tuple[list[str], list[str]] | None:

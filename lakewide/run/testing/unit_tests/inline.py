@@ -22,11 +22,11 @@ from lakewide.compiler.plans import steps as p
 from lakewide.compiler.plans.run_plan import temporary_view
 from lakewide.compiler.trees import placeholders
 from lakewide.compiler.trees.rewrite import replace_tables
-from lakewide.dialect import DIALECT
-from lakewide.errors import ModelRunError
 from lakewide.run.testing.unit_tests.tables import InputTable
 from lakewide.run.testing.unit_tests.values import rows_query
 from lakewide.spark.adapter import SparkAdapter
+from lakewide.vocabulary.dialect import DIALECT
+from lakewide.vocabulary.errors import ModelRunError
 
 INPUT_VIEW = "__lw_unit_input_{}"
 

@@ -11,10 +11,10 @@ import yaml
 from sqlglot import exp
 from sqlglot.errors import ParseError
 
-from lakewide.dialect import DIALECT
 from lakewide.project.manifest import Manifest
 from lakewide.project.nodes import Relation
 from lakewide.project.text_files import load_yaml
+from lakewide.vocabulary.dialect import DIALECT
 
 Declared = dict[str, dict[str, str]]  # input label -> column -> Spark type
 

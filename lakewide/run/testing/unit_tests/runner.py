@@ -15,11 +15,8 @@ from typing import Any
 
 from sqlglot import exp
 
-from lakewide import events
 from lakewide.compiler import CompiledModel
 from lakewide.compiler.plans.upstream import compile_in
-from lakewide.dialect import DIALECT
-from lakewide.errors import ConfigError, LakewideError
 from lakewide.project.manifest import Manifest, load_manifest
 from lakewide.project.nodes import ModelNode
 from lakewide.run.testing.unit_tests.columns import check_columns, check_expected
@@ -37,6 +34,9 @@ from lakewide.run.testing.unit_tests.values import (
 )
 from lakewide.spark.adapter import SparkAdapter
 from lakewide.spark.scratch_catalog import scratch_catalog
+from lakewide.vocabulary import events
+from lakewide.vocabulary.dialect import DIALECT
+from lakewide.vocabulary.errors import ConfigError, LakewideError
 
 HIDDEN = "__lw_"
 

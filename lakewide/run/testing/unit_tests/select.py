@@ -3,10 +3,10 @@ models a model selector (``name``, ``+name``, ``tag:x``, ``path:...``) selects."
 
 from __future__ import annotations
 
-from lakewide.errors import ConfigError
 from lakewide.project.graph import select
 from lakewide.project.manifest import Manifest
 from lakewide.run.testing.unit_tests.spec import UnitTest
+from lakewide.vocabulary.errors import ConfigError
 
 
 def select_unit_tests(

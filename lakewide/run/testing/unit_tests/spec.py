@@ -13,10 +13,10 @@ from typing import Any, Literal
 import yaml
 from pydantic import Field
 
-from lakewide.errors import ConfigError
 from lakewide.project.config.specs import Strict, checked
 from lakewide.project.manifest import Manifest
 from lakewide.project.text_files import load_yaml, read_utf8
+from lakewide.vocabulary.errors import ConfigError
 
 THIS = "this"
 PLANS = ("bootstrap", "incremental")

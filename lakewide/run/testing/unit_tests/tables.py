@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
 
-from lakewide.dialect import DIALECT
 from lakewide.project.manifest import Manifest
 from lakewide.project.nodes import ModelNode, Relation
 from lakewide.run.testing.unit_tests.inputs import Declared, read_columns
@@ -20,6 +19,7 @@ from lakewide.run.testing.unit_tests.values import (
     infer_type,
     rows_query,
 )
+from lakewide.vocabulary.dialect import DIALECT
 
 if TYPE_CHECKING:
     from lakewide.spark.adapter import SparkAdapter

@@ -22,11 +22,11 @@ from lakewide.compiler.model.versions import (
     ROW_VERSION,
     version_struct,
 )
-from lakewide.dialect import DIALECT
 from lakewide.project.nodes import Relation
 from lakewide.run.testing.unit_tests.spec import Input, UnitTest
 from lakewide.run.testing.unit_tests.values import ValueMismatch, convert, data_type, rows_query
 from lakewide.spark.adapter import SparkAdapter
+from lakewide.vocabulary.dialect import DIALECT
 
 GIVEN = "__lw_given"
 

@@ -15,8 +15,8 @@ from typing import Any
 
 from sqlglot import exp
 
-from lakewide.dialect import DIALECT
 from lakewide.project.text_types import infer_text_type
+from lakewide.vocabulary.dialect import DIALECT
 
 T = exp.DataType.Type
 INTEGERS = {T.TINYINT: 8, T.SMALLINT: 16, T.INT: 32, T.BIGINT: 64}

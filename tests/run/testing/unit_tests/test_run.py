@@ -8,11 +8,11 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from lakewide import events
 from lakewide.commands.output.progress import RunProgress
 from lakewide.run.testing.unit_tests import load_unit_tests
 from lakewide.run.testing.unit_tests.runner import run_unit_tests
 from lakewide.spark.adapter import SparkAdapter
+from lakewide.vocabulary import events
 from tests.run.testing.unit_tests.projects import group_project
 from tests.support.project_factory import copy_example_project, make_project, manifest_of, run_main
 

@@ -8,9 +8,9 @@ import pytest
 
 from lakewide.commands.build import _models_only
 from lakewide.commands.services.tests import chosen_tests, chosen_unit_tests, kinds_to_run
-from lakewide.errors import ConfigError
 from lakewide.run.testing.unit_tests import load_unit_tests
 from lakewide.run.testing.unit_tests.select import select_unit_tests
+from lakewide.vocabulary.errors import ConfigError
 from tests.support.project_factory import REPO_ROOT, copy_example_project, manifest_of
 
 

@@ -7,7 +7,6 @@ from decimal import Decimal
 
 import pytest
 
-from lakewide.dialect import to_sql
 from lakewide.run.testing.unit_tests.runner import diff
 from lakewide.run.testing.unit_tests.values import (
     ValueMismatch,
@@ -17,6 +16,7 @@ from lakewide.run.testing.unit_tests.values import (
     infer_type,
     literal,
 )
+from lakewide.vocabulary.dialect import to_sql
 
 
 @pytest.mark.parametrize(

@@ -503,7 +503,7 @@ def test_ctrl_c_before_spark_starts(
 def test_pause_hook_holds_a_process_at_its_point_until_go(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from lakewide import faults
+    from lakewide.vocabulary import faults
 
     monkeypatch.setattr(faults, "_seen", faults.Counter())
     monkeypatch.setenv("LAKEWIDE_PAUSE_AT", f"before-commit:{tmp_path}")
