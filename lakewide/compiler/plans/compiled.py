@@ -13,7 +13,12 @@ from lakewide.compiler.model.delta_join import DeltaJoin, delta_joins
 from lakewide.compiler.model.layout import create_table_as, write_ordered_by
 from lakewide.compiler.model.snapshot_model import SnapshotModel, analyze_snapshot
 from lakewide.compiler.model.wide_model import WideModel, analyze, parse_model_sql
-from lakewide.compiler.plans.run_plan import PlanContext, build_restate_plan, build_run_plans
+from lakewide.compiler.plans.run_plan import (
+    PlanContext,
+    build_combined_plans,
+    build_restate_plan,
+    build_run_plans,
+)
 from lakewide.compiler.plans.show_plan import plan_files
 from lakewide.compiler.plans.snapshot_plan import (
     SnapshotPlans,
@@ -98,6 +103,11 @@ class CompiledModel:
         if self.snapshot is not None:
             return build_snapshot_plans(self.snapshot, self.context, self.write_order)
         return build_run_plans(self, self.context)
+
+    @cached_property
+    def combined_plans(self) -> tuple[list[Step] | None, list[Step] | None]:
+        """``plans.combined`` and ``plans.combined_changes`` built alone (key tables)."""
+        return build_combined_plans(self, self.context)
 
     # ``compile`` writes neither of the next two: they are built on first use (a run needs them)
     @cached_property

@@ -469,6 +469,19 @@ def build_run_plans(compiled: PlannedModel, context: PlanContext) -> p.ModelPlan
     return _PlanBuilder(compiled, context).build()
 
 
+def build_combined_plans(
+    compiled: PlannedModel, context: PlanContext
+) -> tuple[list[p.Step] | None, list[p.Step] | None]:
+    """The plans of the combined batch alone, of appended rows and of changelog reads (what
+    ``build_run_plans`` puts in ``combined`` and ``combined_changes``), without building
+    every other plan: a run compiled again with the folds' types needs only these."""
+    model = compiled.model
+    if model is None:
+        return None, None
+    builder = _PlanBuilder(compiled, context)
+    return builder.combined(model), builder.combined_changes(model)
+
+
 def build_restate_plan(
     compiled: PlannedModel, context: PlanContext, predicate: exp.Expr
 ) -> list[p.Step]:

@@ -22,7 +22,7 @@ from lakewide.compiler import CompiledModel, compile_model
 from lakewide.compiler.folds import one_shuffle
 from lakewide.compiler.folds.build_prefolds import KEYS
 from lakewide.compiler.model.wide_model import WideModel
-from lakewide.compiler.plans.steps import ModelPlans
+from lakewide.compiler.plans.steps import ModelPlans, Step
 from lakewide.run.schema.schema_steps import ModelSchema
 
 
@@ -52,3 +52,16 @@ def typed_plans(compiled: CompiledModel, schema: ModelSchema | None) -> ModelPla
     plans = typed_model(compiled, schema).plans
     assert plans is not None
     return plans
+
+
+def typed_combined(
+    compiled: CompiledModel, schema: ModelSchema | None
+) -> tuple[list[Step] | None, list[Step] | None]:
+    """``compiled``'s combined plans (appended rows, changelog reads), typed as
+    :func:`typed_model` compiles them; of the typed model only these are built."""
+    typed = typed_model(compiled, schema)
+    if typed is compiled:
+        plans = compiled.plans
+        assert plans is not None
+        return plans.combined, plans.combined_changes
+    return typed.combined_plans

@@ -27,7 +27,12 @@ from lakewide.project.manifest import Manifest
 from lakewide.project.nodes import Relation
 from lakewide.run.models.branch_run import overwriting
 from lakewide.run.models.delta_join_run import delta_offsets, run_delta_joins
-from lakewide.run.models.fold_types import typed_model, typed_plans, with_fold_structs
+from lakewide.run.models.fold_types import (
+    typed_combined,
+    typed_model,
+    typed_plans,
+    with_fold_structs,
+)
 from lakewide.run.models.outcomes import KeyTableOutcome, SourceRange
 from lakewide.run.models.read_modes import ReadPlan, choose_read
 from lakewide.run.models.refresh_choice import PlannedRead, choose_refresh
@@ -408,11 +413,11 @@ class KeyTableRun:
         if len(changing) < 2 or self.plans.combined_changes is None:
             changing = []
         if together or changing:  # their batch puts the folds together typed (one_shuffle)
-            typed = typed_plans(self.compiled, schema)
+            combined, combined_changes = typed_combined(self.compiled, schema)
             if together:
-                self._merge_together(together, typed.combined, "empty")
+                self._merge_together(together, combined, "empty")
             if changing:
-                self._merge_together(changing, typed.combined_changes, "no_changes")
+                self._merge_together(changing, combined_changes, "no_changes")
         for branch_read in reads:
             if branch_read in together or branch_read in changing:
                 continue

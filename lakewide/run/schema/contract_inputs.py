@@ -76,17 +76,18 @@ def model_digest(
     (``metas``: the upstreams' metadata by plan key, as a run pinned them; else read;
     ``definition``: the model's definition digest when known); None for a model without a
     bootstrap query."""
-    plans, bootstrap = compiled.plans, compiled.bootstrap
-    if plans is None or not isinstance(bootstrap, exp.Create):
+    bootstrap = compiled.bootstrap
+    if compiled.kind.is_view or not isinstance(bootstrap, exp.Create):
         return None
     if not isinstance(bootstrap.expression, exp.Query):
         return None
     if definition is None:
         definition = definition_digest(compiled.node)
     upstreams: dict[Relation, tuple[TableMeta | None, int | None]] = {}
-    for read in plans.pins:
-        relation = plans.tables[read.table]
-        known = metas is not None and read.table in metas
-        meta = metas[read.table] if metas is not None and known else adapter.table_meta(relation)
+    # the tables a run pins (its plans' pins), read from the plan context: building every
+    # plan of a wide model only for their names would cost what the run's planning costs
+    for key, relation in compiled.context.upstream.items():
+        known = metas is not None and key in metas
+        meta = metas[key] if metas is not None and known else adapter.table_meta(relation)
         upstreams[relation] = (meta, None if meta is None else meta.current)
     return inputs_digest(definition, upstreams, adapter.spark_version)

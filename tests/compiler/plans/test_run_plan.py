@@ -67,6 +67,19 @@ def test_run_plans(case: tuple) -> None:
     assert compiled(config, context, sql).files(plans=True, in_place=True) == files
 
 
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+def test_the_combined_plans_built_alone_are_the_plans_combined(case: tuple) -> None:
+    """What a run compiled again with the folds' types builds of the typed model: the combined
+    plans alone, equal to those of every plan, and no other plan built."""
+    _, config, context, sql, _ = case
+    alone = compiled(config, context, sql)
+    combined, combined_changes = alone.combined_plans
+    assert "plans" not in alone.__dict__
+    every = compiled(config, context, sql).plans
+    assert every is not None
+    assert (combined, combined_changes) == (every.combined, every.combined_changes)
+
+
 def _placeholders(tree: Any) -> set[str]:
     import sqlglot.expressions as exp
 

@@ -4,8 +4,13 @@ known or the snapshot read was written with another schema."""
 
 from __future__ import annotations
 
-from lakewide.project.nodes import Relation
-from lakewide.run.schema.contract_inputs import inputs_digest
+from pathlib import Path
+from typing import Any
+
+from lakewide.compiler import PlanContext, compile_model
+from lakewide.project.config.model_config import parse_model_config
+from lakewide.project.nodes import ModelNode, Relation
+from lakewide.run.schema.contract_inputs import inputs_digest, model_digest
 from lakewide.state.offsets import Snapshot, TableColumn, TableMeta
 
 A, B = Relation("lw", "src", "a"), Relation("lw", "src", "b")
@@ -56,3 +61,33 @@ def test_no_digest_where_a_schema_is_not_known_or_the_snapshot_has_another() -> 
     # the snapshot read was written before the current schema (a column added since)
     assert digest(meta(1, ("k", "int"), ("v", "int"), written=0), BASE_B) is None
     assert digest(meta(0, ("k", "int"), ("v", "int"), written=None), BASE_B) is None
+
+
+class _Versioned:
+    """What model_digest asks of the adapter when the run pinned every upstream already."""
+
+    spark_version = "3.5.6"
+
+    def table_meta(self, relation: Relation) -> TableMeta:
+        raise AssertionError(f"{relation} was pinned: its metadata is not read again")
+
+
+def test_the_model_digest_names_the_pinned_upstreams_without_building_the_plans() -> None:
+    """A run's digest is over the tables its plans pin, read from the plan context: building
+    every plan of a wide model only for their names costs what the run's planning costs."""
+    sql = "SELECT k, v, NULL AS w FROM lw.src.a UNION ALL SELECT k, NULL AS v, w FROM lw.src.b"
+    config = parse_model_config(
+        {"materialized": "primary_key", "primary_key": "k", "merge_engine": "partial_update"},
+        path="m.sql",
+    )
+    node = ModelNode("m", Path("models/m.sql"), sql, sql, config, Relation("lw", "db", "m"))
+    context = PlanContext({"lw.src.a": A, "lw.src.b": B})
+    compiled = compile_model(node, context)
+    metas = {"lw.src.a": BASE_A, "lw.src.b": BASE_B}
+    adapter: Any = _Versioned()
+    found = model_digest(adapter, compiled, metas, DEFINITION)
+    assert "plans" not in compiled.__dict__
+    plans = compiled.plans
+    assert plans is not None
+    pinned = {plans.tables[r.table]: (metas[r.table], 1) for r in plans.pins}
+    assert found is not None and found == inputs_digest(DEFINITION, pinned, "3.5.6")
