@@ -9,9 +9,9 @@ executor binds values and runs the steps (``lakewide.compiler.plans.steps``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from sqlglot import exp
 
@@ -436,31 +436,38 @@ class _PlanBuilder:
             rederive += self.changes(batch, when="snapshot")
         return p.DeltaJoinPlan(b, join.name, join.table, start, pin, reads, derived, rederive)
 
+    def _full_refresh(self) -> exp.Expression:
+        compiled = self.compiled
+        statement = compiled.full_refresh if compiled.model is not None else compiled.bootstrap
+        assert statement is not None
+        return statement
+
     def build(self) -> p.ModelPlans:
         compiled, model = self.compiled, self.compiled.model
-        full_refresh = compiled.full_refresh if model is not None else compiled.bootstrap
-        assert full_refresh is not None
         branches = (
             []
             if model is None
             else [self.branch(b, m) for b, m in zip(model.branches, compiled.merges)]
         )
         produces = model is not None and self.context.produces
+        later: dict[str, Callable[[], Any]] = {
+            "full_refresh": lambda: self.bootstrap(self._full_refresh()),
+            "combined": lambda: None if model is None else self.combined(model),
+            "combined_changes": lambda: None if model is None else self.combined_changes(model),
+            "refold": lambda: [] if model is None else self.refold(model),
+        }
         return p.ModelPlans(
             self.node.relation,
             self.tables,
             self.pins,
             self.checks(),
             self.bootstrap(compiled.bootstrap),
-            self.bootstrap(full_refresh),
-            branches,
-            None if model is None else self.combined(model),
-            self.changes(None, when=None) if produces else None,
-            self.changelog_key if produces else None,
-            [self.delta_join(j, n + 1) for n, j in enumerate(compiled.deltas)],
-            [] if model is None else self.refold(model),
-            model is not None and refolds_exactly(model),
-            None if model is None else self.combined_changes(model),
+            lambda name: later[name](),
+            branches=branches,
+            recover=self.changes(None, when=None) if produces else None,
+            changelog_table=self.changelog_key if produces else None,
+            delta_joins=[self.delta_join(j, n + 1) for n, j in enumerate(compiled.deltas)],
+            refold_exact=model is not None and refolds_exactly(model),
         )
 
 

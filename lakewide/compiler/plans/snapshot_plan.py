@@ -41,6 +41,12 @@ class SnapshotPlans(p.ModelPlans):
     merges: dict[str, list[p.Step]] = field(default_factory=dict)
 
 
+def _no_other_plan(name: str) -> list[p.Step] | None:
+    """A snapshot is never rebuilt (``--full-refresh`` runs it incrementally, as dbt does),
+    re-folded or merged from several sources at once."""
+    return None if name.startswith("combined") else []
+
+
 def _checks(snap: SnapshotModel, query: exp.Select) -> list[p.Step]:
     return [
         p.Query(s.rejected_count(query, snap), ("rejected",)),
@@ -93,7 +99,7 @@ def build_snapshot_plans(
         pins,
         [],
         bootstrap,
-        [],  # never rebuilt: --full-refresh runs a snapshot incrementally (dbt)
+        _no_other_plan,
         driver=snap.driver,
         reads=reads,
         merges=merges,

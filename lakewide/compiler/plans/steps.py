@@ -14,7 +14,10 @@ Parameters a run binds:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
 
 from sqlglot import exp
 from sqlglot.errors import ParseError
@@ -225,6 +228,10 @@ class ModelPlans:
     ``refold``: every source folded again into the table's own history (an overwrite carrying
     the offsets), which a run takes where reading the changes would cost more
     (``refold_exact``: the re-fold keeps the rows the incremental runs keep).
+
+    ``full_refresh``, ``combined``, ``combined_changes`` and ``refold`` are built on first use
+    (``build_later`` builds the one it is named): a run takes one plan of the lot, and each
+    costs seconds of Python for a wide model.
     """
 
     relation: Relation
@@ -232,12 +239,33 @@ class ModelPlans:
     pins: list[Read]
     checks: list[CheckTypes]
     bootstrap: list[Step]
-    full_refresh: list[Step]
+    build_later: Callable[[str], Any] = field(repr=False, compare=False)
     branches: list[BranchPlan] = field(default_factory=list)
-    combined: list[Step] | None = None
     recover: list[Step] | None = None
     changelog_table: str | None = None
     delta_joins: list[DeltaJoinPlan] = field(default_factory=list)
-    refold: list[Step] = field(default_factory=list)
     refold_exact: bool = False
-    combined_changes: list[Step] | None = None  # several sources read as changes, one MERGE
+
+    @cached_property
+    def full_refresh(self) -> list[Step]:
+        """The bootstrap as ``CREATE OR REPLACE TABLE``."""
+        steps: list[Step] = self.build_later("full_refresh")
+        return steps
+
+    @cached_property
+    def combined(self) -> list[Step] | None:
+        """Several sources' new rows folded and merged at once (None: no such plan)."""
+        steps: list[Step] | None = self.build_later("combined")
+        return steps
+
+    @cached_property
+    def combined_changes(self) -> list[Step] | None:
+        """Several sources read as changes, folded and merged at once (None: no such plan)."""
+        steps: list[Step] | None = self.build_later("combined_changes")
+        return steps
+
+    @cached_property
+    def refold(self) -> list[Step]:
+        """Every source folded again into the table's own history."""
+        steps: list[Step] = self.build_later("refold")
+        return steps

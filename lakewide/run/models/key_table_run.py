@@ -407,17 +407,18 @@ class KeyTableRun:
         if refused is not None:
             raise ModelRunError(refused)
         together = [r for r in reads if not r.read.changes]
-        if len(together) < 2 or self.plans.combined is None:
-            together = []
         changing = [r for r in reads if r.read.changes]
-        if len(changing) < 2 or self.plans.combined_changes is None:
+        combined = combined_changes = None
+        if len(together) > 1 or len(changing) > 1:  # their batch puts the folds together typed
+            combined, combined_changes = typed_combined(self.compiled, schema)  # (one_shuffle)
+        if len(together) < 2 or combined is None:
+            together = []
+        if len(changing) < 2 or combined_changes is None:
             changing = []
-        if together or changing:  # their batch puts the folds together typed (one_shuffle)
-            combined, combined_changes = typed_combined(self.compiled, schema)
-            if together:
-                self._merge_together(together, combined, "empty")
-            if changing:
-                self._merge_together(changing, combined_changes, "no_changes")
+        if together:
+            self._merge_together(together, combined, "empty")
+        if changing:
+            self._merge_together(changing, combined_changes, "no_changes")
         for branch_read in reads:
             if branch_read in together or branch_read in changing:
                 continue

@@ -80,6 +80,18 @@ def test_the_combined_plans_built_alone_are_the_plans_combined(case: tuple) -> N
     assert (combined, combined_changes) == (every.combined, every.combined_changes)
 
 
+def test_the_plans_a_run_seldom_takes_are_built_on_first_use() -> None:
+    """A run takes one plan of the lot; the full refresh, the combined batches and the re-fold
+    are built when a run first asks for them (each costs seconds of Python for a wide model)."""
+    _, config, context, sql, _ = next(c for c in CASES if "plans/incremental_all_merge.sql" in c[4])
+    plans = compiled(config, context, sql).plans
+    assert plans is not None
+    lazy = ("full_refresh", "combined", "combined_changes", "refold")
+    assert not set(lazy) & set(vars(plans))
+    assert plans.combined is not None and plans.refold and plans.full_refresh
+    assert {"full_refresh", "combined", "refold"} <= set(vars(plans))
+
+
 def _placeholders(tree: Any) -> set[str]:
     import sqlglot.expressions as exp
 
