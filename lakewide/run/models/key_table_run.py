@@ -409,8 +409,9 @@ class KeyTableRun:
         together = [r for r in reads if not r.read.changes]
         changing = [r for r in reads if r.read.changes]
         combined = combined_changes = None
-        if len(together) > 1 or len(changing) > 1:  # their batch puts the folds together typed
-            combined, combined_changes = typed_combined(self.compiled, schema)  # (one_shuffle)
+        if len(together) > 1 or len(changing) > 1:
+            # their batch puts the folds together typed (one_shuffle)
+            combined, combined_changes = typed_combined(self.compiled, schema)
         if len(together) < 2 or combined is None:
             together = []
         if len(changing) < 2 or combined_changes is None:
