@@ -148,13 +148,19 @@ class MergePeer:
 
 class PaimonPeer:
     """A Paimon primary-key table, ``merge-engine=partial-update`` with ``sequence.field``: each
-    source writes only its own columns (the others NULL, which partial update skips); the table
-    merges on read (and in the compactions its writers trigger)."""
+    source writes only its own columns (the others NULL, which partial update skips). By
+    default the table merges on read (and in the compactions its writers trigger); ``options``
+    are more table options, e.g. ``deletion-vectors.enabled`` (the writer looks the keys up
+    and marks the rows it replaces, readers read without merging: lakewide's contract) or
+    ``changelog-producer=lookup`` (a changelog for downstream streams, made at compaction)."""
 
     hidden: list[str] = []
 
-    def __init__(self, table: str, sources: int, buckets: int = 4) -> None:
+    def __init__(
+        self, table: str, sources: int, buckets: int = 4, options: dict[str, str] | None = None
+    ) -> None:
         self.table, self.sources, self.buckets = table, sources, buckets
+        self.options = options or {}
         self.new = NewRows(sources, table.rsplit(".", 1)[1])
 
     def build(self, spark: Any) -> None:
@@ -164,7 +170,9 @@ class PaimonPeer:
             f"CREATE TABLE {self.table} (k BIGINT, "
             + ", ".join(f"{c} BIGINT" for c in everything)
             + ", seq INT) TBLPROPERTIES ('primary-key' = 'k', 'merge-engine' = 'partial-update', "
-            f"'sequence.field' = 'seq', 'bucket' = '{self.buckets}')"
+            f"'sequence.field' = 'seq', 'bucket' = '{self.buckets}'"
+            + "".join(f", '{k}' = '{v}'" for k, v in self.options.items())
+            + ")"
         )
         self.new.reset(spark, consumed=False)
         self.step(spark, list(range(self.sources)), 0)
@@ -203,6 +211,12 @@ def peers(sources: int) -> dict[str, Any]:
             sources,
         ),
         "paimon": PaimonPeer("paimon.peers.paimon", sources),
+        "paimon_dv": PaimonPeer(
+            "paimon.peers.paimon_dv", sources, options={"deletion-vectors.enabled": "true"}
+        ),
+        "paimon_lookup": PaimonPeer(
+            "paimon.peers.paimon_lookup", sources, options={"changelog-producer": "lookup"}
+        ),
     }
 
 

@@ -22,7 +22,16 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-SAME = {"lakewide", "iceberg_merge", "iceberg_merge_mor", "delta_merge", "delta_merge_dv", "paimon"}
+SAME = {
+    "lakewide",
+    "iceberg_merge",
+    "iceberg_merge_mor",
+    "delta_merge",
+    "delta_merge_dv",
+    "paimon",
+    "paimon_dv",
+    "paimon_lookup",
+}
 
 pytestmark = [
     pytest.mark.spark,
