@@ -82,6 +82,23 @@ def wide_model(sources: int, config: str, source: str = "bench") -> str:
     return f"{{{{ config({config}) }}}}\n" + "\nUNION ALL\n".join(branches) + "\n"
 
 
+def full_outer_joins(parts: list[str], sep: str = " ") -> tuple[str, str]:
+    """``parts`` (``(...) AS t0``, ``(...) AS t1``, ...) chained by FULL OUTER JOIN on ``k``, and
+    the chain's key: each join's ``ON t{i}.k = COALESCE(t0.k, ..., t{i-1}.k)``, flat as a person
+    writes it. (Nested, ``COALESCE(COALESCE(t0.k, t1.k), t2.k)``, Spark's subexpression
+    elimination grows exponentially with the depth: at 64 sources one shuffle's key projection
+    took over 1,000 s of CPU to generate.)"""
+    sql = parts[0]
+    for i in range(1, len(parts)):
+        sql += f"{sep}FULL OUTER JOIN {parts[i]} ON t{i}.k = {_first_key(i)}"
+    return sql, _first_key(len(parts))
+
+
+def _first_key(n: int) -> str:
+    """The first non-NULL ``k`` of ``t0`` .. ``t{n-1}``."""
+    return "t0.k" if n == 1 else "COALESCE(" + ", ".join(f"t{i}.k" for i in range(n)) + ")"
+
+
 def join_select(catalog: str, namespace: str, sources: int, source_seqs: bool = False) -> str:
     """Latest row per key per source, FULL OUTER JOINed: the wide table as one SELECT.
 
@@ -95,11 +112,7 @@ def join_select(catalog: str, namespace: str, sources: int, source_seqs: bool = 
             f"(SELECT k, {cols}, MAX(seq) AS seq FROM {catalog}.{namespace}.s{i} "
             f"GROUP BY k) AS t{i}"
         )
-    sql = parts[0]
-    key = "t0.k"
-    for i in range(1, sources):
-        sql += f" FULL OUTER JOIN {parts[i]} ON t{i}.k = {key}"
-        key = f"COALESCE({key}, t{i}.k)"
+    sql, key = full_outer_joins(parts)
     columns = ", ".join(f"t{i}.{c}" for i in range(sources) for c in source_columns(i))
     seqs = ", ".join(f"t{i}.seq" for i in range(sources))
     own = "".join(f", t{i}.seq AS s{i}_seq" for i in range(sources)) if source_seqs else ""

@@ -43,10 +43,7 @@ def model_sql(sources: int) -> str:
             " WHERE seq > (SELECT MAX(seq) FROM {{ this }}) {% endif %}\n"
             f"GROUP BY k) AS t{i}"
         )
-    sql, key = parts[0], "t0.k"
-    for i in range(1, sources):
-        sql += f"\nFULL OUTER JOIN {parts[i]} ON t{i}.k = {key}"
-        key = f"COALESCE({key}, t{i}.k)"
+    sql, key = generate.full_outer_joins(parts, "\n")
     columns = ", ".join(f"t{i}.{c}" for i in range(sources) for c in generate.source_columns(i))
     seqs = ", ".join(f"t{i}.seq" for i in range(sources))
     config = (

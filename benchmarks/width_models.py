@@ -170,10 +170,7 @@ def join_select(engine: str, shape: Shape, namespace: str = "lw.bench") -> str:
             f"(SELECT k, {', '.join(cols)}, {newest_of} AS seq FROM {namespace}.s{i} "
             f"GROUP BY k) AS t{i}"
         )
-    sql, key = parts[0], "t0.k"
-    for i in range(1, n):
-        sql += f" FULL OUTER JOIN {parts[i]} ON t{i}.k = {key}"
-        key = f"COALESCE({key}, t{i}.k)"
+    sql, key = generate.full_outer_joins(parts)
     newest = "GREATEST(" + ", ".join(f"t{i}.seq" for i in range(n)) + ")"
     if engine == "pu_groups":
         out = [f"t{i}.{c}" for i in range(n) for c in shape.own(i)]

@@ -30,6 +30,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import generate
+
 from lakewide.compiler.model.wide_model import WideModel, analyze
 from lakewide.compiler.statements.build_bootstrap import bootstrap_query
 from lakewide.compiler.statements.build_merge import combined_batch
@@ -78,10 +80,7 @@ def join_sql(sources: int, columns: int) -> str:
     for i in range(sources):
         cols = ", ".join(f"MAX_BY({c}, seq) AS {c}" for c in own(i, columns))
         parts.append(f"(SELECT k, {cols}, MAX(seq) AS seq FROM src_{i} GROUP BY k) AS t{i}")
-    sql, key = parts[0], "t0.k"
-    for i in range(1, sources):
-        sql += f" FULL OUTER JOIN {parts[i]} ON t{i}.k = {key}"
-        key = f"COALESCE({key}, t{i}.k)"
+    sql, key = generate.full_outer_joins(parts)
     values = ", ".join(f"t{i}.{c}" for i in range(sources) for c in own(i, columns))
     seqs = ", ".join(f"t{i}.seq" for i in range(sources))
     return f"SELECT {key} AS k, {values}, GREATEST({seqs}) AS seq FROM {sql}"
