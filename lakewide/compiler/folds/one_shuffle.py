@@ -10,9 +10,12 @@ ALL needs one row type in every branch, so:
   fold has), each fold filling the slots of its own columns' types and leaving the others
   NULL; a source's column ``c`` is read as ``s.p<its slot>``.
   The row grows with the columns of one fold and their distinct types, not with the
-  sources; a value sits in a slot of exactly its own type, so no value is cast;
+  sources; a value sits in a slot of exactly its own type, so no value is cast. Grouped by
+  the key, each row is collected once into a map from its source to its payload, and each
+  source's payload is looked up once per key;
 * without them (``lakewide compile``, which has no JVM), one ``STRUCT`` of its columns per
-  source, NULL in the other sources' branches: S(S-1) NULLs, exact for every type.
+  source, NULL in the other sources' branches: S(S-1) NULLs, exact for every type, grouped
+  by one ``FIRST`` per source.
 """
 
 from __future__ import annotations
@@ -28,6 +31,8 @@ SOURCE = "__lw_src"
 #: Spark's type of a ``COUNT`` (``LongType``), as the analysis' fields give types (JSON)
 COUNT_TYPE = '"long"'
 PAYLOAD = "__lw_payload"
+#: per key, a map from each source's index to its payload (the typed rows grouped)
+BY_SOURCE = "__lw_by_src"
 
 
 def one_shuffle(model: WideModel, select: exp.Select, keys_alias: str) -> exp.Select:
@@ -58,18 +63,8 @@ def one_shuffle(model: WideModel, select: exp.Select, keys_alias: str) -> exp.Se
         row = exp.select(*parts, copy=False).from_(fold_name(branch), copy=False)
         union = row if union is None else exp.union(union, row, distinct=False, copy=False)
     assert union is not None
-    picked = []
-    for b in model.branches:
-        first: exp.Expr = exp.column(names[b.index])
-        if typed is not None:  # the payload of the source's rows only
-            mine = exp.EQ(this=exp.column(SOURCE), expression=exp.Literal.number(b.index))
-            first = exp.If(this=mine, true=exp.column(PAYLOAD), false=exp.Null())
-        picked.append(exp.alias_(exp.func("FIRST", first, exp.true()), names[b.index]))
-    grouped = (
-        exp.select(*(exp.column(k) for k in keys), *picked, copy=False)
-        .from_(union.subquery("__lw_rows_of", copy=False), copy=False)
-        .group_by(*(exp.column(k) for k in keys), copy=False)
-    )
+    rows = union.subquery("__lw_rows_of", copy=False)
+    grouped = _by_source(model, rows) if typed is not None else _first_of_each(model, rows)
     by_fold = {fold_name(b): b.index for b in model.branches}
     for column in list(select.find_all(exp.Column)):
         if column.table in by_fold:
@@ -80,6 +75,47 @@ def one_shuffle(model: WideModel, select: exp.Select, keys_alias: str) -> exp.Se
     select.set("joins", None)
     select.set("from_", exp.From(this=grouped.subquery(keys_alias, copy=False)))
     return select
+
+
+def _first_of_each(model: WideModel, rows: exp.Subquery) -> exp.Select:
+    """Per key, each source's struct: the one non-NULL value of its column in ``rows``."""
+    keys = [exp.column(k) for k in model.primary_key]
+    picked = [
+        exp.alias_(
+            exp.func("FIRST", exp.column(struct_name(b.index)), exp.true()), struct_name(b.index)
+        )
+        for b in model.branches
+    ]
+    grouped = exp.select(*keys, *picked, copy=False).from_(rows, copy=False)
+    return grouped.group_by(*(k.copy() for k in keys), copy=False)
+
+
+def _by_source(model: WideModel, rows: exp.Subquery) -> exp.Select:
+    """Per key, each source's payload: the typed rows collected into one map from the source's
+    index to its payload, then each source's looked up once. Per key the work grows with the
+    sources (one map entry per row, one lookup per source); a ``FIRST(IF(src = i, payload,
+    NULL))`` per source fed every row to every source's aggregate, S x S per key. Measured
+    (benchmarks/logs.md, the bootstrap alone, new JVM), JVM CPU: 64 x 16, 200,000 keys
+    545-553 s so, 436.6 s with the map; 16 x 16 106.5 and 105.9 s."""
+    keys = [exp.column(k) for k in model.primary_key]
+    entry = exp.Struct(expressions=[exp.column(SOURCE), exp.column(PAYLOAD)])
+    collected = exp.func("MAP_FROM_ENTRIES", exp.func("COLLECT_LIST", entry))
+    by_key = (
+        exp.select(*keys, exp.alias_(collected, BY_SOURCE), copy=False)
+        .from_(rows, copy=False)
+        .group_by(*(k.copy() for k in keys), copy=False)
+    )
+    looked_up = [
+        exp.alias_(
+            exp.Bracket(this=exp.column(BY_SOURCE), expressions=[exp.Literal.number(b.index)]),
+            struct_name(b.index),
+        )
+        for b in model.branches
+    ]
+    outer = [exp.column(k) for k in model.primary_key]
+    return exp.select(*outer, *looked_up, copy=False).from_(
+        by_key.subquery("__lw_by_key", copy=False), copy=False
+    )
 
 
 def _outputs(select: exp.Select, fold: str) -> list[str]:

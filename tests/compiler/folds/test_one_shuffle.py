@@ -133,3 +133,19 @@ def test_the_probe_names_each_fold_once() -> None:
     typed = compile_model(node, PlanContext(fold_types=fold_types(compiled)))
     assert typed.model is not None
     assert one_shuffle.with_fold_structs(typed.model, typed.bootstrap.expression, KEYS) is None
+
+
+def test_the_typed_grouping_collects_each_row_once() -> None:
+    """Typed, the rows are grouped by one aggregate (each row collected once into a map from
+    its source to its payload), each source's looked up once per key; untyped, one ``FIRST``
+    per source (every row fed to every source's aggregate)."""
+    node = model(False)
+    compiled = compile_model(node)
+    untyped = compiled.bootstrap.expression
+    typed = compile_model(node, PlanContext(fold_types=fold_types(compiled))).bootstrap.expression
+    assert len(list(untyped.find_all(exp.First))) == SOURCES
+    assert not list(typed.find_all(exp.First))
+    [collect] = [f for f in typed.find_all(exp.Func) if f.sql().startswith("COLLECT_LIST")]
+    assert collect.find(exp.Column).name == one_shuffle.SOURCE
+    lookups = [b for b in typed.find_all(exp.Bracket) if b.this.name == one_shuffle.BY_SOURCE]
+    assert sorted(b.expressions[0].name for b in lookups) == [str(i) for i in range(SOURCES)]
