@@ -77,17 +77,23 @@ def one_shuffle(model: WideModel, select: exp.Select, keys_alias: str) -> exp.Se
     return select
 
 
+def _grouped(model: WideModel, rows: exp.Subquery, outputs: list[exp.Expr]) -> exp.Select:
+    """``SELECT k, <outputs> FROM rows GROUP BY k`` (every primary-key column)."""
+    keys = [exp.column(k) for k in model.primary_key]
+    grouped = exp.select(*keys, *outputs, copy=False).from_(rows, copy=False)
+    return grouped.group_by(*(k.copy() for k in keys), copy=False)
+
+
 def _first_of_each(model: WideModel, rows: exp.Subquery) -> exp.Select:
     """Per key, each source's struct: the one non-NULL value of its column in ``rows``."""
-    keys = [exp.column(k) for k in model.primary_key]
-    picked = [
-        exp.alias_(
-            exp.func("FIRST", exp.column(struct_name(b.index)), exp.true()), struct_name(b.index)
-        )
-        for b in model.branches
-    ]
-    grouped = exp.select(*keys, *picked, copy=False).from_(rows, copy=False)
-    return grouped.group_by(*(k.copy() for k in keys), copy=False)
+    return _grouped(
+        model,
+        rows,
+        [
+            exp.alias_(exp.func("FIRST", exp.column(n), exp.true()), n)
+            for n in (struct_name(b.index) for b in model.branches)
+        ],
+    )
 
 
 def _by_source(model: WideModel, rows: exp.Subquery) -> exp.Select:
@@ -96,15 +102,10 @@ def _by_source(model: WideModel, rows: exp.Subquery) -> exp.Select:
     sources (one map entry per row, one lookup per source); a ``FIRST(IF(src = i, payload,
     NULL))`` per source fed every row to every source's aggregate, S x S per key. Measured
     (benchmarks/logs.md, the bootstrap alone, new JVM), JVM CPU: 64 x 16, 200,000 keys
-    545-553 s so, 436.6 s with the map; 16 x 16 106.5 and 105.9 s."""
-    keys = [exp.column(k) for k in model.primary_key]
+    545-553 s with a ``FIRST`` per source, 436.6 s with the map; 16 x 16 106.5 and 105.9 s."""
     entry = exp.Struct(expressions=[exp.column(SOURCE), exp.column(PAYLOAD)])
     collected = exp.func("MAP_FROM_ENTRIES", exp.func("COLLECT_LIST", entry))
-    by_key = (
-        exp.select(*keys, exp.alias_(collected, BY_SOURCE), copy=False)
-        .from_(rows, copy=False)
-        .group_by(*(k.copy() for k in keys), copy=False)
-    )
+    by_key = _grouped(model, rows, [exp.alias_(collected, BY_SOURCE)])
     looked_up = [
         exp.alias_(
             exp.Bracket(this=exp.column(BY_SOURCE), expressions=[exp.Literal.number(b.index)]),
@@ -112,8 +113,8 @@ def _by_source(model: WideModel, rows: exp.Subquery) -> exp.Select:
         )
         for b in model.branches
     ]
-    outer = [exp.column(k) for k in model.primary_key]
-    return exp.select(*outer, *looked_up, copy=False).from_(
+    keys = [exp.column(k) for k in model.primary_key]
+    return exp.select(*keys, *looked_up, copy=False).from_(
         by_key.subquery("__lw_by_key", copy=False), copy=False
     )
 
