@@ -156,6 +156,17 @@ def plan_merges(spark: Any, clock: run.Clock, manifest: Any, engines: list[str])
     return out
 
 
+def refreshed(spark: Any, adapter: SparkAdapter, manifest: Any, engine: str) -> bool:
+    """Whether lakewide's table after its runs holds the rows of a full refresh: the table
+    copied aside, dropped, bootstrapped again from every source's rows and compared with the
+    copy (a merge engine's result does not depend on run boundaries)."""
+    table, kept = f"lw.wide.wide_{engine}", f"lw.wide.runs_{engine}"
+    spark.sql(f"CREATE OR REPLACE TABLE {kept} USING iceberg AS SELECT * FROM {table}")
+    spark.sql(f"DROP TABLE {table} PURGE")
+    run._run(manifest, f"wide_{engine}", adapter)
+    return run.same_rows(spark, table, kept)
+
+
 def noop_cli(project: Path, engines: list[str], runs: int = 3) -> dict[str, Any]:
     """``lakewide run`` of the engines' models as its own process when none has new input
     (what a user starts): its CPU seconds (user + system; it starts no JVM) and wall seconds,
@@ -186,11 +197,14 @@ def bench_shape(
     result: dict[str, Any],
     save: Callable[[], None],
     bootstraps: int = 1,
+    joins: bool = True,
 ) -> list[str]:
     """Every step of ``shape``; returns the engines that stayed within the budget.
     ``bootstraps``: rounds of the bootstrap step (lakewide's table dropped and built again,
     the JOIN's replaced), the least JVM CPU of each kept: the first round of a shape pays
-    the JVM's warm-up for its data, and lakewide's run goes first."""
+    the JVM's warm-up for its data, and lakewide's run goes first. Without ``joins``
+    lakewide runs alone (a width whose JOIN rebuild this machine cannot hold) and its table
+    is compared once, after the last step, with a full refresh of it (:func:`refreshed`)."""
     record, project = start_shape(shape, engines, out, result, "steps")
     record["compile"] = compile_figures(project, engines)
     save()
@@ -223,12 +237,17 @@ def bench_shape(
                     )
                 )
                 times[engine] = least(times.get(engine), took)
-                if step != "noop":
+                if step != "noop" and joins:
                     took = rounded(clock.measure(lambda j=join: spark.sql(j).collect()))
                     times[f"join_{engine}"] = least(times.get(f"join_{engine}"), took)
-            record["equal"].setdefault(step, {})[engine] = run.same_rows(
-                spark, f"lw.wide.wide_{engine}", f"lw.wide.join_{engine}"
-            )
+            if joins:
+                record["equal"].setdefault(step, {})[engine] = run.same_rows(
+                    spark, f"lw.wide.wide_{engine}", f"lw.wide.join_{engine}"
+                )
+            elif step == list(STEPS)[-1]:
+                record["equal"].setdefault("refresh", {})[engine] = refreshed(
+                    spark, adapter, manifest, engine
+                )
             if times[engine]["s"] > budget:
                 live.remove(engine)
                 record.setdefault("over_budget", {})[engine] = step
@@ -264,6 +283,11 @@ def main() -> None:
         "--bootstraps", type=int, default=1, help="rounds of the bootstrap step, least kept"
     )
     parser.add_argument(
+        "--no-join",
+        action="store_true",
+        help="lakewide alone, compared with a full refresh after its last step",
+    )
+    parser.add_argument(
         "--steps",
         default=",".join(width_plan_only.STEPS),
         help="--plan-only: the steps run (the first of bootstrap,one,all,noop)",
@@ -287,6 +311,7 @@ def main() -> None:
         "engines": engines,
         "budget": args.budget,
         "bootstraps": args.bootstraps,
+        "joins": not args.no_join,
         "load_start": os.getloadavg(),
         "shapes": [],
     }
@@ -334,7 +359,15 @@ def main() -> None:
         if not engines:
             break
         engines = bench_shape(
-            shape, engines, args.keys, args.out, args.budget, result, save, args.bootstraps
+            shape,
+            engines,
+            args.keys,
+            args.out,
+            args.budget,
+            result,
+            save,
+            args.bootstraps,
+            joins=not args.no_join,
         )
     result["load_end"] = os.getloadavg()
     save()

@@ -103,7 +103,8 @@ def markdown(result: dict[str, Any]) -> str:
             if any(v is not None for v in ratios):
                 lines.append(f"| {label}: x the JOIN | {' | '.join(_num(v) for v in ratios)} | |")
         equal = [_equal(r, engine) for r in shapes]
-        lines.append(f"| rows equal to the JOIN's | {' | '.join(equal)} | |")
+        against = "the JOIN's" if result.get("joins", True) else "a full refresh's, after the runs"
+        lines.append(f"| rows equal to {against} | {' | '.join(equal)} | |")
     return "\n".join(lines) + "\n"
 
 

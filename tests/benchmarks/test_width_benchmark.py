@@ -74,3 +74,21 @@ def test_plan_only_labels_what_a_statement_writes_or_reads() -> None:
     query = parsed("SELECT COUNT(*) FROM __lw_new_1 UNION ALL SELECT 1 FROM __lw_new_2")
     assert width_plan_only.label(query) == "UNION __lw_new_N, __lw_new_N"
     assert width_plan_only.planned(parsed("ALTER TABLE lw.wide.m WRITE ORDERED BY k")) is None
+
+
+def test_a_run_without_the_join_says_what_its_rows_were_compared_with() -> None:
+    record = {
+        "shape": "2x16",
+        "columns": 32,
+        "steps": {"all": {"pu_seq": {"cpu": 2.0}}},
+        "equal": {"refresh": {"pu_seq": True}},
+    }
+    alone = width_report.markdown(
+        {"keys": 50, "engines": ["pu_seq"], "shapes": [record], "joins": False}
+    )
+    assert "| rows equal to a full refresh's, after the runs | yes | |" in alone
+    assert "x the JOIN" not in alone  # no JOIN ran: no ratio to it
+    record["equal"] = {"refresh": {"pu_seq": False}}
+    assert "| **no** |" in width_report.markdown(
+        {"keys": 50, "engines": ["pu_seq"], "shapes": [record], "joins": False}
+    )
