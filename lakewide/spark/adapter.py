@@ -14,6 +14,7 @@ from lakewide.spark.branch_errors import branch_refusal
 from lakewide.spark.branches import BranchWrites
 from lakewide.spark.errors import describe, is_conflict, is_state_unknown, short
 from lakewide.spark.file_load import FileLoading
+from lakewide.spark.file_nulls import FileNulls
 from lakewide.spark.ordered_read import OrderedReads
 from lakewide.spark.position_changes import PositionChanges
 from lakewide.spark.procedures import changelog_view_call
@@ -133,18 +134,21 @@ class SparkAdapter(FileLoading, OrderedReads, BranchWrites, PositionChanges):
         empty: bool = False,
         ordered: bool = True,
         current_columns: bool = False,
-    ) -> None:
-        """Temporary view of ``relation`` at ``snapshot``, or of the rows appended after ``after``.
+        stats: tuple[str, ...] = (),
+    ) -> FileNulls | None:
+        """Temporary view of ``relation`` at ``snapshot``, or of the rows appended after ``after``;
+        the files it reads where they were planned here (a read in commit order), else None.
 
         ``snapshot`` None: the table as it is (it has no snapshot yet). ``meta``: the table's
         snapshots when the caller has read them already (else read here, where they are
         needed: lakewide.spark.ordered_read says when). ``empty``: no rows, the table's
         columns. ``ordered``: the rows in commit order, the fold's arrival (lakewide.state.arrival);
-        else one plain read.
+        else one plain read. ``stats``: columns whose NULL counts the files planned keep.
         """
         where = "" if snapshot is None else f" @ {snapshot}"
         since = "" if after is None else f" after {after}"
         events.emit("TableRead", f"read {relation}{where}{since} as {view}", "debug")
+        files: FileNulls | None = None
         try:
             self._catch_up(relation)
             if snapshot is None:
@@ -152,14 +156,17 @@ class SparkAdapter(FileLoading, OrderedReads, BranchWrites, PositionChanges):
             elif empty or not ordered:
                 frame = self._read(relation, SnapshotRead(snapshot))
             else:
-                frame = self.ordered_read(relation, snapshot, after)
-                if frame is None:
+                found = self.ordered_read(relation, snapshot, after, stats)
+                if found is None:
                     frame = self._by_snapshot(relation, snapshot, after, meta)
+                else:
+                    frame, files = found
             if empty:
-                frame = frame.limit(0)
+                frame, files = frame.limit(0), None
             if current_columns and snapshot is not None:
                 frame = in_schema(frame, self.spark.table(str(relation)).schema)
             frame.createOrReplaceTempView(view)
+            return files
         except Exception as err:  # noqa: BLE001
             raise branch_refusal(self.output, short(err)) or ModelRunError(short(err)) from err
 

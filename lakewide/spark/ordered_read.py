@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from lakewide.project.nodes import Relation
+from lakewide.spark.file_nulls import FileNulls
 from lakewide.spark.staged_scan import load_staged
 from lakewide.spark.table_metadata import MetadataReads
 from lakewide.spark.time_travel import at_version
@@ -27,10 +28,13 @@ from lakewide.state.arrival import FilePart, SnapshotRead, commit_order
 class OrderedReads(MetadataReads):
     """Reads of a table whose row order is commit order."""
 
-    def ordered_read(self, relation: Relation, snapshot: int, after: int | None) -> Any:
+    def ordered_read(
+        self, relation: Relation, snapshot: int, after: int | None, stats: tuple[str, ...] = ()
+    ) -> tuple[Any, FileNulls] | None:
         """The rows of ``relation`` at ``snapshot`` (``after`` None) or appended after
-        ``after`` up to ``snapshot``, as a DataFrame in commit order; None for a table of
-        format version 1 (no sequence numbers), or whose schema changed since ``snapshot``
+        ``after`` up to ``snapshot``, as a DataFrame in commit order, with the files read
+        (their NULL counts of the ``stats`` columns: lakewide.spark.file_nulls); None for a
+        table of format version 1 (no sequence numbers), or whose schema changed since ``snapshot``
         (a staged scan reads the current schema, a snapshot read its own): the caller then
         reads by snapshot. None too over Spark Connect, where Iceberg's scan planning (the
         Java API) is out of reach."""
@@ -50,12 +54,19 @@ class OrderedReads(MetadataReads):
             else table.newIncrementalAppendScan().fromSnapshotExclusive(after).toSnapshot(snapshot)
         )
         jvm = self.spark._jvm
+        fields = [table.schema().caseInsensitiveFindField(c) for c in stats]
+        if stats and all(f is not None for f in fields):
+            kept = jvm.java.util.ArrayList()
+            for found in fields:
+                kept.add(found.name())
+            scan = scan.includeColumnStats(kept)
         planned = jvm.org.apache.iceberg.relocated.com.google.common.collect.Lists.newArrayList(
             scan.planFiles()
         )
         tasks = list(planned)
+        files = FileNulls(table, tuple(task.file() for task in tasks))
         if not tasks:  # no data file: no rows (Iceberg stages no empty task set)
-            return self._read(relation, SnapshotRead(snapshot, after))
+            return self._read(relation, SnapshotRead(snapshot, after)), files
         parts = []
         for task in tasks:
             file = task.file()
@@ -70,7 +81,7 @@ class OrderedReads(MetadataReads):
         # a planning lookback of 1 keeps the staged order (bins are filled one after another)
         reader = self.spark.read.format("iceberg").option("lookback", "1")
         with self.active():
-            return load_staged(self.spark, relation, table, task_set, ordered, reader)
+            return load_staged(self.spark, relation, table, task_set, ordered, reader), files
 
     def _read(self, relation: Relation, read: SnapshotRead) -> Any:
         reader = self.spark.read.format("iceberg")

@@ -30,6 +30,7 @@ CODES = {
     "SparkStarting": "L003",  # the command starts its SparkSession
     "SparkStarted": "L004",  # ... and it is up (data: seconds)
     "StepStart": "L005",  # a phase of a command starts (seeds, a read without Spark)
+    "NullKeys": "L006",  # the NULL-key count answered by the files' statistics
 }
 
 

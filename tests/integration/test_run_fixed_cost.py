@@ -68,7 +68,29 @@ def test_a_one_source_run_of_three_sources_plans_one_read_and_analyses_nothing(
     assert m.step({}, full_refresh=True) == rows  # every source folded again: the same
 
 
-#: Spark jobs of the one-source run above (the null-key count, the staged batch counted by the
-#: job that materializes it, the MERGE and its runtime filter, the snapshot's rows): measured,
-#: so that a new job is a decision (10 before the batch was counted as it is materialized)
-JOBS = 8
+#: Spark jobs of the one-source run above (the staged batch counted by the job that materializes
+#: it, the MERGE and its runtime filter, the snapshot's rows): measured, so that a new job is a
+#: decision (10 before the batch was counted as it is materialized, 8 before the new files'
+#: statistics answered the NULL-key count: lakewide.spark.file_nulls)
+JOBS = 7
+
+
+def test_a_null_key_is_counted_where_the_files_do_not_count_nulls(
+    model_run: Callable[..., ModelRun],
+) -> None:
+    """The NULL-key count is skipped only where every new file says it holds no NULL key:
+    a source written without column metrics (its files count nothing) has its new rows
+    counted by a query, and a NULL key among them is rejected and counted."""
+    m = model_run(THREE, SCHEMAS)
+    m.step({t: [(k, k, 1) for k in range(1, 4)] for t in "abc"})
+    spark = m.run.spark
+    source = f"lw.{m.run.seed_schema}.b"
+    spark.sql(f"ALTER TABLE {source} SET TBLPROPERTIES ('write.metadata.metrics.default'='none')")
+    m.write("b", [(None, 7, 2), (2, 20, 2)])
+    m.last = m.run.run()["m"]
+    assert m.last.plan == "incremental" and m.last.rejected == 1
+    assert (2, 2, 20, 2, 2) in m.run.rows("m")
+    spark.sql(f"ALTER TABLE {source} UNSET TBLPROPERTIES ('write.metadata.metrics.default')")
+    m.write("b", [(None, 8, 3)])  # counted by the files' statistics: one NULL
+    m.last = m.run.run()["m"]
+    assert m.last.rejected == 1

@@ -24,6 +24,7 @@ from lakewide.compiler.statements import build_changes
 from lakewide.compiler.statements.build_bootstrap import (
     branch_keys,
     build_refold,
+    key_columns,
     null_key_count,
 )
 from lakewide.compiler.statements.build_changelog_read import (
@@ -116,6 +117,18 @@ def temporary_view(view: str, query: exp.Expr) -> exp.Create:
     return create
 
 
+def driven_keys(model: WideModel) -> dict[str, tuple[str, ...]]:
+    """Upstream table -> its columns that are a branch's primary key as they are
+    (``key_columns``): the NULL counts its reads' files keep for the NULL-key count."""
+    keys: dict[str, tuple[str, ...]] = {}
+    for branch in model.branches:
+        columns = key_columns(model, branch)
+        driver = driving_table(branch.select)
+        if columns is not None and driver is not None:
+            keys[driver] = tuple(dict.fromkeys((*keys.get(driver, ()), *columns)))
+    return keys
+
+
 class _PlanBuilder:
     """The plans of one compiled model in one context."""
 
@@ -123,8 +136,9 @@ class _PlanBuilder:
         self.compiled, self.context = compiled, context
         self.node = compiled.node
         self.self_key = self.node.relation.key
+        keys = driven_keys(compiled.model) if compiled.model is not None else {}
         self.pins = [
-            p.Read(pin_view(n), key, "snapshot", at=f"pin_{n + 1}")
+            p.Read(pin_view(n), key, "snapshot", at=f"pin_{n + 1}", stats=keys.get(key, ()))
             for n, key in enumerate(context.upstream)
         ]
         self.pinned = {read.table: read.view for read in self.pins}
@@ -141,12 +155,32 @@ class _PlanBuilder:
         """Every branch's key columns as this run reads them (the null-key count)."""
         return branch_keys(model, lambda b, q: replace_tables(q, self.views(b)))
 
+    def null_keys(
+        self,
+        model: WideModel,
+        count: exp.Expression,
+        branches: list[Branch],
+        views: Callable[[Branch], dict[str, str]],
+    ) -> p.Query:
+        """The step counting NULL keys (``count``, over ``branches`` read through ``views``),
+        which the reads' file statistics answer without Spark where every key is a column
+        of its branch's driving table (``key_columns``)."""
+        pairs: list[tuple[str, str]] = []
+        for branch in branches:
+            columns = key_columns(model, branch)
+            view = views(branch).get(driving_table(branch.select) or "")
+            if columns is None or view is None:
+                return p.Query(count, ("rejected",))
+            pairs += [(view, column) for column in columns]
+        return p.Query(count, ("rejected",), nulls=tuple(pairs))
+
     # ------------------------------------------------------------------ new tables
     def bootstrap(self, statement: exp.Expression) -> list[p.Step]:
         steps: list[p.Step] = []
         model = self.compiled.model
         if model is not None:
-            steps.append(p.Query(null_key_count(model, self.pinned_keys(model)), ("rejected",)))
+            count = null_key_count(model, self.pinned_keys(model))
+            steps.append(self.null_keys(model, count, model.branches, lambda _: self.pinned))
         steps.append(p.Commit(self.self_key, replace_tables(statement, self.pinned)))
         if model is not None and self.context.produces:  # a new history: an empty changelog
             steps += [
@@ -165,7 +199,12 @@ class _PlanBuilder:
         """The bootstrap's fold overwriting the table in its own history, with the offsets;
         then, for a model keeping its changelog, the changes of every key."""
         steps: list[p.Step] = [
-            p.Query(null_key_count(model, self.pinned_keys(model)), ("rejected",)),
+            self.null_keys(
+                model,
+                null_key_count(model, self.pinned_keys(model)),
+                model.branches,
+                lambda _: self.pinned,
+            ),
             p.Commit(self.self_key, replace_tables(build_refold(model), self.pinned)),
         ]
         if self.context.produces:
@@ -226,9 +265,10 @@ class _PlanBuilder:
         start, end = placeholders.start(b), placeholders.end(b)
         model = self.compiled.model
         retracts = retract_columns(model, branch) if model is not None else None
+        stats = (key_columns(model, branch) if model is not None else None) or ()
         reads: dict[str, list[p.Step]] = {
-            "incremental": [p.Read(view, driver, "appends", at=end, after=start)],
-            "full": [p.Read(view, driver, "snapshot", at=end)],
+            "incremental": [p.Read(view, driver, "appends", at=end, after=start, stats=stats)],
+            "full": [p.Read(view, driver, "snapshot", at=end, stats=stats)],
             "changelog": [p.Read(view, driver, "changes", at=end, after=start, retracts=retracts)],
             "empty": [p.Read(view, driver, "empty", at=end)],
             "no_changes": [p.Read(view, driver, "no_changes", at=end)],
@@ -292,7 +332,9 @@ class _PlanBuilder:
         driver = driving_table(branch.select)
         views = self.views(branch)
         alone: list[p.Step] = [
-            p.Query(replace_tables(merge.null_keys, views), ("rejected",)),
+            self.null_keys(
+                model, replace_tables(merge.null_keys, views), [branch], lambda _: views
+            ),
             p.Stage(
                 merge.batch_view,
                 replace_tables(merge.batch, views),
@@ -353,7 +395,12 @@ class _PlanBuilder:
             return None
         indexes = [b.index for b in model.branches]
         return [
-            p.Query(null_key_count(model, self.read_keys(model)), ("rejected",)),
+            self.null_keys(
+                model,
+                null_key_count(model, self.read_keys(model)),
+                model.branches,
+                self.views,
+            ),
             p.Stage(
                 COMBINED_VIEW,
                 build_combined_batch(model, lambda b, q: replace_tables(q, self.views(b))),
@@ -371,7 +418,12 @@ class _PlanBuilder:
             return None
         indexes = [b.index for b in model.branches]
         return [
-            p.Query(null_key_count(model, self.read_keys(model)), ("rejected",)),
+            self.null_keys(
+                model,
+                null_key_count(model, self.read_keys(model)),
+                model.branches,
+                self.views,
+            ),
             p.Stage(COMBINED_VIEW, change.batch, "staged", checkpoint="before-stage"),
             p.Query(keys_touched(indexes), tuple(f"keys_{i + 1}" for i in indexes), when="staged"),
             *self.commit(change.statement, self.compiled.combined, COMBINED_VIEW),

@@ -53,6 +53,9 @@ class Read:
     # ``changes``: the columns its retract rows (old images) need, the others read as NULL;
     # None: every column (lakewide.compiler.statements.build_changelog_read.retract_columns)
     retracts: tuple[str, ...] | None = None
+    # the columns whose NULL counts the read's files should carry (a read planned in commit
+    # order; the NULL-key count: Query.nulls)
+    stats: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -65,11 +68,14 @@ class Run:
 
 @dataclass(frozen=True)
 class Query:
-    """Read one row; its values become the results named ``into``."""
+    """Read one row; its values become the results named ``into``. ``nulls``: for a count of
+    NULL keys, the (view, column) pairs whose files' statistics answer it with 0 when none of
+    them holds a NULL (lakewide.spark.file_nulls); the query runs otherwise."""
 
     query: exp.Expression
     into: tuple[str, ...]
     when: str | None = None
+    nulls: tuple[tuple[str, str], ...] | None = None
 
 
 @dataclass(frozen=True)

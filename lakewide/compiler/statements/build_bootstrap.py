@@ -16,6 +16,7 @@ from lakewide.compiler.model.number_rows import number_rows
 from lakewide.compiler.model.ordering import BRANCH_COLUMN, ROW_COLUMN
 from lakewide.compiler.model.wide_model import Branch, WideModel
 from lakewide.compiler.trees.copying import copy_without
+from lakewide.compiler.trees.rewrite import driving_table, table_key
 from lakewide.vocabulary.errors import CompileError
 
 
@@ -35,6 +36,34 @@ def branch_keys(
     """``UNION ALL`` of every branch's primary key columns (``bind`` puts each branch's
     views in): what :func:`null_key_count` counts, without the other columns."""
     return union_all([bind(b, b.projected(model.primary_key)) for b in model.branches])
+
+
+def key_columns(model: WideModel, branch: Branch) -> tuple[str, ...] | None:
+    """The columns of the branch's driving table that are its primary key as they are: a
+    key is NULL only where its column is, so the files' statistics of that column can answer
+    the NULL-key count. None where a key is computed, comes from another table or a subquery,
+    or a RIGHT or FULL join, a pivot or a grouping could make it NULL."""
+    select, source = branch.select, branch.select.args.get("from_")
+    table = source.this if source is not None else None
+    if (
+        not isinstance(table, exp.Table)
+        or table.args.get("pivots")
+        or select.args.get("group")
+        or table_key(table) != driving_table(select)
+        or any(j.side in ("RIGHT", "FULL") for j in select.args.get("joins") or [])
+    ):
+        return None
+    names = {table.name.lower(), table.alias_or_name.lower()}
+    alone = not select.args.get("joins") and not select.args.get("laterals")
+    columns: list[str] = []
+    for key in model.primary_key:
+        found = branch.owned.get(key)
+        if not isinstance(found, exp.Column) or not (
+            found.table.lower() in names if found.table else alone
+        ):
+            return None
+        columns.append(found.name)
+    return tuple(columns)
 
 
 def tagged_branch(

@@ -207,3 +207,72 @@ def test_the_run_side_imports_no_compiler_internals(module: str) -> None:
         "lakewide.compiler.trees.placeholders",
     }
     assert not [m for m in imported if m.startswith("lakewide.compiler.") and m not in public]
+
+
+NULL_KEY_CONFIG = {"merge_engine": "partial_update", "primary_key": "k", "sequence_field": "seq"}
+
+
+@pytest.mark.parametrize(
+    ("first", "columns"),
+    [
+        ("SELECT k, x, CAST(NULL AS BIGINT) AS y, seq FROM lw.db.a", ("k",)),
+        ("SELECT id AS k, x, CAST(NULL AS BIGINT) AS y, seq FROM lw.db.a", ("id",)),
+        (
+            "SELECT a.k, c.x, CAST(NULL AS BIGINT) AS y, a.seq FROM lw.db.a AS a "
+            "LEFT JOIN lw.db.c AS c ON a.k = c.k",
+            ("k",),
+        ),
+        ("SELECT CAST(k AS BIGINT) AS k, x, CAST(NULL AS BIGINT) AS y, seq FROM lw.db.a", None),
+        (
+            "SELECT a.k, c.x, CAST(NULL AS BIGINT) AS y, a.seq FROM lw.db.a AS a "
+            "RIGHT JOIN lw.db.c AS c ON a.k = c.k",
+            None,
+        ),
+        (
+            "SELECT c.k, c.x, CAST(NULL AS BIGINT) AS y, a.seq FROM lw.db.a AS a "
+            "JOIN lw.db.c AS c ON a.k = c.k",
+            None,
+        ),
+        (
+            "SELECT k, x, CAST(NULL AS BIGINT) AS y, seq FROM lw.db.a AS a "
+            "JOIN lw.db.c AS c USING (k)",
+            None,
+        ),
+        (
+            "SELECT k, x, CAST(NULL AS BIGINT) AS y, seq FROM "
+            "(SELECT NULLIF(k, 0) AS k, x, seq FROM lw.db.a) AS s",
+            None,
+        ),
+        (
+            "SELECT k, MAX(x) AS x, CAST(NULL AS BIGINT) AS y, MAX(seq) AS seq FROM lw.db.a "
+            "GROUP BY k",
+            None,
+        ),
+    ],
+)
+def test_a_null_key_count_is_left_to_file_statistics_only_where_the_key_is_a_column(
+    first: str, columns: tuple[str, ...] | None
+) -> None:
+    """A branch's NULL-key count may be answered by its driving table's files (no NULL in
+    the key's column) only where the key is that column as it is: no cast, no other table,
+    no subquery, no join that adds rows without it, no grouping."""
+    from lakewide.compiler.statements.build_bootstrap import key_columns
+
+    second = "SELECT k, CAST(NULL AS BIGINT), y, seq FROM lw.db.b"
+    context = {"upstream": ["lw.db.a", "lw.db.b", "lw.db.c"], "producing": [], "produces": False}
+    model = compiled(NULL_KEY_CONFIG, context, f"{first} UNION ALL {second}")
+    assert model.model is not None
+    branch, other = model.model.branches
+    assert key_columns(model.model, branch) == columns
+    assert key_columns(model.model, other) == ("k",)
+    plans = model.plans
+    assert plans is not None
+    one = plans.branches[0]
+    query, read = one.merge[0], one.reads["incremental"][0]
+    assert isinstance(query, p.Query) and isinstance(read, p.Read)
+    assert query.nulls == (None if columns is None else tuple(("__lw_new_1", c) for c in columns))
+    assert read.stats == (columns or ())
+    combined = plans.combined
+    assert combined is not None and isinstance(combined[0], p.Query)
+    both = (("__lw_new_1", columns[0]), ("__lw_new_2", "k")) if columns else None
+    assert combined[0].nulls == both
