@@ -162,7 +162,7 @@ class SparkAdapter(FileLoading, OrderedReads, BranchWrites, PositionChanges):
                 else:
                     frame, files = found
             if empty:
-                frame, files = frame.limit(0), None
+                frame = frame.limit(0)
             if current_columns and snapshot is not None:
                 frame = in_schema(frame, self.spark.table(str(relation)).schema)
             frame.createOrReplaceTempView(view)

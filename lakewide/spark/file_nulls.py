@@ -19,20 +19,18 @@ MOST_FILES = 1000
 
 @dataclass(frozen=True)
 class FileNulls:
-    """The data files of one read of an Iceberg table (Java objects of its scan's tasks)."""
+    """The data files of one read of an Iceberg table (Java objects of its scan's tasks) and
+    the field ids of the columns whose statistics they keep, by lower-case name."""
 
-    table: Any
+    fields: dict[str, int]
     files: tuple[Any, ...]
 
     def none_null(self, column: str) -> bool:
         """True when every file's statistics count no NULL in ``column`` (found as Spark
         finds it, case-insensitively); False when a file has one, or does not say."""
-        if len(self.files) > MOST_FILES:
+        field_id = self.fields.get(column.lower())
+        if field_id is None or len(self.files) > MOST_FILES:
             return False
-        field = self.table.schema().caseInsensitiveFindField(column)
-        if field is None:
-            return False
-        field_id = int(field.fieldId())
         for file in self.files:
             counts = file.nullValueCounts()
             found = None if counts is None else counts.get(field_id)

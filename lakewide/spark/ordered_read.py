@@ -54,17 +54,19 @@ class OrderedReads(MetadataReads):
             else table.newIncrementalAppendScan().fromSnapshotExclusive(after).toSnapshot(snapshot)
         )
         jvm = self.spark._jvm
-        fields = [table.schema().caseInsensitiveFindField(c) for c in stats]
-        if stats and all(f is not None for f in fields):
+        fields = {c.lower(): table.schema().caseInsensitiveFindField(c) for c in stats}
+        ids = {c: int(f.fieldId()) for c, f in fields.items() if f is not None}
+        if ids:
             kept = jvm.java.util.ArrayList()
-            for found in fields:
-                kept.add(found.name())
+            for found in fields.values():
+                if found is not None:
+                    kept.add(found.name())
             scan = scan.includeColumnStats(kept)
         planned = jvm.org.apache.iceberg.relocated.com.google.common.collect.Lists.newArrayList(
             scan.planFiles()
         )
         tasks = list(planned)
-        files = FileNulls(table, tuple(task.file() for task in tasks))
+        files = FileNulls(ids, tuple(task.file() for task in tasks))
         if not tasks:  # no data file: no rows (Iceberg stages no empty task set)
             return self._read(relation, SnapshotRead(snapshot, after)), files
         parts = []

@@ -117,15 +117,17 @@ def temporary_view(view: str, query: exp.Expr) -> exp.Create:
     return create
 
 
-def driven_keys(model: WideModel) -> dict[str, tuple[str, ...]]:
+def driven_keys(
+    model: WideModel, columns: dict[int, tuple[str, ...] | None]
+) -> dict[str, tuple[str, ...]]:
     """Upstream table -> its columns that are a branch's primary key as they are
-    (``key_columns``): the NULL counts its reads' files keep for the NULL-key count."""
+    (``columns``: ``key_columns`` per branch): the NULL counts its reads' files keep for the
+    NULL-key count."""
     keys: dict[str, tuple[str, ...]] = {}
     for branch in model.branches:
-        columns = key_columns(model, branch)
-        driver = driving_table(branch.select)
-        if columns is not None and driver is not None:
-            keys[driver] = tuple(dict.fromkeys((*keys.get(driver, ()), *columns)))
+        driver, own = driving_table(branch.select), columns[branch.index]
+        if own is not None and driver is not None:
+            keys[driver] = tuple(dict.fromkeys((*keys.get(driver, ()), *own)))
     return keys
 
 
@@ -136,7 +138,12 @@ class _PlanBuilder:
         self.compiled, self.context = compiled, context
         self.node = compiled.node
         self.self_key = self.node.relation.key
-        keys = driven_keys(compiled.model) if compiled.model is not None else {}
+        model = compiled.model
+        # per branch, its key's columns of its driving table (the NULL-key count's statistics)
+        self.key_columns = (
+            {b.index: key_columns(model, b) for b in model.branches} if model is not None else {}
+        )
+        keys = driven_keys(model, self.key_columns) if model is not None else {}
         self.pins = [
             p.Read(pin_view(n), key, "snapshot", at=f"pin_{n + 1}", stats=keys.get(key, ()))
             for n, key in enumerate(context.upstream)
@@ -157,7 +164,6 @@ class _PlanBuilder:
 
     def null_keys(
         self,
-        model: WideModel,
         count: exp.Expression,
         branches: list[Branch],
         views: Callable[[Branch], dict[str, str]],
@@ -167,7 +173,7 @@ class _PlanBuilder:
         of its branch's driving table (``key_columns``)."""
         pairs: list[tuple[str, str]] = []
         for branch in branches:
-            columns = key_columns(model, branch)
+            columns = self.key_columns[branch.index]
             view = views(branch).get(driving_table(branch.select) or "")
             if columns is None or view is None:
                 return p.Query(count, ("rejected",))
@@ -180,7 +186,7 @@ class _PlanBuilder:
         model = self.compiled.model
         if model is not None:
             count = null_key_count(model, self.pinned_keys(model))
-            steps.append(self.null_keys(model, count, model.branches, lambda _: self.pinned))
+            steps.append(self.null_keys(count, model.branches, lambda _: self.pinned))
         steps.append(p.Commit(self.self_key, replace_tables(statement, self.pinned)))
         if model is not None and self.context.produces:  # a new history: an empty changelog
             steps += [
@@ -200,7 +206,6 @@ class _PlanBuilder:
         then, for a model keeping its changelog, the changes of every key."""
         steps: list[p.Step] = [
             self.null_keys(
-                model,
                 null_key_count(model, self.pinned_keys(model)),
                 model.branches,
                 lambda _: self.pinned,
@@ -265,7 +270,7 @@ class _PlanBuilder:
         start, end = placeholders.start(b), placeholders.end(b)
         model = self.compiled.model
         retracts = retract_columns(model, branch) if model is not None else None
-        stats = (key_columns(model, branch) if model is not None else None) or ()
+        stats = self.key_columns.get(b) or ()
         reads: dict[str, list[p.Step]] = {
             "incremental": [p.Read(view, driver, "appends", at=end, after=start, stats=stats)],
             "full": [p.Read(view, driver, "snapshot", at=end, stats=stats)],
@@ -332,9 +337,7 @@ class _PlanBuilder:
         driver = driving_table(branch.select)
         views = self.views(branch)
         alone: list[p.Step] = [
-            self.null_keys(
-                model, replace_tables(merge.null_keys, views), [branch], lambda _: views
-            ),
+            self.null_keys(replace_tables(merge.null_keys, views), [branch], lambda _: views),
             p.Stage(
                 merge.batch_view,
                 replace_tables(merge.batch, views),
@@ -396,7 +399,6 @@ class _PlanBuilder:
         indexes = [b.index for b in model.branches]
         return [
             self.null_keys(
-                model,
                 null_key_count(model, self.read_keys(model)),
                 model.branches,
                 self.views,
@@ -419,7 +421,6 @@ class _PlanBuilder:
         indexes = [b.index for b in model.branches]
         return [
             self.null_keys(
-                model,
                 null_key_count(model, self.read_keys(model)),
                 model.branches,
                 self.views,
