@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import generate
+import peer_systems
 
 MISSING = "dbt-spark is not installed (pip install -e '.[bench]'): the dbt_spark peer is skipped"
 
@@ -91,6 +92,10 @@ class DbtPeer:
 
     def step(self, spark: Any, changed: list[int], round_no: int) -> None:
         self._dbt(spark)
+
+    def maintain(self, spark: Any) -> None:
+        """Iceberg's compaction, as for the hand-written MERGEs (dbt has none of its own)."""
+        peer_systems.maintain_table(spark, self.table, "iceberg", {})
 
     def _dbt(self, spark: Any, *extra: str) -> None:
         from dbt.cli.main import dbtRunner

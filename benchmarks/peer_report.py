@@ -7,21 +7,43 @@ import math
 from typing import Any
 
 BASELINES = ("join", "lakewide")
+#: how many reads of the finished table the report adds to each write
+READS = (1, 4, 16)
 
 
-def best_peer(result: dict[str, Any], step: str, metric: str) -> str | None:
+def best_peer(
+    result: dict[str, Any], step: str, metric: str, times: dict[str, Any] | None = None
+) -> str | None:
     """The cheapest peer on ``step`` whose table equals lakewide's (after that step, or after
-    the last step for the final read)."""
+    the last step for the final read); ``times`` instead of the step's own, e.g. a write plus
+    its reads."""
     diffs = result["differing_keys"]
     same = diffs.get(step) or (diffs[list(diffs)[-1]] if diffs else {})
-    times = result["steps"][step]
+    times = result["steps"][step] if times is None else times
     equal = [s for s in times if s not in BASELINES and same.get(s, 1) == 0]
     return min(equal, key=lambda s: times[s][metric]) if equal else None
 
 
+def with_reads(result: dict[str, Any], step: str, reads: int) -> dict[str, dict[str, float]]:
+    """Each system's ``step`` (a write) plus ``reads`` reads of its table after it, in seconds
+    of each metric."""
+    after = result["reads"][step]
+    return {
+        system: {m: value + reads * after[system][m] for m, value in times.items()}
+        for system, times in result["steps"][step].items()
+    }
+
+
+#: a JOIN rebuild's time below this is its doing nothing (its maintenance): no ratio to it
+NOTHING = 0.05
+
+
 def _cell(value: float, join: float, best: float | None) -> str:
+    if math.isnan(value):
+        return "-"
     ratio = f"{value / best:.2f}" if best else "-"
-    return f"{value:.1f} ({value / join:.2f}, {ratio})" if join and not math.isnan(value) else "-"
+    versus_join = f"{value / join:.2f}" if join >= NOTHING else "-"
+    return f"{value:.1f} ({versus_join}, {ratio})"
 
 
 def markdown(result: dict[str, Any]) -> str:
@@ -42,12 +64,20 @@ def markdown(result: dict[str, Any]) -> str:
             "|---|" + "---|" * (len(systems) + 1),
         ]
         for step, times in result["steps"].items():
-            best = best_peer(result, step, metric)
-            floor = times[best][metric] if best else None
-            cells = " | ".join(
-                _cell(times[s][metric], times["join"][metric], floor) for s in systems
-            )
-            lines.append(f"| {step} | {cells} | {best or 'none'} |")
+            lines.append(_row(result, step, step, times, metric))
+    if result.get("reads"):
+        lines += [
+            "",
+            "JVM CPU seconds of the write plus N reads of the table after it (x JOIN rebuild, "
+            "x best peer whose answer equals lakewide's):",
+            "",
+            "| step | " + " | ".join(systems) + " | best peer |",
+            "|---|" + "---|" * (len(systems) + 1),
+        ]
+        for step in result["reads"]:
+            for n in READS:
+                label = f"{step}, + {n} read{'s' if n > 1 else ''}"
+                lines.append(_row(result, label, step, with_reads(result, step, n), "cpu"))
     peers = [s for s in systems if s != "join"]
     lines += [
         "",
@@ -59,6 +89,14 @@ def markdown(result: dict[str, Any]) -> str:
     for step, diffs in result["differing_keys"].items():
         lines.append(f"| {step} | " + " | ".join(str(diffs.get(s, "-")) for s in peers) + " |")
     return "\n".join(lines) + "\n"
+
+
+def _row(result: dict[str, Any], label: str, step: str, times: dict[str, Any], metric: str) -> str:
+    best = best_peer(result, step, metric, times)
+    floor = times[best][metric] if best else None
+    systems = result["systems"]
+    cells = " | ".join(_cell(times[s][metric], times["join"][metric], floor) for s in systems)
+    return f"| {label} | {cells} | {best or 'none'} |"
 
 
 def legend_label(result: dict[str, Any], system: str) -> str:
@@ -78,7 +116,8 @@ def chart(result: dict[str, Any], path: Any) -> str:
         import matplotlib.pyplot as plt
     except ImportError:
         return "chart skipped: matplotlib is not installed (pip install -e '.[bench]')"
-    systems, steps = result["systems"], list(result["steps"])
+    systems = result["systems"]
+    steps = [s for s, t in result["steps"].items() if t["join"]["cpu"] >= NOTHING]
     width = 0.8 / len(systems)
     fig, ax = plt.subplots(figsize=(12, 5))
     for n, system in enumerate(systems):

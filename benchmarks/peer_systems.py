@@ -126,6 +126,13 @@ class MergePeer:
             spark.sql(self.merge(index, self.new.rows(spark, index)))
             self.new.done(index)
 
+    def maintain(self, spark: Any) -> None:
+        """The table format's own recommended compaction: Iceberg's ``rewrite_data_files``,
+        ``rewrite_position_delete_files`` and ``rewrite_manifests`` with their defaults (what
+        ``lakewide maintain`` calls); Delta's ``OPTIMIZE``, and with deletion vectors
+        ``REORG TABLE ... APPLY (PURGE)``, which rewrites the files that have one."""
+        maintain_table(spark, self.table, self.using, self.properties)
+
     def merge(self, index: int, rows: str) -> str:
         """The MERGE of source ``index``'s new rows (the view ``rows``)."""
         everything = [c for i in range(self.sources) for c in generate.source_columns(i)]
@@ -177,6 +184,12 @@ class PaimonPeer:
         self.new.reset(spark, consumed=False)
         self.step(spark, list(range(self.sources)), 0)
 
+    def maintain(self, spark: Any) -> None:
+        """Paimon's full compaction (``sys.compact``): every bucket's sorted runs merged into
+        one, so that a reader reads each key once."""
+        catalog, table = self.table.split(".", 1)
+        spark.sql(f"CALL {catalog}.sys.compact(table => '{table}')").collect()
+
     def step(self, spark: Any, changed: list[int], round_no: int) -> None:
         everything = [c for i in range(self.sources) for c in generate.source_columns(i)]
         for index in changed:
@@ -187,6 +200,18 @@ class PaimonPeer:
                 f"FROM {self.new.rows(spark, index)}"
             )
             self.new.done(index)
+
+
+def maintain_table(spark: Any, table: str, using: str, properties: dict[str, str]) -> None:
+    """The recommended compaction of an Iceberg or a Delta table (``MergePeer.maintain``)."""
+    if using == "delta":
+        spark.sql(f"OPTIMIZE {table}").collect()
+        if properties.get("delta.enableDeletionVectors") == "true":
+            spark.sql(f"REORG TABLE {table} APPLY (PURGE)").collect()
+        return
+    catalog, name = table.split(".", 1)
+    for procedure in ("rewrite_data_files", "rewrite_position_delete_files", "rewrite_manifests"):
+        spark.sql(f"CALL {catalog}.system.{procedure}(table => '{name}')").collect()
 
 
 #: the merge-on-read Iceberg MERGE peers' table properties

@@ -10,8 +10,12 @@ into Iceberg (copy-on-write, Iceberg's default, and merge-on-read) and Delta Lak
 without deletion vectors), and a Paimon partial-update table (``benchmarks/peer_systems.py``).
 Each step runs the systems in a rotated order and records wall and JVM CPU seconds; after each
 step every peer's table is compared with lakewide's (keys whose row differs, counted), and
-lakewide's with the JOIN rebuild. At the end each table is read once, whole. Writes
-``benchmarks/results/peers_<size>.{json,md}`` (rewritten after every step).
+lakewide's with the JOIN rebuild, and each table is read once, whole (what a reader pays after
+that step: the report adds the write and N reads, N = 1, 4, 16). At the end each system runs
+its own recommended maintenance (``maintain`` methods: lakewide's ``maintain``, Iceberg's
+rewrites, Delta's ``OPTIMIZE``, Paimon's full compaction), and each table is read once more.
+Writes ``benchmarks/results/<name>.{json,md}`` (``--name``, default ``peers_<size>``;
+rewritten after every step).
 """
 
 from __future__ import annotations
@@ -34,10 +38,12 @@ import run  # noqa: E402
 
 from lakewide.project.manifest import load_manifest  # noqa: E402
 from lakewide.project.settings import load_project  # noqa: E402
+from lakewide.run.maintenance.maintain import maintain_models  # noqa: E402
 from lakewide.spark.adapter import SparkAdapter  # noqa: E402
 
 LAKEWIDE_TABLE = "lw.wide.wide_mor"
 JOIN_TABLE = "lw.wide.join_rebuild"
+PAIMON_EXTENSIONS = "org.apache.paimon.spark.extensions.PaimonSparkSessionExtensions"
 NAMESPACES = ("lw.bench", "lw.wide", "lw.peers", "spark_catalog.peers", "paimon.peers")
 # run.py's steps and a late one: 1% of keys of one source again, with an older sequence
 STEPS = {
@@ -45,6 +51,9 @@ STEPS = {
     "late": ("late records: 1% of keys in one source, older sequences", [0], False),
 }
 PEERS = [*peer_systems.peers(1), "dbt_spark"]
+READ = "read the finished table once"
+MAINTAIN = "each system's recommended maintenance"
+READ_MAINTAINED = "read the finished table after that maintenance"
 
 
 def sequence(step: str, round_no: int) -> int:
@@ -69,6 +78,9 @@ class JoinRebuild:
     def step(self, spark: Any, changed: list[int], round_no: int) -> None:
         self.build(spark)
 
+    def maintain(self, spark: Any) -> None:
+        """Nothing: every step writes the table anew, in full files without deletes."""
+
 
 class Lakewide:
     """``lakewide run`` of the wide model (in this session, as ``benchmarks/run.py`` does)."""
@@ -85,6 +97,12 @@ class Lakewide:
     def step(self, spark: Any, changed: list[int], round_no: int) -> None:
         self.build(spark)
 
+    def maintain(self, spark: Any) -> None:
+        """``lakewide maintain`` of the model, with its defaults (docs/how-to/maintenance.md)."""
+        [done] = maintain_models(self.manifest, ["wide_mor"], self.adapter)
+        if done.status != "success":
+            raise RuntimeError(f"lakewide maintain: {done.status}: {done.message}")
+
 
 def session_extra(root: Path) -> Any:
     """The settings that add Delta's and Paimon's jars and catalogs to lakewide's session."""
@@ -93,7 +111,12 @@ def session_extra(root: Path) -> Any:
     def extra(conf: dict[str, str]) -> dict[str, str]:
         return {
             "spark.jars": ",".join(filter(None, [conf.get("spark.jars", ""), *jars])),
-            "spark.sql.extensions": conf["spark.sql.extensions"]
+            # Paimon's first: its parser, innermost, then handles only the CALLs Iceberg's
+            # (outer) hands on, Paimon's ``sys.compact`` (the other way round, it takes every
+            # CALL and refuses Iceberg's procedures)
+            "spark.sql.extensions": PAIMON_EXTENSIONS
+            + ","
+            + conf["spark.sql.extensions"]
             + ",io.delta.sql.DeltaSparkSessionExtension",
             "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
             "spark.sql.warehouse.dir": str(root / "delta"),
@@ -162,6 +185,7 @@ def bench(args: argparse.Namespace, save: Any) -> dict[str, Any]:
         "steps": {},
         "differing_keys": {},
         "order": {},
+        "reads": {},
     }
     clock = run.Clock(spark, settle=not args.quick)
     if args.warmup:  # every statement once on small tables: JIT and generated code warm
@@ -203,6 +227,17 @@ def write_step(
     return label, changed
 
 
+def rotated(names: list[str], shift: int) -> list[str]:
+    """``names`` rotated left by ``shift``: who acts first changes from action to action."""
+    shift %= len(names)
+    return names[shift:] + names[:shift]
+
+
+def _measure(clock: run.Clock, order: list[str], action: Any) -> dict[str, dict[str, float]]:
+    """``action(system)`` of each system in ``order``, timed."""
+    return {system: clock.measure(lambda s=system: action(s)) for system in order}
+
+
 def _steps(
     spark: Any,
     clock: run.Clock,
@@ -214,46 +249,54 @@ def _steps(
     save: Any,
     rotate: int = 0,
 ) -> None:
-    """Every step on fresh sources of ``keys`` keys, then one read of each table; recorded
-    into ``result`` unless None (a warm-up)."""
+    """Every step on fresh sources of ``keys`` keys, each followed by one read of every table;
+    then each system's recommended maintenance and one more read; recorded into ``result``
+    unless None (a warm-up)."""
     columns = ["k", *(c for i in range(sources) for c in generate.source_columns(i)), "seq"]
     for i in range(sources):
         generate.write_source(spark, f"lw.bench.s{i}", i, keys, 0)
     names = list(systems)
-    for round_no, name in enumerate(["bootstrap", *steps]):
-        label, changed = write_step(spark, name, round_no, keys, sources)
-        shift = (round_no + rotate) % len(names)
-        order = names[shift:] + names[:shift]
-        times = {}
-        for system in order:
-            peer = systems[system]
-            action = peer.build if not round_no else peer.step
-            args = (spark,) if not round_no else (spark, changed, round_no)
-            times[system] = clock.measure(lambda a=action, x=args: a(*x))
-        pairs = {  # lakewide against the JOIN rebuild, every peer against lakewide
-            system: (systems[system].table, JOIN_TABLE if system == "lakewide" else LAKEWIDE_TABLE)
-            for system in names
-            if system != "join"
-        }
-        diffs = peer_systems.differing_keys(spark, pairs, columns)
+    pairs = {  # lakewide against the JOIN rebuild, every peer against lakewide
+        system: (systems[system].table, JOIN_TABLE if system == "lakewide" else LAKEWIDE_TABLE)
+        for system in names
+        if system != "join"
+    }
+    every = f"SUM(HASH({', '.join(columns)}))"  # reads every column of every row
+
+    def read(system: str) -> None:
+        spark.sql(f"SELECT COUNT(*), {every} FROM {systems[system].table}").collect()
+
+    def record(label: str, order: list[str], times: dict[str, Any], diffs: Any = None) -> None:
         if result is not None:
             result["steps"][label] = {s: times[s] for s in names}
-            result["differing_keys"][label] = diffs
             result["order"][label] = order
+            if diffs is not None:
+                result["differing_keys"][label] = diffs
             save(result)
-    shift = (len(steps) + 1 + rotate) % len(names)  # rotated once more
-    read = names[shift:] + names[:shift]
-    every = f"SUM(HASH({', '.join(columns)}))"  # reads every column of every row
-    times = {
-        s: clock.measure(
-            lambda t=systems[s].table: spark.sql(f"SELECT COUNT(*), {every} FROM {t}").collect()
-        )
-        for s in read
-    }
-    if result is not None:
-        result["steps"]["read the finished table once"] = {s: times[s] for s in names}
-        result["order"]["read the finished table once"] = read
-        save(result)
+
+    for round_no, name in enumerate(["bootstrap", *steps]):
+        label, changed = write_step(spark, name, round_no, keys, sources)
+        order = rotated(names, round_no + rotate)
+
+        def act(system: str, round_no: int = round_no, changed: list[int] = changed) -> None:
+            if round_no:
+                systems[system].step(spark, changed, round_no)
+            else:
+                systems[system].build(spark)
+
+        times = _measure(clock, order, act)
+        diffs = peer_systems.differing_keys(spark, pairs, columns)
+        reads = _measure(clock, rotated(names, round_no + rotate + 1), read)
+        if result is not None:
+            result["reads"][label] = {s: reads[s] for s in names}
+        record(label, order, times, diffs)
+    last = len(steps) + 1 + rotate
+    record(READ, rotated(names, last), reads)  # the read after the last step
+    order = rotated(names, last)
+    times = _measure(clock, order, lambda system: systems[system].maintain(spark))
+    record(MAINTAIN, order, times, peer_systems.differing_keys(spark, pairs, columns))
+    order = rotated(names, last + 1)
+    record(READ_MAINTAINED, order, _measure(clock, order, read))
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
@@ -287,12 +330,13 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         help="a check, not a measurement: no waiting for the JVM to settle after each action",
     )
     parser.add_argument("--results", type=Path, default=Path(__file__).parent / "results")
+    parser.add_argument("--name", help="the results' file name (default: peers_<size>)")
     args = parser.parse_args(argv)
     if "dbt_spark" in args.peers and not peer_dbt.available():
         print(peer_dbt.MISSING, flush=True)
         args.peers.remove("dbt_spark")
     args.results.mkdir(parents=True, exist_ok=True)
-    stem = args.results / f"peers_{size_name(args.keys)}"
+    stem = args.results / (args.name or f"peers_{size_name(args.keys)}")
 
     def save(result: dict[str, Any]) -> None:
         stem.with_suffix(".json").write_text(json.dumps(result, indent=2))

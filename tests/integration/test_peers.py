@@ -5,7 +5,8 @@ benchmarks/peers.py in its own process (the peers' jars must be on the session's
 from its start) with ``--quick``: lakewide, the JOIN rebuild, Iceberg and Delta MERGEs by hand,
 a Paimon partial-update table and, where dbt-spark is installed (the ``bench`` extra; else the
 benchmark says it skips it), dbt-spark's incremental merge model; the steps: one source
-changed, then late records. benchmarks/peer_phases.py (lakewide against the hand-written
+changed, then late records, each followed by a read of every table, then each system's own
+maintenance (still equal) and one more read. benchmarks/peer_phases.py (lakewide against the hand-written
 merge-on-read Iceberg MERGE, by plan step kind) the same way. ``LAKEWIDE_PEERS_PYTHON``
 chooses the interpreter (one with the ``bench`` extra). Opt-in (LAKEWIDE_PEERS_TEST=1: Maven
 Central, 2-4 min), which .ci/run sets (docs/benchmarks/peers.md).
@@ -83,15 +84,25 @@ def test_peers_agree_with_lakewide(tmp_path: Path) -> None:
     assert dbt or "dbt-spark is not installed" in done.stdout, done.stdout[-3000:]
     assert set(result["systems"]) == {"join"} | SAME | ({"dbt_spark"} if dbt else set())
     steps = list(result["steps"])
-    assert len(steps) == 4 and steps[-1] == "read the finished table once", steps
+    assert steps[3:] == [
+        "read the finished table once",
+        "each system's recommended maintenance",
+        "read the finished table after that maintenance",
+    ], steps
     one, late = steps[1], steps[2]
     assert late.startswith("late records"), steps
+    assert list(result["reads"]) == steps[:3], result["reads"]  # a read after every write
+    assert result["steps"][steps[3]] == result["reads"][late]
     diffs = result["differing_keys"]
+    assert list(diffs) == [*steps[:3], steps[4]]  # compared after each write and maintenance
     for step in diffs:
         assert {s: diffs[step][s] for s in SAME} == dict.fromkeys(SAME, 0), step
     if dbt:  # the merge of the JOIN: NULLs over the other sources' columns; late rows missed
         assert diffs[steps[0]]["dbt_spark"] == 0
         assert 0 < diffs[one]["dbt_spark"] < diffs[late]["dbt_spark"], diffs
-    for step, times in result["steps"].items():
-        assert all(t["cpu"] > 0 and t["s"] > 0 for t in times.values()), (step, times)
-    assert "| lakewide |" in (tmp_path / "peers_1k.md").read_text()
+    for step, times in [*result["steps"].items(), *result["reads"].items()]:
+        acted = {s: t for s, t in times.items() if (s, step) != ("join", steps[4])}
+        assert all(t["cpu"] > 0 and t["s"] > 0 for t in acted.values()), (step, times)
+    report = (tmp_path / "peers_1k.md").read_text()
+    assert "| lakewide |" in report
+    assert f"| {late}, + 16 reads |" in report
