@@ -52,6 +52,16 @@ def source_frame(
     return frame.select("k", sequence, *values)
 
 
+def delete_frame(spark: Any, keys: int, round_no: int, fraction: float, seq: int) -> Any:
+    """One round of the delete log (a CDC log's ``-D`` rows: ``k``, ``seq``, ``op``):
+    ``fraction`` of the keys, spread over the key space (none: an empty round)."""
+    from pyspark.sql import functions as F
+
+    bucket = F.abs(F.hash(F.col("k"), F.lit(round_no), F.lit("deletes"))) % 10_000
+    frame = spark.range(keys).withColumnRenamed("id", "k").where(bucket < int(fraction * 10_000))
+    return frame.select("k", F.lit(seq).cast("int").alias("seq"), F.lit("-D").alias("op"))
+
+
 def write_source(
     spark: Any, table: str, index: int, keys: int, round_no: int, **options: Any
 ) -> int:
@@ -69,16 +79,23 @@ def append(spark: Any, frame: Any, table: str) -> None:
         frame.writeTo(table).using("iceberg").create()
 
 
-def wide_model(sources: int, config: str, source: str = "bench") -> str:
-    """The UNION ALL model: each source owns its own columns of the wide table."""
+#: the delete log's model config: its ``op`` is the row kind, and a ``-D`` removes the whole row
+DELETES_CONFIG = ", row_kind_column='op', remove_record_on_delete=true"
+
+
+def wide_model(sources: int, config: str, source: str = "bench", deletes: bool = False) -> str:
+    """The UNION ALL model: each source owns its own columns of the wide table. ``deletes``:
+    ``s{sources}`` is a delete log (``delete_frame``) whose rows remove the whole row."""
     everything = [c for i in range(sources) for c in source_columns(i)]
     branches = []
-    for i in range(sources):
+    for i in range(sources + deletes):
         mine = set(source_columns(i))
         cols = [c if c in mine else f"CAST(NULL AS BIGINT) AS {c}" for c in everything]
+        kind = (", op" if i == sources else ", CAST(NULL AS STRING) AS op") if deletes else ""
         branches.append(
-            f"SELECT k, {', '.join(cols)}, seq FROM {{{{ source('{source}', 's{i}') }}}}"
+            f"SELECT k, {', '.join(cols)}, seq{kind} FROM {{{{ source('{source}', 's{i}') }}}}"
         )
+    config += DELETES_CONFIG if deletes else ""
     return f"{{{{ config({config}) }}}}\n" + "\nUNION ALL\n".join(branches) + "\n"
 
 
@@ -99,19 +116,28 @@ def _first_key(n: int) -> str:
     return "t0.k" if n == 1 else "COALESCE(" + ", ".join(f"t{i}.k" for i in range(n)) + ")"
 
 
-def join_select(catalog: str, namespace: str, sources: int, source_seqs: bool = False) -> str:
+def join_select(
+    catalog: str, namespace: str, sources: int, source_seqs: bool = False, deletes: bool = False
+) -> str:
     """Latest row per key per source, FULL OUTER JOINed: the wide table as one SELECT.
 
     ``source_seqs``: also each source's own sequence as ``s{i}_seq`` (what a hand-written
     column-scoped MERGE compares a source's new rows with).
+
+    ``deletes``: ``s{sources}`` is the delete log; a source's rows not newer than the key's last
+    delete are left out (the delete removed the row they set; a tie goes to the delete, the
+    model's last branch), so a key deleted after its last change has no row.
     """
     parts = []
     for i in range(sources):
-        cols = ", ".join(f"MAX_BY({c}, seq) AS {c}" for c in source_columns(i))
-        parts.append(
-            f"(SELECT k, {cols}, MAX(seq) AS seq FROM {catalog}.{namespace}.s{i} "
-            f"GROUP BY k) AS t{i}"
-        )
+        cols = ", ".join(f"MAX_BY({c}, s.seq) AS {c}" for c in source_columns(i))
+        rows = f"{catalog}.{namespace}.s{i} s"
+        if deletes:
+            rows += (
+                f" LEFT JOIN (SELECT k, MAX(seq) AS gone FROM {catalog}.{namespace}.s{sources} "
+                "GROUP BY k) d ON s.k = d.k WHERE d.gone IS NULL OR s.seq > d.gone"
+            )
+        parts.append(f"(SELECT s.k, {cols}, MAX(s.seq) AS seq FROM {rows} GROUP BY s.k) AS t{i}")
     sql, key = full_outer_joins(parts)
     columns = ", ".join(f"t{i}.{c}" for i in range(sources) for c in source_columns(i))
     seqs = ", ".join(f"t{i}.seq" for i in range(sources))
@@ -119,15 +145,18 @@ def join_select(catalog: str, namespace: str, sources: int, source_seqs: bool = 
     return f"SELECT {key} AS k, {columns}, GREATEST({seqs}) AS seq{own} FROM {sql}"
 
 
-def join_rebuild(catalog: str, namespace: str, sources: int, target: str) -> str:
+def join_rebuild(
+    catalog: str, namespace: str, sources: int, target: str, deletes: bool = False
+) -> str:
     """The baseline a user would write: latest row per key per source, FULL OUTER JOINed."""
     return f"CREATE OR REPLACE TABLE {target} USING iceberg AS " + join_select(
-        catalog, namespace, sources
+        catalog, namespace, sources, deletes=deletes
     )
 
 
 def write_project(root: Path, warehouse: Path, sources: int, models: dict[str, str]) -> Path:
-    """A lakewide project over the benchmark warehouse with the given models (only those)."""
+    """A lakewide project over the benchmark warehouse with the given models (only those), its
+    sources ``s0`` .. ``s{sources - 1}``."""
     for stale in (root / "models").glob("*.sql"):
         stale.unlink()
     (root / "models").mkdir(parents=True, exist_ok=True)

@@ -78,6 +78,9 @@ def markdown(result: dict[str, Any]) -> str:
             for n in READS:
                 label = f"{step}, + {n} read{'s' if n > 1 else ''}"
                 lines.append(_row(result, label, step, with_reads(result, step, n), "cpu"))
+    if result.get("rows"):
+        counts = ", ".join(f"{step}: {n:,}" for step, n in result["rows"].items())
+        lines += ["", f"Rows of lakewide's table after each step: {counts}."]
     peers = [s for s in systems if s != "join"]
     lines += [
         "",

@@ -20,18 +20,25 @@ class NewRows:
     (``start-snapshot-id``, exclusive, to the current one). By arrival, not by sequence: a late
     record (an older ``seq``) is read too, and the MERGE's guard decides."""
 
-    def __init__(self, sources: int, view: str) -> None:
-        self.sources, self.view = sources, view
-        self.read: dict[int, int | None] = dict.fromkeys(range(sources))
+    def __init__(self, sources: int, view: str, deletes: bool = False) -> None:
+        self.sources, self.view, self.deletes = sources, view, deletes
+        self.read: dict[int, int | None] = dict.fromkeys(range(sources + deletes))
         self.pending: dict[int, int] = {}
 
     def reset(self, spark: Any, consumed: bool) -> None:
         """Nothing read yet, or (``consumed``) everything up to the current snapshots."""
-        self.read = {i: _current(spark, i) if consumed else None for i in range(self.sources)}
+        self.read = {i: _current(spark, i) if consumed else None for i in self.read}
+
+    def columns(self, index: int) -> list[str]:
+        """Source ``index``'s columns: ``k``, its own, ``seq`` (the delete log: ``k``, ``seq``,
+        ``op``)."""
+        if self.deletes and index == self.sources:
+            return ["k", "seq", "op"]
+        return ["k", *generate.source_columns(index), "seq"]
 
     def rows(self, spark: Any, index: int) -> str:
-        """A temporary view of source ``index``'s rows not read yet (``k``, its columns,
-        ``seq``); ``done`` marks them read."""
+        """A temporary view of source ``index``'s rows not read yet (``columns``); ``done``
+        marks them read."""
         table, current = SOURCE_TABLE.format(i=index), _current(spark, index)
         reader = spark.read.format("iceberg")
         if self.read[index] is None:
@@ -40,8 +47,7 @@ class NewRows:
             reader = reader.option("start-snapshot-id", str(self.read[index]))
             reader = reader.option("end-snapshot-id", str(current))
         name = f"{self.view}_s{index}"
-        columns = ["k", *generate.source_columns(index), "seq"]
-        reader.load(table).select(*columns).createOrReplaceTempView(name)
+        reader.load(table).select(*self.columns(index)).createOrReplaceTempView(name)
         self.pending[index] = current
         return name
 
@@ -76,6 +82,10 @@ class MergePeer:
     (``lakewide.compiler.statements.build_merge.merge_source``): a filter Spark takes as selective,
     so that it builds a runtime Bloom filter of the source's keys and applies it to the target's
     scan (only the matching rows are shuffled and sorted for the join, not the whole table).
+
+    ``deletes``: source ``sources`` is a delete log (``generate.delete_frame``); its new rows
+    are applied by a MERGE of their own that deletes a key's row when the delete is not older
+    than the row's sequence.
     """
 
     def __init__(
@@ -86,10 +96,11 @@ class MergePeer:
         sources: int,
         versions: bool = False,
         prune: bool = False,
+        deletes: bool = False,
     ) -> None:
         self.table, self.using, self.properties, self.sources = table, using, properties, sources
-        self.versions, self.prune = versions, prune
-        self.new = NewRows(sources, table.rsplit(".", 1)[1])
+        self.versions, self.prune, self.deletes = versions, prune, deletes
+        self.new = NewRows(sources, table.rsplit(".", 1)[1], deletes)
 
     @property
     def hidden(self) -> list[str]:
@@ -103,7 +114,9 @@ class MergePeer:
 
     def build(self, spark: Any) -> None:
         props = ", ".join(f"'{k}' = '{v}'" for k, v in self.properties.items())
-        select = generate.join_select("lw", "bench", self.sources, source_seqs=True)
+        select = generate.join_select(
+            "lw", "bench", self.sources, source_seqs=True, deletes=self.deletes
+        )
         if self.versions:  # each column's version: its source's sequence where it has a value
             values = [c for i in range(self.sources) for c in generate.source_columns(i)]
             seqs = [
@@ -123,7 +136,14 @@ class MergePeer:
 
     def step(self, spark: Any, changed: list[int], round_no: int) -> None:
         for index in changed:
-            spark.sql(self.merge(index, self.new.rows(spark, index)))
+            rows = self.new.rows(spark, index)
+            if self.deletes and index == self.sources:
+                spark.sql(
+                    f"MERGE INTO {self.table} t USING {rows} d ON t.k = d.k "
+                    "WHEN MATCHED AND d.seq >= t.seq THEN DELETE"
+                )
+            else:
+                spark.sql(self.merge(index, rows))
             self.new.done(index)
 
     def maintain(self, spark: Any) -> None:
@@ -159,16 +179,30 @@ class PaimonPeer:
     default the table merges on read (and in the compactions its writers trigger); ``options``
     are more table options, e.g. ``deletion-vectors.enabled`` (the writer looks the keys up
     and marks the rows it replaces, readers read without merging: lakewide's contract) or
-    ``changelog-producer=lookup`` (a changelog for downstream streams, made at compaction)."""
+    ``changelog-producer=lookup`` (a changelog for downstream streams, made at compaction).
+
+    ``deletes``: source ``sources`` is a delete log; the table gets its ``op`` column as the row
+    kind (``rowkind.field``) and ``partial-update.remove-record-on-delete``, the other sources
+    write ``+I``."""
 
     hidden: list[str] = []
 
     def __init__(
-        self, table: str, sources: int, buckets: int = 4, options: dict[str, str] | None = None
+        self,
+        table: str,
+        sources: int,
+        buckets: int = 4,
+        options: dict[str, str] | None = None,
+        deletes: bool = False,
     ) -> None:
         self.table, self.sources, self.buckets = table, sources, buckets
-        self.options = options or {}
-        self.new = NewRows(sources, table.rsplit(".", 1)[1])
+        self.options = dict(options or {})
+        if deletes:
+            self.options.update(
+                {"rowkind.field": "op", "partial-update.remove-record-on-delete": "true"}
+            )
+        self.deletes = deletes
+        self.new = NewRows(sources, table.rsplit(".", 1)[1], deletes)
 
     def build(self, spark: Any) -> None:
         everything = [c for i in range(self.sources) for c in generate.source_columns(i)]
@@ -176,13 +210,14 @@ class PaimonPeer:
         spark.sql(
             f"CREATE TABLE {self.table} (k BIGINT, "
             + ", ".join(f"{c} BIGINT" for c in everything)
-            + ", seq INT) TBLPROPERTIES ('primary-key' = 'k', 'merge-engine' = 'partial-update', "
+            + (", seq INT, op STRING)" if self.deletes else ", seq INT)")
+            + " TBLPROPERTIES ('primary-key' = 'k', 'merge-engine' = 'partial-update', "
             f"'sequence.field' = 'seq', 'bucket' = '{self.buckets}'"
             + "".join(f", '{k}' = '{v}'" for k, v in self.options.items())
             + ")"
         )
         self.new.reset(spark, consumed=False)
-        self.step(spark, list(range(self.sources)), 0)
+        self.step(spark, list(range(self.sources + self.deletes)), 0)
 
     def maintain(self, spark: Any) -> None:
         """Paimon's full compaction (``sys.compact``): every bucket's sorted runs merged into
@@ -195,8 +230,9 @@ class PaimonPeer:
         for index in changed:
             mine = generate.source_columns(index)
             cols = [c if c in mine else f"CAST(NULL AS BIGINT) AS {c}" for c in everything]
+            kind = (", op" if index == self.sources else ", '+I'") if self.deletes else ""
             spark.sql(
-                f"INSERT INTO {self.table} SELECT k, {', '.join(cols)}, seq "
+                f"INSERT INTO {self.table} SELECT k, {', '.join(cols)}, seq{kind} "
                 f"FROM {self.new.rows(spark, index)}"
             )
             self.new.done(index)
@@ -218,29 +254,29 @@ def maintain_table(spark: Any, table: str, using: str, properties: dict[str, str
 ICEBERG_MOR = {"write.merge.mode": "merge-on-read", "write.update.mode": "merge-on-read"}
 
 
-def peers(sources: int) -> dict[str, Any]:
-    """Name -> peer, on the session set up by ``peers.session_conf``."""
+def peers(sources: int, deletes: bool = False) -> dict[str, Any]:
+    """Name -> peer, on the session set up by ``peers.session_conf`` (``deletes``: source
+    ``sources`` is a delete log)."""
+    dv = {"deletion-vectors.enabled": "true"}
+    lookup = {"changelog-producer": "lookup"}
+    delta_dv = {"delta.enableDeletionVectors": "true"}
     return {
-        "iceberg_merge": MergePeer("lw.peers.iceberg_merge", "iceberg", {}, sources),
+        "iceberg_merge": MergePeer(
+            "lw.peers.iceberg_merge", "iceberg", {}, sources, deletes=deletes
+        ),
         "iceberg_merge_mor": MergePeer(
-            "lw.peers.iceberg_merge_mor",
-            "iceberg",
-            ICEBERG_MOR,
-            sources,
+            "lw.peers.iceberg_merge_mor", "iceberg", ICEBERG_MOR, sources, deletes=deletes
         ),
-        "delta_merge": MergePeer("spark_catalog.peers.delta_merge", "delta", {}, sources),
+        "delta_merge": MergePeer(
+            "spark_catalog.peers.delta_merge", "delta", {}, sources, deletes=deletes
+        ),
         "delta_merge_dv": MergePeer(
-            "spark_catalog.peers.delta_merge_dv",
-            "delta",
-            {"delta.enableDeletionVectors": "true"},
-            sources,
+            "spark_catalog.peers.delta_merge_dv", "delta", delta_dv, sources, deletes=deletes
         ),
-        "paimon": PaimonPeer("paimon.peers.paimon", sources),
-        "paimon_dv": PaimonPeer(
-            "paimon.peers.paimon_dv", sources, options={"deletion-vectors.enabled": "true"}
-        ),
+        "paimon": PaimonPeer("paimon.peers.paimon", sources, deletes=deletes),
+        "paimon_dv": PaimonPeer("paimon.peers.paimon_dv", sources, options=dv, deletes=deletes),
         "paimon_lookup": PaimonPeer(
-            "paimon.peers.paimon_lookup", sources, options={"changelog-producer": "lookup"}
+            "paimon.peers.paimon_lookup", sources, options=lookup, deletes=deletes
         ),
     }
 

@@ -49,8 +49,17 @@ NAMESPACES = ("lw.bench", "lw.wide", "lw.peers", "spark_catalog.peers", "paimon.
 STEPS = {
     **run.STEPS,
     "late": ("late records: 1% of keys in one source, older sequences", [0], False),
+    # --deletes: the delete log, source ``sources`` (``generate.delete_frame``)
+    "deletes": ("deletes: 1% of keys removed by a CDC log's -D rows", [], False),
 }
 PEERS = [*peer_systems.peers(1), "dbt_spark"]
+#: the peers a run with the deletes step leaves out, and why
+NO_DELETES = {
+    "dbt_spark": "its model has no delete log (the deletes step)",
+    # apache/paimon#4344, fixed in Paimon 1.0 (#4345); the 0.9 jar is the one served here
+    "paimon_lookup": "Paimon 0.9's lookup changelog fails on a partial-update table's removed "
+    "row (NullPointerException in LookupChangelogMergeFunctionWrapper, apache/paimon#4344)",
+}
 READ = "read the finished table once"
 MAINTAIN = "each system's recommended maintenance"
 READ_MAINTAINED = "read the finished table after that maintenance"
@@ -69,8 +78,8 @@ class JoinRebuild:
     hidden: list[str] = []
     table = JOIN_TABLE
 
-    def __init__(self, sources: int) -> None:
-        self.sql = generate.join_rebuild("lw", "bench", sources, JOIN_TABLE)
+    def __init__(self, sources: int, deletes: bool = False) -> None:
+        self.sql = generate.join_rebuild("lw", "bench", sources, JOIN_TABLE, deletes)
 
     def build(self, spark: Any) -> None:
         spark.sql(self.sql).collect()
@@ -152,14 +161,16 @@ def versions(spark: Any, conf: dict[str, str]) -> dict[str, str]:
     }
 
 
-def open_bench(root: Path, sources: int, app: str) -> tuple[Lakewide, dict[str, str], Any]:
-    """A fresh warehouse and project under ``root`` (lakewide's model ``wide_mor``) and a
-    session on them with the peers' catalogs and namespaces: lakewide, the Spark settings, the
-    session."""
+def open_bench(
+    root: Path, sources: int, app: str, deletes: bool = False
+) -> tuple[Lakewide, dict[str, str], Any]:
+    """A fresh warehouse and project under ``root`` (lakewide's model ``wide_mor``; with
+    ``deletes`` over the delete log too) and a session on them with the peers' catalogs and
+    namespaces: lakewide, the Spark settings, the session."""
     shutil.rmtree(root, ignore_errors=True)
-    model = generate.wide_model(sources, run.VARIANTS["mor"])
+    model = generate.wide_model(sources, run.VARIANTS["mor"], deletes=deletes)
     project = generate.write_project(
-        root / "project", root / "iceberg", sources, {"wide_mor": model}
+        root / "project", root / "iceberg", sources + deletes, {"wide_mor": model}
     )
     output, conf, spark = run.open_session(project, app, session_extra(root))
     for namespace in NAMESPACES:
@@ -170,9 +181,10 @@ def open_bench(root: Path, sources: int, app: str) -> tuple[Lakewide, dict[str, 
 
 def bench(args: argparse.Namespace, save: Any) -> dict[str, Any]:
     root = args.out / f"peers_{args.keys}"
-    lakewide, conf, spark = open_bench(root, args.sources, "lakewide-peers")
-    systems: dict[str, Any] = {"join": JoinRebuild(args.sources), "lakewide": lakewide}
-    chosen = peer_systems.peers(args.sources)
+    deletes = "deletes" in args.steps
+    lakewide, conf, spark = open_bench(root, args.sources, "lakewide-peers", deletes)
+    systems: dict[str, Any] = {"join": JoinRebuild(args.sources, deletes), "lakewide": lakewide}
+    chosen = peer_systems.peers(args.sources, deletes)
     if "dbt_spark" in args.peers:
         chosen["dbt_spark"] = peer_dbt.DbtPeer(root / "dbt", "lw", "peers", args.sources)
     systems.update({name: chosen[name] for name in args.peers})
@@ -186,6 +198,7 @@ def bench(args: argparse.Namespace, save: Any) -> dict[str, Any]:
         "differing_keys": {},
         "order": {},
         "reads": {},
+        "rows": {},
     }
     clock = run.Clock(spark, settle=not args.quick)
     if args.warmup:  # every statement once on small tables: JIT and generated code warm
@@ -210,8 +223,14 @@ def write_step(
     spark: Any, name: str, round_no: int, keys: int, sources: int
 ) -> tuple[str, list[int]]:
     """Append step ``name``'s new rows of round ``round_no`` to the sources it changes
-    (nothing in round 0, the bootstrap): the step's label and those sources."""
+    (nothing in round 0, the bootstrap): the step's label and those sources. The deletes go to
+    the delete log, source ``sources``."""
     label, changed, clustered = STEPS[name]
+    if name == "deletes":
+        seq = sequence(name, round_no)
+        frame = generate.delete_frame(spark, keys, round_no, run.CHANGED, seq)
+        generate.append(spark, frame, f"lw.bench.s{sources}")
+        return label, [sources]
     changed = list(range(sources)) if changed is None else changed
     for i in changed if round_no else []:
         generate.write_source(
@@ -255,6 +274,10 @@ def _steps(
     columns = ["k", *(c for i in range(sources) for c in generate.source_columns(i)), "seq"]
     for i in range(sources):
         generate.write_source(spark, f"lw.bench.s{i}", i, keys, 0)
+    if "deletes" in steps:  # the delete log, empty at the bootstrap
+        generate.append(
+            spark, generate.delete_frame(spark, keys, 0, 0.0, 0), f"lw.bench.s{sources}"
+        )
     names = list(systems)
     pairs = {  # lakewide against the JOIN rebuild, every peer against lakewide
         system: (systems[system].table, JOIN_TABLE if system == "lakewide" else LAKEWIDE_TABLE)
@@ -289,6 +312,8 @@ def _steps(
         reads = _measure(clock, rotated(names, round_no + rotate + 1), read)
         if result is not None:
             result["reads"][label] = {s: reads[s] for s in names}
+            [(rows,)] = spark.sql(f"SELECT COUNT(*) FROM {LAKEWIDE_TABLE}").collect()
+            result["rows"][label] = int(rows)  # lakewide's, equal to every other's
         record(label, order, times, diffs)
     last = len(steps) + 1 + rotate
     record(READ, rotated(names, last), reads)  # the read after the last step
@@ -306,7 +331,14 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--keys", type=int, default=1_000_000)
     parser.add_argument("--sources", type=int, default=4)
     steps = [s for s in STEPS if s != "bootstrap"]
-    parser.add_argument("--steps", nargs="+", choices=steps, default=steps)
+    parser.add_argument(
+        "--steps",
+        nargs="+",
+        choices=steps,
+        default=[s for s in steps if s != "deletes"],
+        help="the steps after the bootstrap (default: all but deletes); deletes always runs "
+        "last, and with it every system reads the delete log from the bootstrap on",
+    )
     parser.add_argument("--peers", nargs="+", choices=PEERS, default=PEERS)
     parser.add_argument(
         "--warmup",
@@ -332,9 +364,14 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--results", type=Path, default=Path(__file__).parent / "results")
     parser.add_argument("--name", help="the results' file name (default: peers_<size>)")
     args = parser.parse_args(argv)
+    args.steps.sort(key=lambda step: step == "deletes")  # no step may bring a deleted key back
     if "dbt_spark" in args.peers and not peer_dbt.available():
         print(peer_dbt.MISSING, flush=True)
         args.peers.remove("dbt_spark")
+    for peer, why in NO_DELETES.items():
+        if peer in args.peers and "deletes" in args.steps:
+            print(f"the {peer} peer is skipped: {why}", flush=True)
+            args.peers.remove(peer)
     args.results.mkdir(parents=True, exist_ok=True)
     stem = args.results / (args.name or f"peers_{size_name(args.keys)}")
 

@@ -45,3 +45,25 @@ def test_chart_written(tmp_path: Path) -> None:
     said = peer_report.chart(_saved(), out)  # type: ignore[arg-type]
     assert said == f"chart: {out}"
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+READS = RESULTS.with_name("peers_1m_reads.json")
+
+
+def test_a_write_plus_its_reads_ranks_the_peers_by_the_sum() -> None:
+    """The report's write-plus-N-reads rows: each system's write and N reads of the table
+    after it, the best peer the cheapest such sum among the peers with lakewide's answer."""
+    result = json.loads(READS.read_text())
+    report = peer_report.markdown(result)
+    for step, reads in result["reads"].items():
+        writes = result["steps"][step]
+        for n in peer_report.READS:
+            sums = {s: writes[s]["cpu"] + n * reads[s]["cpu"] for s in writes}
+            equal = [s for s in sums if s not in peer_report.BASELINES]
+            equal = [s for s in equal if result["differing_keys"][step][s] == 0]
+            best = min(equal, key=sums.__getitem__)
+            label = f"{step}, + {n} read{'s' if n > 1 else ''}"
+            [row] = [line for line in report.splitlines() if line.startswith(f"| {label} |")]
+            assert row.endswith(f"| {best} |"), row
+            cell = row.split(" | ")[1 + result["systems"].index("lakewide")]
+            assert cell.startswith(f"{sums['lakewide']:.1f} ("), (cell, sums["lakewide"])
