@@ -4,6 +4,7 @@ lakewide's, and the keys on which each peer's table differs from lakewide's."""
 from __future__ import annotations
 
 import math
+import textwrap
 from typing import Any
 
 BASELINES = ("join", "lakewide")
@@ -134,7 +135,7 @@ def chart(result: dict[str, Any], path: Any) -> str:
     ax.set_yscale("log")
     ax.axhline(1.0, color="black", linewidth=0.8)
     ax.set_xticks([i + 0.4 - width / 2 for i in range(len(steps))])
-    ax.set_xticklabels([s.replace(" in ", "\nin ").replace(", ", ",\n") for s in steps], fontsize=7)
+    ax.set_xticklabels([textwrap.fill(s, 24) for s in steps], fontsize=7)
     ax.set_ylabel("JVM CPU x the JOIN rebuild (log)")
     ax.set_title(f"{result['keys']:,} keys, {result['sources']} sources: lakewide and its peers")
     ax.legend(fontsize=7, ncol=3)
