@@ -1,15 +1,15 @@
 """The bootstrap and the every-source step of a narrow model, by the two folds lakewide has.
 
-    python benchmarks/fold_paths.py --keys 1000000 --sources 4
+    python benchmarks/fold_paths.py --keys 1000000 --sources 4 [--columns 4]
 
-Two copies of the benchmark's partial_update model over the same sources (``--sources`` x 4
-value columns): ``prefolds``, as lakewide compiles it (each source folded on its own, the folds
-put together in one shuffle: ``lakewide.compiler.folds.build_prefolds``), and ``union``, the
-same model with ``prefolds()`` answered False for its runs (the UNION ALL of every branch,
-each carrying the other sources' NULL columns, folded per key). The JOIN rebuild beside them.
-Two bootstrap rounds (the first in the order prefolds, union, JOIN; the second reversed), then
-two steps of 1% of the keys in every source, alternated; the two tables compared row for row at
-the end. Writes ``benchmarks/results/fold_paths_<keys>_<sources>.json``.
+Two copies of the benchmark's partial_update model over the same sources (``--sources`` x
+``--columns`` value columns): ``prefolds``, as lakewide compiles it (each source folded on its
+own, the folds put together in one shuffle: ``lakewide.compiler.folds.build_prefolds``), and
+``union``, the same model with ``prefolds()`` answered False for its runs (the UNION ALL of
+every branch, each carrying the other sources' NULL columns, folded per key). The JOIN rebuild
+beside them. Two bootstrap rounds (the first in the order prefolds, union, JOIN; the second
+reversed), then two steps of 1% of the keys in every source, alternated; the two tables
+compared row for row at the end. Writes ``benchmarks/results/fold_paths_<keys>_<sources>x<columns>.json``.
 """
 
 from __future__ import annotations
@@ -38,11 +38,14 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--keys", type=int, default=1_000_000)
     parser.add_argument("--sources", type=int, default=4)
+    parser.add_argument("--columns", type=int, default=generate.COLUMNS, help="per source")
     parser.add_argument("--out", type=Path, default=Path(__file__).parent / "out")
     parser.add_argument("--results", type=Path, default=Path(__file__).parent / "results")
     args = parser.parse_args(argv)
     sources, keys = args.sources, args.keys
-    root = args.out / f"fold_paths_{keys}_{sources}"
+    generate.COLUMNS = args.columns
+    shape = f"{sources}x{args.columns}"
+    root = args.out / f"fold_paths_{keys}_{shape}"
     shutil.rmtree(root, ignore_errors=True)
     model = generate.wide_model(sources, run.VARIANTS["mor"])
     project = generate.write_project(
@@ -68,9 +71,15 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         finally:
             build_bootstrap.prefolds, build_merge.prefolds = shipped
 
-    result: dict[str, Any] = {"keys": keys, "sources": sources, "bootstrap": {}, "every": {}}
+    result: dict[str, Any] = {
+        "keys": keys,
+        "sources": sources,
+        "columns": args.columns,
+        "bootstrap": {},
+        "every": {},
+    }
     for i in range(sources):
-        generate.write_source(spark, f"lw.bench.s{i}", i, keys, 0)
+        generate.write_source(spark, generate.source_table(i), i, keys, 0)
     for round_no, order in enumerate(
         [["prefolds", "union", "join"], ["join", "union", "prefolds"]]
     ):
@@ -81,7 +90,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         print("bootstrap", round_no, {p: result["bootstrap"][p][-1] for p in order}, flush=True)
     for round_no, order in enumerate([["prefolds", "union"], ["union", "prefolds"]], start=1):
         for i in range(sources):
-            generate.write_source(spark, f"lw.bench.s{i}", i, keys, round_no, fraction=run.CHANGED)
+            generate.write_source(
+                spark, generate.source_table(i), i, keys, round_no, fraction=run.CHANGED
+            )
         for path in order:
             result["every"].setdefault(path, []).append(clock.measure(lambda p=path: act(p)))
         print("every source", round_no, {p: result["every"][p][-1] for p in order}, flush=True)
@@ -92,7 +103,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     result["rows_differ"] = int(differ)
     spark.stop()
     args.results.mkdir(parents=True, exist_ok=True)
-    path = args.results / f"fold_paths_{peers.size_name(keys)}_{sources}.json"
+    path = args.results / f"fold_paths_{peers.size_name(keys)}_{shape}.json"
     path.write_text(json.dumps(result, indent=2))
     print(json.dumps(result, indent=2))
     return result

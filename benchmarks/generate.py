@@ -12,6 +12,12 @@ from typing import Any
 COLUMNS = 4
 
 
+def source_table(index: int) -> str:
+    """Source ``index``'s Iceberg table (a run with deletes: source ``sources`` is the delete
+    log, ``delete_frame``'s rows)."""
+    return f"lw.bench.s{index}"
+
+
 def source_columns(index: int) -> list[str]:
     return [f"s{index}_c{j}" for j in range(COLUMNS)]
 

@@ -1,8 +1,8 @@
 """The peers a team would use instead of lakewide, each written the way its users write it.
 
 Every system builds the same wide table (``k``, the sources' columns, ``seq``) from the same
-Iceberg sources ``lw.bench.s{i}`` and applies the same steps; ``step`` gets the sources that
-changed and the round they changed in.
+Iceberg sources (``generate.source_table``) and applies the same steps; ``step`` gets the
+sources that changed and the round they changed in.
 """
 
 from __future__ import annotations
@@ -11,7 +11,9 @@ from typing import Any
 
 import generate
 
-SOURCE_TABLE = "lw.bench.s{i}"
+from lakewide.compiler.queries import build_maintenance
+from lakewide.project.nodes import Relation
+from lakewide.vocabulary.dialect import to_sql
 
 
 class NewRows:
@@ -29,17 +31,21 @@ class NewRows:
         """Nothing read yet, or (``consumed``) everything up to the current snapshots."""
         self.read = {i: _current(spark, i) if consumed else None for i in self.read}
 
+    def is_delete_log(self, index: int) -> bool:
+        """Whether source ``index`` is the delete log (with ``deletes``, the last source)."""
+        return self.deletes and index == self.sources
+
     def columns(self, index: int) -> list[str]:
         """Source ``index``'s columns: ``k``, its own, ``seq`` (the delete log: ``k``, ``seq``,
         ``op``)."""
-        if self.deletes and index == self.sources:
+        if self.is_delete_log(index):
             return ["k", "seq", "op"]
         return ["k", *generate.source_columns(index), "seq"]
 
     def rows(self, spark: Any, index: int) -> str:
         """A temporary view of source ``index``'s rows not read yet (``columns``); ``done``
         marks them read."""
-        table, current = SOURCE_TABLE.format(i=index), _current(spark, index)
+        table, current = generate.source_table(index), _current(spark, index)
         reader = spark.read.format("iceberg")
         if self.read[index] is None:
             reader = reader.option("snapshot-id", str(current))
@@ -57,7 +63,7 @@ class NewRows:
 
 def _current(spark: Any, index: int) -> int:
     """Source ``index``'s current snapshot id."""
-    table = SOURCE_TABLE.format(i=index)
+    table = generate.source_table(index)
     [row] = spark.sql(
         f"SELECT snapshot_id FROM {table}.history WHERE is_current_ancestor "
         "ORDER BY made_current_at DESC LIMIT 1"
@@ -137,7 +143,7 @@ class MergePeer:
     def step(self, spark: Any, changed: list[int], round_no: int) -> None:
         for index in changed:
             rows = self.new.rows(spark, index)
-            if self.deletes and index == self.sources:
+            if self.new.is_delete_log(index):
                 spark.sql(
                     f"MERGE INTO {self.table} t USING {rows} d ON t.k = d.k "
                     "WHEN MATCHED AND d.seq >= t.seq THEN DELETE"
@@ -230,7 +236,7 @@ class PaimonPeer:
         for index in changed:
             mine = generate.source_columns(index)
             cols = [c if c in mine else f"CAST(NULL AS BIGINT) AS {c}" for c in everything]
-            kind = (", op" if index == self.sources else ", '+I'") if self.deletes else ""
+            kind = (", op" if self.new.is_delete_log(index) else ", '+I'") if self.deletes else ""
             spark.sql(
                 f"INSERT INTO {self.table} SELECT k, {', '.join(cols)}, seq{kind} "
                 f"FROM {self.new.rows(spark, index)}"
@@ -245,9 +251,13 @@ def maintain_table(spark: Any, table: str, using: str, properties: dict[str, str
         if properties.get("delta.enableDeletionVectors") == "true":
             spark.sql(f"REORG TABLE {table} APPLY (PURGE)").collect()
         return
-    catalog, name = table.split(".", 1)
-    for procedure in ("rewrite_data_files", "rewrite_position_delete_files", "rewrite_manifests"):
-        spark.sql(f"CALL {catalog}.system.{procedure}(table => '{name}')").collect()
+    relation = Relation(*table.split("."))
+    for statement in (  # what ``lakewide maintain`` sends for a table without ``sort_by``
+        build_maintenance.rewrite_data_files(relation, sort=False, options={}),
+        build_maintenance.rewrite_position_delete_files(relation),
+        build_maintenance.rewrite_manifests(relation),
+    ):
+        spark.sql(to_sql(statement, pretty=False)).collect()
 
 
 #: the merge-on-read Iceberg MERGE peers' table properties

@@ -229,13 +229,13 @@ def write_step(
     if name == "deletes":
         seq = sequence(name, round_no)
         frame = generate.delete_frame(spark, keys, round_no, run.CHANGED, seq)
-        generate.append(spark, frame, f"lw.bench.s{sources}")
+        generate.append(spark, frame, generate.source_table(sources))
         return label, [sources]
     changed = list(range(sources)) if changed is None else changed
     for i in changed if round_no else []:
         generate.write_source(
             spark,
-            f"lw.bench.s{i}",
+            generate.source_table(i),
             i,
             keys,
             round_no,
@@ -273,10 +273,10 @@ def _steps(
     unless None (a warm-up)."""
     columns = ["k", *(c for i in range(sources) for c in generate.source_columns(i)), "seq"]
     for i in range(sources):
-        generate.write_source(spark, f"lw.bench.s{i}", i, keys, 0)
+        generate.write_source(spark, generate.source_table(i), i, keys, 0)
     if "deletes" in steps:  # the delete log, empty at the bootstrap
         generate.append(
-            spark, generate.delete_frame(spark, keys, 0, 0.0, 0), f"lw.bench.s{sources}"
+            spark, generate.delete_frame(spark, keys, 0, 0.0, 0), generate.source_table(sources)
         )
     names = list(systems)
     pairs = {  # lakewide against the JOIN rebuild, every peer against lakewide

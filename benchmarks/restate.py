@@ -80,7 +80,7 @@ def main() -> None:
     for round_no, fraction in ((0, 1.0), (1, 0.01)):
         for i in range(args.sources):
             generate.write_source(
-                spark, f"lw.bench.s{i}", i, args.keys, round_no, fraction=fraction
+                spark, generate.source_table(i), i, args.keys, round_no, fraction=fraction
             )
 
     def run(label: str, **options: Any) -> dict[str, Any]:

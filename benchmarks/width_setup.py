@@ -40,7 +40,7 @@ def write_round(spark: Any, shape: Shape, keys: int, step: str) -> None:
     for i in range(shape.sources) if changed is None else changed:
         fraction = 1.0 if step == "bootstrap" else CHANGED
         frame = width_models.source_frame(spark, shape, i, keys, round_no, fraction)
-        generate.append(spark, frame, f"lw.bench.s{i}")
+        generate.append(spark, frame, generate.source_table(i))
 
 
 def start_shape(
