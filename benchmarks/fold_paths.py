@@ -6,10 +6,11 @@ Two copies of the benchmark's partial_update model over the same sources (``--so
 ``--columns`` value columns): ``prefolds``, as lakewide compiles it (each source folded on its
 own, the folds put together in one shuffle: ``lakewide.compiler.folds.build_prefolds``), and
 ``union``, the same model with ``prefolds()`` answered False for its runs (the UNION ALL of
-every branch, each carrying the other sources' NULL columns, folded per key). The JOIN rebuild
-beside them. Two bootstrap rounds (the first in the order prefolds, union, JOIN; the second
-reversed), then two steps of 1% of the keys in every source, alternated; the two tables
-compared row for row at the end. Writes ``benchmarks/results/fold_paths_<keys>_<sources>x<columns>.json``.
+every branch, each carrying the other sources' NULL columns, folded per key).
+The JOIN rebuild beside them. Two bootstrap rounds (the first in the order prefolds, union,
+JOIN; the second reversed), then two steps of 1% of the keys in every source, alternated; the
+two tables compared row for row at the end. Writes
+``benchmarks/results/fold_paths_<keys>_<sources>x<columns>.json``.
 """
 
 from __future__ import annotations
