@@ -19,7 +19,7 @@ from benchmarks import width, width_models
 from benchmarks.width_models import Shape
 from lakewide.compiler import CompiledModel, PlanContext, compile_model
 from lakewide.compiler.folds import one_shuffle
-from lakewide.compiler.folds.build_prefolds import KEYS
+from lakewide.compiler.folds.build_prefolds import KEYS, UNION_BOOTSTRAP_COLUMNS
 from lakewide.compiler.folds.prefold_columns import fold_name
 from lakewide.compiler.plans import steps as p
 from lakewide.project.nodes import Relation
@@ -27,7 +27,10 @@ from lakewide.vocabulary.dialect import DIALECT, to_sql
 from tests.compiler.fixtures import Case
 from tests.compiler.test_rules import node_for
 
-SOURCES, COLUMNS = 6, 3
+#: a table wider than a union bootstrap's (``UNION_BOOTSTRAP_COLUMNS``): its bootstrap and
+#: restatement are built from the pre-folds
+SOURCES = 6
+COLUMNS = UNION_BOOTSTRAP_COLUMNS // SOURCES + 1
 
 
 def _own(i: int) -> list[str]:

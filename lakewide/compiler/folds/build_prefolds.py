@@ -26,7 +26,8 @@ aggregation without row kinds where every column can be put together so (partial
 row kinds too, where no delete removes a whole row: ``_kinds_apart``), and for
 deduplicate and first_row (``prefold_rows``: the row of the source whose version wins)
 (``prefolds``); other models keep the one fold of the union
-(``build_bootstrap.bootstrap_query``).
+(``build_bootstrap.bootstrap_query``), and so does the bootstrap of a table no wider than
+``UNION_BOOTSTRAP_COLUMNS`` (``bootstraps_apart``).
 """
 
 from __future__ import annotations
@@ -57,9 +58,19 @@ from lakewide.compiler.model.wide_model import Branch, WideModel
 
 KEYS = "__lw_keys"
 
+#: The widest table (its stored columns, the key's included) whose bootstrap folds the union of
+#: its branches although its sources could be folded apart: each branch carries every other
+#: source's NULL columns, which a narrow table pays for less than for a fold and a shuffle per
+#: source. benchmarks/fold_paths.py at 300,000 keys, warm bootstrap, JVM CPU (docs: Against
+#: peers, *the 4-source bootstrap*): the union fold half the pre-folds' at 34 columns (8 x 4
+#: and 16 x 2 + key + seq), even at 42 (10 x 4), 1.4x from 50 (12 x 4).
+UNION_BOOTSTRAP_COLUMNS = 40
+
 
 def prefolds(model: WideModel) -> bool:
-    """Whether the model's bootstrap is built from per-source pre-folds."""
+    """Whether the model's sources can be folded apart: each source's fold over its own
+    columns, put together per key (a batch's always are; the bootstrap's, above a width:
+    ``bootstraps_apart``)."""
     if len(model.branches) < 2:
         return False
     if model.engine.picks_rows:  # row kinds included (prefold_rows)
@@ -73,6 +84,12 @@ def prefolds(model: WideModel) -> bool:
         and all(model.group_of(c) is not None for c in model.aggregated)
         and all(group_apart(model, g) for g in model.groups)
     )
+
+
+def bootstraps_apart(model: WideModel) -> bool:
+    """Whether the bootstrap (and a restatement, its fold over some keys) is built from the
+    per-source pre-folds: a model that ``prefolds`` wider than ``UNION_BOOTSTRAP_COLUMNS``."""
+    return len(model.stored) > UNION_BOOTSTRAP_COLUMNS and prefolds(model)
 
 
 def _kinds_apart(model: WideModel) -> bool:

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from sqlglot import exp
 
 from lakewide.compiler.folds.build_folds import keep_key
-from lakewide.compiler.folds.build_prefolds import prefolded_bootstrap, prefolds
+from lakewide.compiler.folds.build_prefolds import bootstraps_apart, prefolded_bootstrap
 from lakewide.compiler.folds.fold_per_key import reduce_per_key
 from lakewide.compiler.folds.fold_rows import Rows, case
 from lakewide.compiler.model import versions
@@ -155,7 +155,7 @@ def bootstrap_query(model: WideModel, union: exp.Query | None = None) -> exp.Sel
     """All branches folded per key with the engine's rule (``union``: the branches' rows as
     :func:`union_of_branches` gives them, e.g. bound to pinned views and filtered). Without
     ``union``, a model whose sources can be folded apart is (``build_prefolds``)."""
-    if union is None and prefolds(model):
+    if union is None and bootstraps_apart(model):
         return prefolded_bootstrap(model)
     union = union_of_branches(model) if union is None else union
     rows = Rows(

@@ -22,7 +22,7 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 
-from lakewide.compiler.folds.build_prefolds import assembled, prefolds, source_fold
+from lakewide.compiler.folds.build_prefolds import assembled, bootstraps_apart, source_fold
 from lakewide.compiler.folds.fold_rows import S, T
 from lakewide.compiler.model.layout import partitions
 from lakewide.compiler.model.wide_model import WideModel
@@ -171,7 +171,7 @@ def restate_fold(model: WideModel, where: exp.Expr | None) -> exp.Select:
     numbered, joined and folded). A model whose sources fold apart (``build_prefolds``) is
     folded per source over the columns each owns, then put together per key, as its
     bootstrap is."""
-    if prefolds(model):
+    if bootstraps_apart(model):
         folds = {
             b.index: source_fold(model, b, owned_branch(model, b, where=where))
             for b in model.branches
