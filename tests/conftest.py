@@ -27,6 +27,19 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     jvm_files_first(items)
 
 
+@pytest.fixture
+def bootstraps_apart() -> Iterator[None]:
+    """Every bootstrap (and restatement) of a model whose sources fold apart built from the
+    per-source pre-folds, as a table wider than ``UNION_BOOTSTRAP_COLUMNS`` is: for the tests
+    of the pre-folds whose models are narrower (tests/compiler/statements/
+    test_bootstrap_width.py checks the choice by width)."""
+    from lakewide.compiler.folds import build_prefolds
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(build_prefolds, "UNION_BOOTSTRAP_COLUMNS", 0)
+        yield
+
+
 @pytest.fixture(scope="session")
 def warehouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The hadoop-catalog warehouse folder behind the session's ``lw`` catalog."""

@@ -21,7 +21,7 @@ from lakewide.run.models.executor import run_models
 from lakewide.vocabulary.dialect import to_sql
 from tests.integration.conftest import ModelRun, null_first, statements
 
-pytestmark = [pytest.mark.spark]
+pytestmark = [pytest.mark.spark, pytest.mark.usefixtures("bootstraps_apart")]  # 3 narrow sources
 
 #: source -> its own columns (name, Spark type), after the key ``k``
 OWN = {

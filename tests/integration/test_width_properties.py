@@ -3,7 +3,8 @@
 test_properties.py checks narrow models.
 
 These models take the per-source pre-folds (lakewide.compiler.folds.build_prefolds; which models do
-is pinned in tests/compiler/folds/test_build_prefolds.py): the bootstrap and the combined batch fold
+is pinned in tests/compiler/folds/test_build_prefolds.py; their bootstraps too, as a table wider
+than UNION_BOOTSTRAP_COLUMNS: the ``bootstraps_apart`` fixture): the bootstrap and the combined batch fold
 each source over its own columns and put the folds together per key. Every example runs
 incrementally (the first run bootstraps, the later ones MERGE the combined batch of the
 sources with new rows) and as one bootstrap (a full refresh of every record), and both tables
@@ -53,7 +54,7 @@ from tests.integration.test_properties import (
 )
 from tests.oracle.engines import Spec
 
-pytestmark = [pytest.mark.spark, pytest.mark.slow]
+pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.usefixtures("bootstraps_apart")]
 
 
 @st.composite

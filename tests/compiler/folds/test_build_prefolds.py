@@ -29,6 +29,9 @@ from lakewide.vocabulary.dialect import to_sql
 from tests.compiler.fixtures import Case
 from tests.compiler.test_rules import node_for
 
+# narrow models (3 x 2): their bootstraps built from the pre-folds, as a wide table's are
+pytestmark = pytest.mark.usefixtures("bootstraps_apart")
+
 
 def wide(sources: int, columns: int, config: dict[str, Any], shared: int = 0) -> WideModel:
     """``sources`` branches owning ``columns`` columns each, plus ``shared`` columns every

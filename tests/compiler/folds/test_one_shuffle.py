@@ -19,6 +19,9 @@ from lakewide.compiler.model.split_union import split_union
 from tests.compiler.fixtures import Case
 from tests.compiler.test_rules import node_for
 
+# narrow models (3 x 2): their bootstraps built from the pre-folds, as a wide table's are
+pytestmark = pytest.mark.usefixtures("bootstraps_apart")
+
 SOURCES = 4
 STRUCTS = {one_shuffle.struct_name(i) for i in range(SOURCES)}
 
