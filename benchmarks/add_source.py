@@ -57,15 +57,15 @@ def measure(
         for row in spark.sql(f"SHOW TABLES IN {namespace}").collect():
             spark.sql(f"DROP TABLE {namespace}.{row.tableName} PURGE")
     for i in range(sources):
-        generate.write_source(spark, generate.source_table(i), i, keys, 0)
-        generate.write_source(spark, generate.source_table(i), i, keys, 1, fraction=0.1)
+        generate.write_source(spark, i, keys, 0)
+        generate.write_source(spark, i, keys, 1, fraction=0.1)
     manifest = manifest_for(root, warehouse, sources)
     adapter = SparkAdapter(manifest.output, spark=spark)
     for model in MODELS:
         run(manifest, adapter, model, full_refresh=False)
     # the new source, with a history of two rounds
-    generate.write_source(spark, generate.source_table(sources), sources, keys, 0)
-    generate.write_source(spark, generate.source_table(sources), sources, keys, 1, fraction=0.1)
+    generate.write_source(spark, sources, keys, 0)
+    generate.write_source(spark, sources, keys, 1, fraction=0.1)
     manifest = manifest_for(root, warehouse, sources + 1)
     adapter = SparkAdapter(manifest.output, spark=spark)
     outcome: dict[str, Any] = {}

@@ -80,7 +80,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "every": {},
     }
     for i in range(sources):
-        generate.write_source(spark, generate.source_table(i), i, keys, 0)
+        generate.write_source(spark, i, keys, 0)
     for round_no, order in enumerate(
         [["prefolds", "union", "join"], ["join", "union", "prefolds"]]
     ):
@@ -91,9 +91,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         print("bootstrap", round_no, {p: result["bootstrap"][p][-1] for p in order}, flush=True)
     for round_no, order in enumerate([["prefolds", "union"], ["union", "prefolds"]], start=1):
         for i in range(sources):
-            generate.write_source(
-                spark, generate.source_table(i), i, keys, round_no, fraction=run.CHANGED
-            )
+            generate.write_source(spark, i, keys, round_no, fraction=run.CHANGED)
         for path in order:
             result["every"].setdefault(path, []).append(clock.measure(lambda p=path: act(p)))
         print("every source", round_no, {p: result["every"][p][-1] for p in order}, flush=True)

@@ -68,12 +68,11 @@ def delete_frame(spark: Any, keys: int, round_no: int, fraction: float, seq: int
     return frame.select("k", F.lit(seq).cast("int").alias("seq"), F.lit("-D").alias("op"))
 
 
-def write_source(
-    spark: Any, table: str, index: int, keys: int, round_no: int, **options: Any
-) -> int:
-    """Append one round of source ``index`` (``source_frame`` with ``options``) to ``table``."""
+def write_source(spark: Any, index: int, keys: int, round_no: int, **options: Any) -> int:
+    """Append one round of source ``index`` (``source_frame`` with ``options``) to its table
+    (``source_table``)."""
     frame = source_frame(spark, index, keys, round_no, **options)
-    append(spark, frame, table)
+    append(spark, frame, source_table(index))
     return int(frame.count()) if options.get("fraction", 1.0) < 1.0 else keys
 
 

@@ -101,7 +101,7 @@ def rounds(
     keys; recorded into ``result`` unless None (a warm-up)."""
     columns = ["k", *(c for i in range(args.sources) for c in generate.source_columns(i)), "seq"]
     for i in range(args.sources):
-        generate.write_source(spark, generate.source_table(i), i, keys, 0)
+        generate.write_source(spark, i, keys, 0)
     names = list(chosen)
     pairs = {name: (chosen[name].table, peers.LAKEWIDE_TABLE) for name in names[1:]}
     repeat = args.rounds if result is not None else 1

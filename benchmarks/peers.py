@@ -235,7 +235,6 @@ def write_step(
     for i in changed if round_no else []:
         generate.write_source(
             spark,
-            generate.source_table(i),
             i,
             keys,
             round_no,
@@ -273,7 +272,7 @@ def _steps(
     unless None (a warm-up)."""
     columns = ["k", *(c for i in range(sources) for c in generate.source_columns(i)), "seq"]
     for i in range(sources):
-        generate.write_source(spark, generate.source_table(i), i, keys, 0)
+        generate.write_source(spark, i, keys, 0)
     if "deletes" in steps:  # the delete log, empty at the bootstrap
         generate.append(
             spark, generate.delete_frame(spark, keys, 0, 0.0, 0), generate.source_table(sources)

@@ -94,13 +94,12 @@ def main() -> None:
     for key, value in [*session.items(), *(c.split("=", 1) for c in args.conf)]:
         spark.conf.set(key, value)
     for i in range(args.sources):
-        generate.write_source(spark, generate.source_table(i), i, args.keys, 0)
+        generate.write_source(spark, i, args.keys, 0)
     boot = clock.measure(lambda: bench._run(manifest, "wide", adapter))
     _, changed, clustered = bench.STEPS[args.step]
     for i in range(args.sources) if changed is None else changed:
         generate.write_source(
             spark,
-            generate.source_table(i),
             i,
             args.keys,
             1,

@@ -79,9 +79,7 @@ def main() -> None:
 
     for round_no, fraction in ((0, 1.0), (1, 0.01)):
         for i in range(args.sources):
-            generate.write_source(
-                spark, generate.source_table(i), i, args.keys, round_no, fraction=fraction
-            )
+            generate.write_source(spark, i, args.keys, round_no, fraction=fraction)
 
     def run(label: str, **options: Any) -> dict[str, Any]:
         results: list[Any] = []

@@ -298,14 +298,13 @@ def _steps(
     """Every step on fresh source tables of ``keys`` keys; recorded into ``result`` unless None
     (a warm-up)."""
     for i in range(sources):
-        generate.write_source(spark, generate.source_table(i), i, keys, 0)
+        generate.write_source(spark, i, keys, 0)
     join_sql = generate.join_rebuild("lw", "bench", sources, "lw.wide.join_rebuild")
     for round_no, name in enumerate(steps):
         label, changed, clustered = STEPS[name]
         for i in range(sources) if changed is None else changed:
             generate.write_source(
                 spark,
-                generate.source_table(i),
                 i,
                 keys,
                 round_no,
