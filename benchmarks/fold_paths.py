@@ -6,7 +6,10 @@ Two copies of the benchmark's partial_update model over the same sources (``--so
 ``--columns`` value columns): ``prefolds``, as lakewide compiles it (each source folded on its
 own, the folds put together in one shuffle: ``lakewide.compiler.folds.build_prefolds``), and
 ``union``, the same model with ``prefolds()`` answered False for its runs (the UNION ALL of
-every branch, each carrying the other sources' NULL columns, folded per key).
+every branch, each carrying the other sources' NULL columns, folded per key). lakewide's own
+bootstrap takes the union up to ``UNION_BOOTSTRAP_COLUMNS`` stored columns; here the
+``prefolds`` copy bootstraps from the pre-folds at every width (``bootstraps_apart`` answered by
+``prefolds``), so that the two folds are compared at any shape.
 The JOIN rebuild beside them. Two bootstrap rounds (the first in the order prefolds, union,
 JOIN; the second reversed), then two steps of 1% of the keys in every source, alternated; the
 two tables compared row for row at the end. Writes
@@ -27,6 +30,7 @@ import generate  # noqa: E402
 import peers  # noqa: E402
 import run  # noqa: E402
 
+from lakewide.compiler.folds.build_prefolds import prefolds  # noqa: E402
 from lakewide.compiler.statements import build_bootstrap, build_merge  # noqa: E402
 from lakewide.project.manifest import load_manifest  # noqa: E402
 from lakewide.project.settings import load_project  # noqa: E402
@@ -58,19 +62,20 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     manifest = load_manifest(load_project(project), output)
     adapter = SparkAdapter(output, spark=spark)
     clock = run.Clock(spark)
-    shipped = (build_bootstrap.prefolds, build_merge.prefolds)
+    shipped = (build_bootstrap.bootstraps_apart, build_merge.prefolds)
+    never = lambda model: False  # noqa: E731
+    forced = {"prefolds": (prefolds, prefolds), "union": (never, never)}
     join = peers.JoinRebuild(sources)
 
     def act(path: str) -> None:
         if path == "join":
             join.build(spark)
             return
-        if path == "union":
-            build_bootstrap.prefolds = build_merge.prefolds = lambda model: False
+        build_bootstrap.bootstraps_apart, build_merge.prefolds = forced[path]
         try:
             run._run(manifest, MODELS[path], adapter)
         finally:
-            build_bootstrap.prefolds, build_merge.prefolds = shipped
+            build_bootstrap.bootstraps_apart, build_merge.prefolds = shipped
 
     result: dict[str, Any] = {
         "keys": keys,
