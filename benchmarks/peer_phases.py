@@ -4,7 +4,8 @@ Iceberg MERGE that beats it there (issue 33).
     PYTHONPATH=$PWD nice -n 5 python benchmarks/peer_phases.py --keys 1000000 --rounds 3
 
 The session, sources and steps of ``benchmarks/peers.py`` (4 sources, 16 value columns; the
-step "1% of keys changed in one source", and with ``--steps one late`` the late records), on
+step "1% of keys changed in one source", and with ``--steps one late deletes`` the late records
+and 1% of keys removed by a delete log's -D rows, as ``peers.py`` runs them), on
 lakewide and variants of the hand-written MERGE (``--systems``, default all):
 
 * ``lakewide``: ``lakewide run`` of ``wide_mor`` in this session, timed per plan step kind
@@ -75,14 +76,18 @@ CALLS = {
 VIEW = "new rows' view"  # a hand MERGE's NewRows.rows: the source's current snapshot, a view
 
 
-def systems(lakewide: peers.Lakewide, sources: int, names: list[str]) -> dict[str, Any]:
-    """lakewide, the peers' hand MERGE and its variants ``names`` (of ``VARIANTS``)."""
-    chosen: dict[str, Any] = {"lakewide": lakewide, HAND: peer_systems.peers(sources)[HAND]}
+def systems(
+    lakewide: peers.Lakewide, sources: int, names: list[str], deletes: bool
+) -> dict[str, Any]:
+    """lakewide, the peers' hand MERGE and its variants ``names`` (of ``VARIANTS``);
+    ``deletes``: source ``sources`` is a delete log."""
+    hand = peer_systems.peers(sources, deletes)[HAND]
+    chosen: dict[str, Any] = {"lakewide": lakewide, HAND: hand}
     for name in names:
         versions, prune = VARIANTS[name]
         table = f"lw.peers.{name}"
         chosen[name] = peer_systems.MergePeer(
-            table, "iceberg", peer_systems.ICEBERG_MOR, sources, versions, prune
+            table, "iceberg", peer_systems.ICEBERG_MOR, sources, versions, prune, deletes
         )
     return chosen
 
@@ -100,12 +105,12 @@ def rounds(
     """Bootstrap and ``args.rounds`` rounds of ``args.steps`` on fresh sources of ``keys``
     keys; recorded into ``result`` unless None (a warm-up)."""
     columns = ["k", *(c for i in range(args.sources) for c in generate.source_columns(i)), "seq"]
-    for i in range(args.sources):
-        generate.write_source(spark, i, keys, 0)
+    peers.write_sources(spark, keys, args.sources, "deletes" in args.steps)
     names = list(chosen)
     pairs = {name: (chosen[name].table, peers.LAKEWIDE_TABLE) for name in names[1:]}
     repeat = args.rounds if result is not None else 1
-    plan = ["bootstrap", *(s for _ in range(repeat) for s in args.steps)]
+    plan = ["bootstrap", *(s for _ in range(repeat) for s in args.steps if s != "deletes")]
+    plan += ["deletes"] * repeat * ("deletes" in args.steps)  # last: no step brings a key back
     for round_no, name in enumerate(plan):
         label, changed = peers.write_step(spark, name, round_no, keys, args.sources)
         shift = round_no % len(names)
@@ -218,12 +223,13 @@ def markdown(result: dict[str, Any]) -> str:
 
 def bench(args: argparse.Namespace, save: Any) -> dict[str, Any]:
     root = args.out / f"peer_phases_{args.keys}"
-    lakewide, conf, spark = peers.open_bench(root, args.sources, "lakewide-peer-phases")
+    deletes = "deletes" in args.steps
+    lakewide, conf, spark = peers.open_bench(root, args.sources, "lakewide-peer-phases", deletes)
     clock = run.Clock(spark, settle=not args.quick)
     timed = {label: (SparkAdapter, method) for label, (method, _) in CALLS.items()}
     timed[VIEW] = (peer_systems.NewRows, "rows")
     timer = step_clock.StepClock(clock.cpu, timed)
-    chosen = systems(lakewide, args.sources, args.systems)
+    chosen = systems(lakewide, args.sources, args.systems, deletes)
     result: dict[str, Any] = {
         "keys": args.keys,
         "sources": args.sources,
@@ -251,7 +257,13 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--keys", type=int, default=1_000_000)
     parser.add_argument("--sources", type=int, default=4)
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--steps", nargs="+", choices=["one", "late"], default=["one"])
+    parser.add_argument(
+        "--steps",
+        nargs="+",
+        choices=["one", "late", "deletes"],
+        default=["one"],
+        help="the steps of each round; the deletes' rounds come after every other step's",
+    )
     parser.add_argument(
         "--systems",
         nargs="*",

@@ -219,6 +219,17 @@ def drop_tables(spark: Any) -> None:
                 spark.sql(f"DROP TABLE {namespace}.{row.tableName}")
 
 
+def write_sources(spark: Any, keys: int, sources: int, deletes: bool) -> None:
+    """The bootstrap's sources of ``keys`` keys, and with ``deletes`` the delete log (source
+    ``sources``), empty."""
+    for i in range(sources):
+        generate.write_source(spark, i, keys, 0)
+    if deletes:
+        generate.append(
+            spark, generate.delete_frame(spark, keys, 0, 0.0, 0), generate.source_table(sources)
+        )
+
+
 def write_step(
     spark: Any, name: str, round_no: int, keys: int, sources: int
 ) -> tuple[str, list[int]]:
@@ -271,12 +282,7 @@ def _steps(
     then each system's recommended maintenance and one more read; recorded into ``result``
     unless None (a warm-up)."""
     columns = ["k", *(c for i in range(sources) for c in generate.source_columns(i)), "seq"]
-    for i in range(sources):
-        generate.write_source(spark, i, keys, 0)
-    if "deletes" in steps:  # the delete log, empty at the bootstrap
-        generate.append(
-            spark, generate.delete_frame(spark, keys, 0, 0.0, 0), generate.source_table(sources)
-        )
+    write_sources(spark, keys, sources, "deletes" in steps)
     names = list(systems)
     pairs = {  # lakewide against the JOIN rebuild, every peer against lakewide
         system: (systems[system].table, JOIN_TABLE if system == "lakewide" else LAKEWIDE_TABLE)

@@ -63,14 +63,20 @@ def _bench(
 
 
 def test_peer_phases_time_lakewide_by_step_kind(tmp_path: Path) -> None:
-    """benchmarks/peer_phases.py: the three tables agree after every step (else it fails) and
-    lakewide's run is timed by plan step kind, its MERGE statement within the Commit."""
+    """benchmarks/peer_phases.py: the three tables agree after every step, the deletes step
+    included (else it fails), and lakewide's run is timed by plan step kind, its MERGE
+    statement within the Commit."""
     wide = "iceberg_merge_mor_pruned_wide"  # lakewide's versions stored, the source by k = k
-    _bench("peer_phases.py", tmp_path, "--warmup", "0", "--rounds", "1", "--systems", wide)
+    _bench(
+        "peer_phases.py",
+        tmp_path,
+        *("--warmup", "0", "--rounds", "1", "--systems", wide),
+        steps=("one", "late", "deletes"),
+    )
     result = json.loads((tmp_path / "peer_phases_1k.json").read_text())
     assert result["systems"] == ["lakewide", "iceberg_merge_mor", wide]
-    *_, one, late = result["steps"].values()
-    for [entry] in (one, late):
+    *_, one, late, deletes = result["steps"].values()
+    for [entry] in (one, late, deletes):
         assert set(entry["differing_keys"].values()) == {0}, entry
         steps = entry["lakewide_steps"]
         assert {"Read", "Stage", "Commit", "MERGE statement"} <= set(steps), steps
